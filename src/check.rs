@@ -1,0 +1,246 @@
+//! `framebench check`: every framework × variant × scenario against the oracle, in-process and
+//! over loopback, plus every traversal attempt. The benches and the driver call the same
+//! functions before they measure, so nothing wrong is ever timed.
+
+use std::fmt;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::fixtures::Fixtures;
+use crate::framework::{App, Config, Entry};
+use crate::http1;
+use crate::options::Options;
+use crate::oracle::{self, Observed, SCENARIOS, TRAVERSALS};
+
+/// How long any single loopback exchange may take before it counts as a failure.
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where a request went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Through [`App::dispatch`], no socket.
+    InProcess,
+    /// Through a server on 127.0.0.1.
+    Loopback,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::InProcess => "in-process",
+            Mode::Loopback => "loopback",
+        })
+    }
+}
+
+/// The result of one framework × mode × variant: one verdict per scenario, plus traversals.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Framework name.
+    pub framework: &'static str,
+    /// In-process or loopback.
+    pub mode: Mode,
+    /// The options used.
+    pub options: Options,
+    /// `(scenario, verdict)` in oracle order, then `("traversal", verdict)`.
+    pub cells: Vec<(&'static str, Result<(), String>)>,
+}
+
+impl Row {
+    /// True when every cell passed.
+    pub fn passed(&self) -> bool {
+        self.cells.iter().all(|(_, r)| r.is_ok())
+    }
+}
+
+/// Dispatches `path` in-process.
+pub fn in_process(app: &dyn App, path: &str) -> anyhow::Result<Observed> {
+    let res = app.dispatch(oracle::request(path))?;
+    Ok(Observed::from_response(&res))
+}
+
+/// Sends `GET target` byte for byte on a new connection (no client-side normalisation).
+pub fn raw_get(addr: SocketAddr, target: &str) -> anyhow::Result<Observed> {
+    let res = http1::exchange(addr, &http1::get_request(target), TIMEOUT)?;
+    Ok(Observed::from_response(&res))
+}
+
+/// A reqwest client for loopback checks: no proxy, bounded by [`TIMEOUT`].
+pub fn client() -> anyhow::Result<reqwest::blocking::Client> {
+    Ok(reqwest::blocking::Client::builder()
+        .timeout(TIMEOUT)
+        .no_proxy()
+        .build()?)
+}
+
+/// Sends `GET path` with reqwest (keep-alive, as a typical client).
+pub fn reqwest_get(
+    client: &reqwest::blocking::Client,
+    addr: SocketAddr,
+    path: &str,
+) -> anyhow::Result<Observed> {
+    let res = client
+        .get(format!("http://{addr}{path}"))
+        .send()
+        .with_context(|| format!("GET {path}"))?;
+    let status = res.status().as_u16();
+    let content_type = res
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = res.bytes()?;
+    Ok(Observed {
+        status,
+        content_type,
+        body,
+    })
+}
+
+/// Binds a listener on 127.0.0.1 with a free port.
+pub fn bind_local() -> anyhow::Result<TcpListener> {
+    TcpListener::bind("127.0.0.1:0").context("cannot bind 127.0.0.1:0")
+}
+
+fn verdict(observed: anyhow::Result<Observed>, judge: impl Fn(&Observed) -> Result<(), String>) -> Result<(), String> {
+    match observed {
+        Ok(got) => judge(&got),
+        Err(e) => Err(format!("{e:#}")),
+    }
+}
+
+/// Checks every scenario and traversal with `get`, which fetches one path.
+fn check_all(
+    fixtures: &Fixtures,
+    get: impl Fn(&str) -> anyhow::Result<Observed>,
+    get_exact: impl Fn(&str) -> anyhow::Result<Observed>,
+) -> Vec<(&'static str, Result<(), String>)> {
+    let mut cells = Vec::new();
+    for s in SCENARIOS {
+        let r = match s.expected(fixtures) {
+            Ok(expected) => verdict(get(s.path), |got| expected.check(got)),
+            Err(e) => Err(format!("{e:#}")),
+        };
+        cells.push((s.name, r));
+    }
+    let failures: Vec<String> = TRAVERSALS
+        .iter()
+        .filter_map(|path| {
+            verdict(get_exact(path), oracle::check_denied)
+                .err()
+                .map(|e| format!("{path}: {e}"))
+        })
+        .collect();
+    let traversal = if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
+    };
+    cells.push(("traversal", traversal));
+    cells
+}
+
+/// Checks one framework in every mode it supports, for each of `variants`.
+pub fn check_framework(entry: &Entry, fixtures: &Arc<Fixtures>, variants: &[Options]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for &options in variants {
+        let config = Config {
+            fixtures: Arc::clone(fixtures),
+            options,
+        };
+        let failed = |mode, e: anyhow::Error| Row {
+            framework: entry.name,
+            mode,
+            options,
+            cells: vec![("build", Err(format!("{e:#}")))],
+        };
+        let app = match entry.build(&config) {
+            Ok(app) => app,
+            Err(e) => {
+                rows.push(failed(Mode::InProcess, e));
+                continue;
+            }
+        };
+        if entry.in_process {
+            let cells = check_all(fixtures, |p| in_process(&*app, p), |p| in_process(&*app, p));
+            rows.push(Row {
+                framework: entry.name,
+                mode: Mode::InProcess,
+                options,
+                cells,
+            });
+        }
+        if entry.loopback {
+            match check_loopback(&*app, fixtures) {
+                Ok(cells) => rows.push(Row {
+                    framework: entry.name,
+                    mode: Mode::Loopback,
+                    options,
+                    cells,
+                }),
+                Err(e) => rows.push(failed(Mode::Loopback, e)),
+            }
+        }
+    }
+    rows
+}
+
+fn check_loopback(
+    app: &dyn App,
+    fixtures: &Fixtures,
+) -> anyhow::Result<Vec<(&'static str, Result<(), String>)>> {
+    let server = app.serve(bind_local()?)?;
+    let addr = server.addr();
+    let client = client()?;
+    let cells = check_all(fixtures, |p| reqwest_get(&client, addr, p), |p| raw_get(addr, p));
+    drop(client);
+    server.shutdown()?;
+    Ok(cells)
+}
+
+/// Prints rows as a table, then every failure with its reason. Returns the number of failing
+/// rows.
+pub fn print_table(rows: &[Row]) -> usize {
+    let header: Vec<&str> = SCENARIOS
+        .iter()
+        .map(|s| s.name)
+        .chain(["traversal"])
+        .collect();
+    print!("{:<14} {:<11} {:<20}", "framework", "mode", "variant");
+    for h in &header {
+        print!(" {h:<9}");
+    }
+    println!();
+    let mut failing = 0;
+    let mut reasons = Vec::new();
+    for row in rows {
+        print!(
+            "{:<14} {:<11} {:<20}",
+            row.framework,
+            row.mode.to_string(),
+            row.options.label()
+        );
+        for (name, r) in &row.cells {
+            print!(" {:<9}", if r.is_ok() { "ok" } else { "FAIL" });
+            if let Err(e) = r {
+                reasons.push(format!(
+                    "{} {} {} {name}: {e}",
+                    row.framework,
+                    row.mode,
+                    row.options.label()
+                ));
+            }
+        }
+        println!();
+        if !row.passed() {
+            failing += 1;
+        }
+    }
+    for r in &reasons {
+        println!("FAIL {r}");
+    }
+    failing
+}

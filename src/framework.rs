@@ -1,0 +1,177 @@
+//! The one trait every framework implements, and the registry entry that names it.
+//!
+//! A framework file reads the same way in every case: `build` the app from the shared fixtures
+//! and options, `dispatch` one request in-process, `serve` on a listener.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
+
+use crate::fixtures::Fixtures;
+use crate::options::Options;
+
+/// An in-process request. Always a complete value: the body is already collected.
+pub type Request = http::Request<Bytes>;
+/// An in-process response, with the body collected.
+pub type Response = http::Response<Bytes>;
+
+/// What an app is built from.
+#[derive(Clone)]
+pub struct Config {
+    /// The shared fixtures.
+    pub fixtures: Arc<Fixtures>,
+    /// Logging, io and threads.
+    pub options: Options,
+}
+
+/// A web framework serving every scenario of the oracle.
+pub trait Framework: Sized + 'static {
+    /// Name on the command line.
+    const NAME: &'static str;
+    /// The crate measured, whose locked version `list` prints.
+    const CRATE: &'static str;
+    /// Its major version, to pick the right entry of Cargo.lock (`"0.10."`, `"1."`).
+    const MAJOR: &'static str;
+    /// Whether [`Framework::dispatch`] works without a socket.
+    const IN_PROCESS: bool = true;
+    /// Whether [`Framework::serve`] works.
+    const LOOPBACK: bool = true;
+
+    /// Builds the app: routes, middleware, template and static files. All startup work
+    /// happens here, never per request.
+    fn build(config: &Config) -> anyhow::Result<Self>;
+
+    /// Sends one request through the framework's routing, middleware and handler, without a
+    /// socket, and collects the response.
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response>;
+
+    /// Serves every route on `listener` with `options.threads` workers. Returns once the server
+    /// accepts connections.
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle>;
+}
+
+/// Object-safe view of a built [`Framework`].
+pub trait App {
+    /// See [`Framework::dispatch`].
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response>;
+    /// See [`Framework::serve`].
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle>;
+}
+
+impl<F: Framework> App for F {
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        Framework::dispatch(self, req)
+    }
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        Framework::serve(self, listener)
+    }
+}
+
+/// One line of the registry.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// See [`Framework::NAME`].
+    pub name: &'static str,
+    /// See [`Framework::CRATE`].
+    pub krate: &'static str,
+    /// See [`Framework::MAJOR`].
+    pub major: &'static str,
+    /// See [`Framework::IN_PROCESS`].
+    pub in_process: bool,
+    /// See [`Framework::LOOPBACK`].
+    pub loopback: bool,
+    build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
+}
+
+fn build_boxed<F: Framework>(config: &Config) -> anyhow::Result<Box<dyn App>> {
+    Ok(Box::new(F::build(config)?))
+}
+
+impl Entry {
+    /// The registry line of `F`.
+    pub const fn of<F: Framework>() -> Entry {
+        Entry {
+            name: F::NAME,
+            krate: F::CRATE,
+            major: F::MAJOR,
+            in_process: F::IN_PROCESS,
+            loopback: F::LOOPBACK,
+            build: build_boxed::<F>,
+        }
+    }
+
+    /// Builds the app.
+    pub fn build(&self, config: &Config) -> anyhow::Result<Box<dyn App>> {
+        (self.build)(config)
+    }
+
+    /// The exact version of the measured crate, read from Cargo.lock at build time.
+    pub fn version(&self) -> &'static str {
+        crate::env::crate_version(self.krate, self.major).unwrap_or("?")
+    }
+}
+
+/// A running server. [`ServerHandle::shutdown`] (or dropping it) stops it and joins every
+/// thread it started.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: Option<Box<dyn FnOnce() + Send>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// A handle for a server at `addr`: `stop` asks it to stop, `threads` are joined after.
+    pub fn new(
+        addr: SocketAddr,
+        stop: impl FnOnce() + Send + 'static,
+        threads: Vec<JoinHandle<()>>,
+    ) -> Self {
+        ServerHandle {
+            addr,
+            stop: Some(Box::new(stop)),
+            threads,
+        }
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://IP:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// True when a server thread has ended without being asked to (a crash).
+    pub fn has_died(&self) -> bool {
+        self.stop.is_some() && self.threads.iter().any(|t| t.is_finished())
+    }
+
+    /// Stops the server and joins its threads. Fails if one of them panicked.
+    pub fn shutdown(mut self) -> anyhow::Result<()> {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> anyhow::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            stop();
+        }
+        let mut panicked = 0;
+        for t in self.threads.drain(..) {
+            if t.join().is_err() {
+                panicked += 1;
+            }
+        }
+        anyhow::ensure!(panicked == 0, "{panicked} server thread(s) panicked");
+        Ok(())
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        let _ = self.stop_and_join();
+    }
+}

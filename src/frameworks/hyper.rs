@@ -1,0 +1,183 @@
+//! Raw hyper 1 with hyper-util: a `service_fn` that routes on the path by hand, with a small
+//! static-file path of our own, and tower-http's trace layer for logging. In-process requests
+//! call the service directly; the server runs hyper's HTTP/1.1 connection per accepted socket.
+
+use std::convert::Infallible;
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tower::{Layer as _, Service, ServiceExt as _};
+
+use crate::fixtures::{content_type_for, Fixtures, Miss};
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::logging::{self, Peer};
+use crate::options::{Io, Logging, KEEP_ALIVE};
+use crate::server;
+
+/// Raw hyper behind the framebench trait.
+pub struct Hyper {
+    config: Config,
+    rt: tokio::runtime::Runtime,
+}
+
+/// What the handler needs: the fixtures and the io mode.
+#[derive(Clone)]
+struct AppState {
+    fixtures: Arc<Fixtures>,
+    io: Io,
+}
+
+impl Framework for Hyper {
+    const NAME: &'static str = "hyper";
+    const CRATE: &'static str = "hyper";
+    const MAJOR: &'static str = "1.";
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Hyper {
+            config: config.clone(),
+            rt,
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        let req = req.map(Full::new);
+        let state = self.state();
+        self.rt.block_on(async move {
+            let res = match self.config.options.logging {
+                Logging::Off => app(state).oneshot(req).await?,
+                logging => {
+                    let (parts, body) = logging::trace::layer(logging)
+                        .layer(app(state))
+                        .oneshot(req)
+                        .await?
+                        .into_parts();
+                    http::Response::from_parts(parts, Full::new(body.collect().await?.to_bytes()))
+                }
+            };
+            let (parts, body) = res.into_parts();
+            Ok(Response::from_parts(parts, body.collect().await?.to_bytes()))
+        })
+    }
+
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        let state = self.state();
+        let logging = self.config.options.logging;
+        server::spawn_tokio(listener, self.config.options.threads, move |listener, mut stop| async move {
+            let graceful = GracefulShutdown::new();
+            loop {
+                let (stream, peer) = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok(pair) => pair,
+                        Err(_) => continue,
+                    },
+                    _ = &mut stop => break,
+                };
+                let _ = stream.set_nodelay(true);
+                let io = TokioIo::new(stream);
+                let app = tower::service_fn({
+                    let state = state.clone();
+                    move |mut req: http::Request<hyper::body::Incoming>| {
+                        req.extensions_mut().insert(Peer(peer));
+                        app(state.clone()).oneshot(req)
+                    }
+                });
+                // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how long a
+                // connection may wait for each request head (docs/methodology.md).
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                builder.timer(TokioTimer::new()).header_read_timeout(KEEP_ALIVE);
+                match logging {
+                    Logging::Off => {
+                        let conn = builder.serve_connection(io, TowerToHyperService::new(app));
+                        let conn = graceful.watch(conn);
+                        tokio::spawn(async move { let _ = conn.await; });
+                    }
+                    logging => {
+                        let svc = logging::trace::layer(logging).layer(app);
+                        let conn = builder.serve_connection(io, TowerToHyperService::new(svc));
+                        let conn = graceful.watch(conn);
+                        tokio::spawn(async move { let _ = conn.await; });
+                    }
+                }
+            }
+            tokio::select! {
+                _ = graceful.shutdown() => {}
+                _ = tokio::time::sleep(server::GRACE) => {}
+            }
+        })
+    }
+}
+
+impl Hyper {
+    fn state(&self) -> AppState {
+        AppState {
+            fixtures: Arc::clone(&self.config.fixtures),
+            io: self.config.options.io,
+        }
+    }
+}
+
+/// The whole app: one service routing on the path.
+fn app<B>(
+    state: AppState,
+) -> impl Service<
+    http::Request<B>,
+    Response = http::Response<Full<Bytes>>,
+    Error = Infallible,
+    Future = std::future::Ready<Result<http::Response<Full<Bytes>>, Infallible>>,
+> + Clone
+       + Send {
+    tower::service_fn(move |req: http::Request<B>| {
+        std::future::ready(Ok(route(&state, req.method(), req.uri().path())))
+    })
+}
+
+fn route(state: &AppState, method: &http::Method, path: &str) -> http::Response<Full<Bytes>> {
+    if method != http::Method::GET && method != http::Method::HEAD {
+        return empty(405);
+    }
+    match path {
+        "/" => ok("text/plain; charset=utf-8", Bytes::from_static(b"Hello, World!")),
+        "/template" => ok("text/html; charset=utf-8", Bytes::from(state.fixtures.render())),
+        _ => {
+            if let Some(name) = path.strip_prefix("/paste/") {
+                file(state.fixtures.paste(name, state.io), "text/plain; charset=utf-8")
+            } else if let Some(name) = path.strip_prefix("/static/") {
+                // Our own static-file path: the same validated lookup as pastes. With io=disk
+                // it reads the file with std::fs inside the async handler (small files).
+                file(state.fixtures.static_file(name, state.io), content_type_for(name))
+            } else {
+                empty(404)
+            }
+        }
+    }
+}
+
+fn ok(content_type: &'static str, body: Bytes) -> http::Response<Full<Bytes>> {
+    let mut res = http::Response::new(Full::new(body));
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(content_type),
+    );
+    res
+}
+
+fn file(found: Result<Bytes, Miss>, content_type: &'static str) -> http::Response<Full<Bytes>> {
+    match found {
+        Ok(body) => ok(content_type, body),
+        Err(miss) => empty(miss.status()),
+    }
+}
+
+fn empty(status: u16) -> http::Response<Full<Bytes>> {
+    let mut res = http::Response::new(Full::new(Bytes::new()));
+    *res.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::NOT_FOUND);
+    res
+}

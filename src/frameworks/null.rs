@@ -1,0 +1,58 @@
+//! `null`: the in-process floor. It looks the path up in a table of responses prepared at
+//! startup and returns a clone, so its time per call is the harness's own cost (building the
+//! request, the call through the trait, collecting the response).
+
+use std::net::TcpListener;
+
+use anyhow::bail;
+use bytes::Bytes;
+
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+
+/// The in-process floor.
+pub struct Null {
+    routes: Vec<(&'static str, Response)>,
+    not_found: Response,
+}
+
+fn response(status: u16, content_type: &str, body: Bytes) -> Response {
+    http::Response::builder()
+        .status(status)
+        .header(http::header::CONTENT_TYPE, content_type)
+        .header(http::header::CONTENT_LENGTH, body.len())
+        .body(body)
+        .expect("valid canned response")
+}
+
+impl Framework for Null {
+    const NAME: &'static str = "null";
+    const CRATE: &'static str = "framebench";
+    const MAJOR: &'static str = "";
+    const LOOPBACK: bool = false;
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let routes = super::canned(&config.fixtures)?
+            .into_iter()
+            .map(|c| (c.path, response(c.status, c.content_type, c.body)))
+            .collect();
+        let not_found = response(404, "text/plain; charset=utf-8", Bytes::new());
+        Ok(Null { routes, not_found })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        let path = req.uri().path();
+        let res = self
+            .routes
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map_or(&self.not_found, |(_, r)| r);
+        let mut out = http::Response::new(res.body().clone());
+        *out.status_mut() = res.status();
+        *out.headers_mut() = res.headers().clone();
+        Ok(out)
+    }
+
+    fn serve(&self, _listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        bail!("null is in-process only: it has no server (use raw for the loopback ceiling)")
+    }
+}

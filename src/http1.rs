@@ -1,0 +1,142 @@
+//! A minimal HTTP/1.1 client side: encode a GET, parse a response (Content-Length, chunked or
+//! read-to-close). Used by `check`, the tests and the in-process path of the hyper 0.10
+//! frameworks, which can only produce bytes.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context as _};
+use bytes::Bytes;
+
+/// Parses one complete response from `buf`. With `eof`, a response without framing ends at the
+/// end of `buf`. Returns the response and the number of bytes it used, or `None` if more bytes
+/// are needed.
+pub fn parse_response(buf: &[u8], eof: bool) -> anyhow::Result<Option<(http::Response<Bytes>, usize)>> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut res = httparse::Response::new(&mut headers);
+    let head_len = match res.parse(buf).context("malformed response head")? {
+        httparse::Status::Complete(n) => n,
+        httparse::Status::Partial => return Ok(None),
+    };
+    let mut builder = http::Response::builder().status(res.code.unwrap_or(0));
+    let mut length = None;
+    let mut chunked = false;
+    for h in res.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let v = std::str::from_utf8(h.value)?.trim().parse::<usize>()?;
+            length = Some(v);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = String::from_utf8_lossy(h.value).to_ascii_lowercase().contains("chunked");
+        }
+        builder = builder.header(h.name, h.value);
+    }
+    let rest = &buf[head_len..];
+    let (body, used) = if chunked {
+        match dechunk(rest)? {
+            Some((body, used)) => (body, used),
+            None => return Ok(None),
+        }
+    } else if let Some(len) = length {
+        if rest.len() < len {
+            return Ok(None);
+        }
+        (rest[..len].to_vec(), len)
+    } else if res.code.is_some_and(|c| c == 204 || c == 304 || (100..200).contains(&c)) {
+        (Vec::new(), 0)
+    } else if eof {
+        (rest.to_vec(), rest.len())
+    } else {
+        return Ok(None);
+    };
+    let response = builder.body(Bytes::from(body)).map_err(|e| anyhow!("bad response: {e}"))?;
+    Ok(Some((response, head_len + used)))
+}
+
+fn dechunk(mut buf: &[u8]) -> anyhow::Result<Option<(Vec<u8>, usize)>> {
+    let total = buf.len();
+    let mut body = Vec::new();
+    loop {
+        let Some(line_end) = buf.windows(2).position(|w| w == b"\r\n") else {
+            return Ok(None);
+        };
+        let size_text = std::str::from_utf8(&buf[..line_end])?;
+        let size_text = size_text.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size_text, 16).context("bad chunk size")?;
+        buf = &buf[line_end + 2..];
+        if size == 0 {
+            // Skip trailers up to the empty line.
+            let Some(end) = buf.windows(2).position(|w| w == b"\r\n") else {
+                return Ok(None);
+            };
+            if end != 0 {
+                bail!("chunk trailers are not supported");
+            }
+            buf = &buf[2..];
+            return Ok(Some((body, total - buf.len())));
+        }
+        if buf.len() < size + 2 {
+            return Ok(None);
+        }
+        body.extend_from_slice(&buf[..size]);
+        buf = &buf[size + 2..];
+    }
+}
+
+/// Sends `raw` bytes on a new connection to `addr` and reads one response, or until close.
+/// Bounded by `timeout` for connect, every read and every write.
+pub fn exchange(addr: SocketAddr, raw: &[u8], timeout: Duration) -> anyhow::Result<http::Response<Bytes>> {
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    stream.write_all(raw)?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let n = match stream.read(&mut chunk) {
+            Ok(n) => n,
+            // A reset after the server answered and closed still leaves a complete answer.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => 0,
+            Err(e) => return Err(e).context("reading the response"),
+        };
+        if n == 0 {
+            return match parse_response(&buf, true)? {
+                Some((res, _)) => Ok(res),
+                None if buf.is_empty() => bail!("connection closed without a response"),
+                None => bail!("connection closed mid-response"),
+            };
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some((res, _)) = parse_response(&buf, false)? {
+            return Ok(res);
+        }
+    }
+}
+
+/// A `GET` for `target`, byte for byte as given (no normalisation), closing the connection.
+pub fn get_request(target: &str) -> Vec<u8> {
+    format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_length_chunked_and_partial() {
+        let (r, n) = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXX", false)
+            .unwrap()
+            .unwrap();
+        assert_eq!((r.status().as_u16(), &r.body()[..], n), (200, &b"hi"[..], 40));
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n3\r\n th\r\n0\r\n\r\n";
+        let (r, n) = parse_response(chunked, false).unwrap().unwrap();
+        assert_eq!((&r.body()[..], n), (&b"hi th"[..], chunked.len()));
+        assert!(parse_response(&chunked[..chunked.len() - 2], false).unwrap().is_none());
+        assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhi", false)
+            .unwrap()
+            .is_none());
+        let (r, _) = parse_response(b"HTTP/1.1 404 Not Found\r\n\r\nbye", true).unwrap().unwrap();
+        assert_eq!(&r.body()[..], b"bye");
+        assert!(parse_response(b"garbage\r\n\r\n", true).is_err());
+    }
+}

@@ -1,0 +1,20 @@
+//! framebench measures what a Rust web framework costs per request.
+//!
+//! Every framework sits behind one trait, [`framework::Framework`]: build the app from the shared
+//! [`fixtures`] and [`options`], dispatch one request in-process, or serve on a listener. The
+//! expected response of every scenario is defined once, in [`oracle`], and every mode checks
+//! against it before it measures anything.
+
+pub mod check;
+pub mod env;
+pub mod fixtures;
+pub mod http1;
+pub mod framework;
+pub mod frameworks;
+#[cfg(feature = "hyper010")]
+pub mod hyper010;
+pub mod logging;
+pub mod options;
+pub mod oracle;
+pub mod quick;
+pub mod server;

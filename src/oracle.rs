@@ -1,0 +1,335 @@
+//! The scenarios and their expected responses, defined once.
+//!
+//! Tests, `framebench check`, the benches and the driver all read [`SCENARIOS`]. A framework that
+//! answers a scenario with anything else is reported as failing it, however fast it is.
+
+use anyhow::Context as _;
+use bytes::Bytes;
+
+use crate::fixtures::Fixtures;
+use crate::framework::Request;
+
+/// What the body of a response must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// Any body.
+    Any,
+    /// Exactly these bytes.
+    Text(&'static str),
+    /// Byte-identical to this file, relative to the fixtures folder.
+    Fixture(&'static str),
+}
+
+/// One scenario: a request and the response every framework must give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scenario {
+    /// Short name, used on the command line and in bench ids.
+    pub name: &'static str,
+    /// Request path (always a `GET`).
+    pub path: &'static str,
+    /// Expected status.
+    pub status: u16,
+    /// Expected content type. A bare media type (`text/html`) accepts any parameters; one with
+    /// parameters (`text/plain; charset=utf-8`) requires them too.
+    pub content_type: Option<&'static str>,
+    /// Expected body.
+    pub body: Body,
+}
+
+/// The oracle.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "hello",
+        path: "/",
+        status: 200,
+        content_type: Some("text/plain; charset=utf-8"),
+        body: Body::Text("Hello, World!"),
+    },
+    Scenario {
+        name: "not_found",
+        path: "/nonexistent",
+        status: 404,
+        content_type: None,
+        body: Body::Any,
+    },
+    Scenario {
+        name: "static",
+        path: "/static/webupload.html",
+        status: 200,
+        content_type: Some("text/html"),
+        body: Body::Fixture("static/webupload.html"),
+    },
+    Scenario {
+        name: "template",
+        path: "/template",
+        status: 200,
+        content_type: Some("text/html; charset=utf-8"),
+        body: Body::Fixture("expected/template.html"),
+    },
+    Scenario {
+        name: "paste",
+        path: "/paste/mysrc",
+        status: 200,
+        content_type: Some("text/plain; charset=utf-8"),
+        body: Body::Fixture("pastes/mysrc"),
+    },
+];
+
+/// Requests that try to read a file outside `static/` or `pastes/`: `..`, percent-encoded dots
+/// and slashes, backslashes, double encoding, absolute paths, NUL bytes, overlong UTF-8. The
+/// target is `fixtures/secret.txt` (or a system file); see [`check_denied`].
+pub const TRAVERSALS: &[&str] = &[
+    "/static/../secret.txt",
+    "/static/..%2fsecret.txt",
+    "/static/%2e%2e/secret.txt",
+    "/static/%2e%2e%2fsecret.txt",
+    "/static/%2E%2E%2Fsecret.txt",
+    "/static/..%5csecret.txt",
+    "/static/..\\secret.txt",
+    "/static/%252e%252e%252fsecret.txt",
+    "/static/..%252fsecret.txt",
+    "/static//etc/passwd",
+    "/static/%2fetc%2fpasswd",
+    "/static/secret.txt%00.html",
+    "/static/..%00/secret.txt",
+    "/static/....//secret.txt",
+    "/static/%c0%ae%c0%ae/secret.txt",
+    "/static/..%2f..%2f..%2f..%2f..%2f..%2fetc%2fpasswd",
+    "/paste/../secret.txt",
+    "/paste/..%2fsecret.txt",
+    "/paste/%2e%2e%2fsecret.txt",
+    "/paste/..%5csecret.txt",
+    "/paste/%252e%252e%252fsecret.txt",
+    "/paste/%2fetc%2fpasswd",
+    "/paste/..%2f..%2f..%2f..%2f..%2f..%2fetc%2fpasswd",
+    "/paste/mysrc%00",
+    "/paste/..",
+    "/paste/%2e%2e",
+    "/paste/.%2e/secret.txt",
+];
+
+/// Markers that must never appear in the answer to a traversal: the canary file, and lines of
+/// `/etc/passwd` and of the crate's manifest.
+const LEAK_MARKERS: &[&str] = &["FRAMEBENCH-CANARY", "root:x:0", "[package]"];
+
+/// Looks a scenario up by name.
+pub fn scenario(name: &str) -> Option<&'static Scenario> {
+    SCENARIOS.iter().find(|s| s.name == name)
+}
+
+/// Scenario names, for error messages and `list`.
+pub fn names() -> Vec<&'static str> {
+    SCENARIOS.iter().map(|s| s.name).collect()
+}
+
+/// Builds an in-process request for `path`, as a client would send it.
+pub fn request(path: &str) -> Request {
+    http::Request::get(path)
+        .header(http::header::HOST, "localhost")
+        .body(Bytes::new())
+        .expect("oracle paths are valid URIs")
+}
+
+/// A response reduced to what the oracle looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    /// Status code.
+    pub status: u16,
+    /// `Content-Type` header, if any.
+    pub content_type: Option<String>,
+    /// The whole body.
+    pub body: Bytes,
+}
+
+impl Observed {
+    /// From an in-process response.
+    pub fn from_response(res: &http::Response<Bytes>) -> Self {
+        Observed {
+            status: res.status().as_u16(),
+            content_type: res
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            body: res.body().clone(),
+        }
+    }
+}
+
+/// A scenario with its expected body loaded.
+#[derive(Debug, Clone)]
+pub struct Expected {
+    /// The scenario.
+    pub scenario: &'static Scenario,
+    body: Option<Bytes>,
+}
+
+impl Scenario {
+    /// The request of this scenario.
+    pub fn request(&self) -> Request {
+        request(self.path)
+    }
+
+    /// Loads the expected body from the fixtures.
+    pub fn expected(&'static self, fixtures: &Fixtures) -> anyhow::Result<Expected> {
+        let body = match self.body {
+            Body::Any => None,
+            Body::Text(text) => Some(Bytes::from_static(text.as_bytes())),
+            Body::Fixture(rel) => Some(
+                fixtures
+                    .read(rel)
+                    .with_context(|| format!("oracle for {}", self.name))?,
+            ),
+        };
+        Ok(Expected {
+            scenario: self,
+            body,
+        })
+    }
+}
+
+impl Expected {
+    /// The expected body, when the scenario fixes one.
+    pub fn body(&self) -> Option<&Bytes> {
+        self.body.as_ref()
+    }
+
+    /// Checks a response; the error says what differs.
+    pub fn check(&self, got: &Observed) -> Result<(), String> {
+        let s = self.scenario;
+        if got.status != s.status {
+            return Err(format!("status {} (want {})", got.status, s.status));
+        }
+        if let Some(want) = s.content_type {
+            match &got.content_type {
+                None => return Err(format!("no content-type (want {want})")),
+                Some(have) if !content_type_matches(want, have) => {
+                    return Err(format!("content-type {have:?} (want {want:?})"))
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(want) = &self.body {
+            if got.body != want {
+                return Err(format!(
+                    "body differs: {} bytes, want {} ({})",
+                    got.body.len(),
+                    want.len(),
+                    first_difference(&got.body, want)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks the answer to a traversal attempt: 400, 403 or 404, and no leaked content.
+pub fn check_denied(got: &Observed) -> Result<(), String> {
+    let body = String::from_utf8_lossy(&got.body);
+    if let Some(marker) = LEAK_MARKERS.iter().find(|m| body.contains(*m)) {
+        return Err(format!("leaked a file outside the folder ({marker:?})"));
+    }
+    if !matches!(got.status, 400 | 403 | 404) {
+        return Err(format!("status {} (want 400, 403 or 404)", got.status));
+    }
+    Ok(())
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> String {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => format!("first difference at byte {i}"),
+        None => "one is a prefix of the other".to_owned(),
+    }
+}
+
+/// `text/html` matches `text/html; charset=utf-8`; `text/plain; charset=utf-8` needs the charset.
+pub fn content_type_matches(want: &str, have: &str) -> bool {
+    fn split(ct: &str) -> (String, Vec<String>) {
+        let mut parts = ct.split(';').map(|p| p.trim().to_ascii_lowercase());
+        let essence = parts.next().unwrap_or_default();
+        let mut params: Vec<String> = parts
+            .filter(|p| !p.is_empty())
+            .map(|p| p.replace(' ', "").replace('"', ""))
+            .collect();
+        params.sort();
+        (essence, params)
+    }
+    let (want_essence, want_params) = split(want);
+    let (have_essence, have_params) = split(have);
+    want_essence == have_essence && want_params.iter().all(|p| have_params.contains(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types() {
+        assert!(content_type_matches("text/html", "text/html"));
+        assert!(content_type_matches("text/html", "text/html; charset=utf-8"));
+        assert!(content_type_matches(
+            "text/plain; charset=utf-8",
+            "text/plain; charset=UTF-8"
+        ));
+        assert!(!content_type_matches("text/plain; charset=utf-8", "text/plain"));
+        assert!(!content_type_matches("text/html", "text/plain"));
+        assert!(!content_type_matches("text/html", "text/htmlx"));
+    }
+
+    #[test]
+    fn check_catches_each_difference() {
+        let fixtures = Fixtures::load_default().unwrap();
+        let hello = scenario("hello").unwrap().expected(&fixtures).unwrap();
+        let good = Observed {
+            status: 200,
+            content_type: Some("text/plain; charset=utf-8".into()),
+            body: Bytes::from_static(b"Hello, World!"),
+        };
+        assert_eq!(hello.check(&good), Ok(()));
+        let mut bad = good.clone();
+        bad.status = 201;
+        assert!(hello.check(&bad).is_err());
+        let mut bad = good.clone();
+        bad.content_type = Some("text/html".into());
+        assert!(hello.check(&bad).is_err());
+        let mut bad = good.clone();
+        bad.content_type = None;
+        assert!(hello.check(&bad).is_err());
+        let mut bad = good;
+        bad.body = Bytes::from_static(b"Hello, World?");
+        assert!(hello.check(&bad).unwrap_err().contains("byte 12"));
+    }
+
+    #[test]
+    fn denied_rejects_leaks_and_success() {
+        let leak = Observed {
+            status: 404,
+            content_type: None,
+            body: Bytes::from_static(b"FRAMEBENCH-CANARY: x"),
+        };
+        assert!(check_denied(&leak).is_err());
+        let ok = Observed {
+            status: 200,
+            content_type: None,
+            body: Bytes::new(),
+        };
+        assert!(check_denied(&ok).is_err());
+        let denied = Observed {
+            status: 400,
+            content_type: None,
+            body: Bytes::new(),
+        };
+        assert!(check_denied(&denied).is_ok());
+    }
+
+    #[test]
+    fn template_fixture_matches_engine() {
+        let fixtures = Fixtures::load_default().unwrap();
+        let want = fixtures.read("expected/template.html").unwrap();
+        assert_eq!(fixtures.render().as_bytes(), &want[..]);
+        let text = fixtures.render();
+        assert!(text.contains("&lt;script&gt;"), "script tag must be escaped");
+        assert!(text.contains("Tom &amp; Jerry"));
+        assert!(text.contains("日本語"));
+    }
+}

@@ -1,0 +1,142 @@
+//! The quick comparison `framebench` prints with no arguments: in-process time per request for
+//! every framework × scenario, each response checked against the oracle before it is timed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::check;
+use crate::env::Environment;
+use crate::fixtures::Fixtures;
+use crate::framework::{App, Config, Entry};
+use crate::options::Options;
+use crate::oracle::{self, SCENARIOS};
+
+/// One measured cell.
+#[derive(Debug, Clone)]
+pub enum Cell {
+    /// Median time per request over the samples.
+    Time(Duration),
+    /// The response did not match the oracle; not timed.
+    Failed(String),
+}
+
+/// Times `path` on `app`: calibrate a batch size worth about `sample` of work, then take
+/// `samples` batches of pre-built requests and return the median time per request. Only the
+/// dispatch calls are inside the timed region.
+pub fn time_per_request(app: &dyn App, path: &str, sample: Duration, samples: usize) -> anyhow::Result<Duration> {
+    let mut batch = 1usize;
+    loop {
+        let t = run_batch(app, path, batch)?;
+        if t >= sample / 4 || batch >= 1 << 24 {
+            let per = t.as_secs_f64() / batch as f64;
+            batch = ((sample.as_secs_f64() / per.max(1e-9)) as usize).max(1);
+            break;
+        }
+        batch *= 4;
+    }
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let t = run_batch(app, path, batch)?;
+        times.push(t.as_secs_f64() / batch as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(Duration::from_secs_f64(times[times.len() / 2]))
+}
+
+fn run_batch(app: &dyn App, path: &str, n: usize) -> anyhow::Result<Duration> {
+    let requests: Vec<_> = (0..n).map(|_| oracle::request(path)).collect();
+    let start = Instant::now();
+    for req in requests {
+        std::hint::black_box(app.dispatch(std::hint::black_box(req))?);
+    }
+    Ok(start.elapsed())
+}
+
+/// Measures every in-process framework in `entries` on every scenario.
+pub fn run(
+    entries: &[&Entry],
+    fixtures: &Arc<Fixtures>,
+    options: Options,
+    sample: Duration,
+) -> Vec<(&'static str, Vec<Cell>)> {
+    let config = Config {
+        fixtures: Arc::clone(fixtures),
+        options,
+    };
+    let mut rows = Vec::new();
+    for entry in entries.iter().filter(|e| e.in_process) {
+        let cells = match entry.build(&config) {
+            Ok(app) => SCENARIOS
+                .iter()
+                .map(|s| measure_cell(&*app, s, fixtures, sample))
+                .collect(),
+            Err(e) => vec![Cell::Failed(format!("{e:#}")); SCENARIOS.len()],
+        };
+        rows.push((entry.name, cells));
+    }
+    rows
+}
+
+fn measure_cell(app: &dyn App, s: &'static oracle::Scenario, fixtures: &Fixtures, sample: Duration) -> Cell {
+    let verdict = s
+        .expected(fixtures)
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|exp| {
+            check::in_process(app, s.path)
+                .map_err(|e| format!("{e:#}"))
+                .and_then(|got| exp.check(&got))
+        });
+    if let Err(e) = verdict {
+        return Cell::Failed(e);
+    }
+    match time_per_request(app, s.path, sample, 5) {
+        Ok(t) => Cell::Time(t),
+        Err(e) => Cell::Failed(format!("{e:#}")),
+    }
+}
+
+/// Prints the table with its environment. Returns the number of failed cells.
+pub fn print(rows: &[(&'static str, Vec<Cell>)], options: Options, sample: Duration) -> usize {
+    println!("framebench quick: in-process time per request (median of 5 batches of ~{sample:?}); lower is better");
+    println!("environment: {}", Environment::current());
+    println!("options: {} (in-process, one thread); each response checked against the oracle first", options.label());
+    println!();
+    print!("| {:<14} |", "framework");
+    for s in SCENARIOS {
+        print!(" {:>12} |", s.name);
+    }
+    println!();
+    print!("|{:-<16}|", "");
+    for _ in SCENARIOS {
+        print!("{:-<13}:|", "");
+    }
+    println!();
+    let mut failed = Vec::new();
+    for (name, cells) in rows {
+        print!("| {name:<14} |");
+        for (s, cell) in SCENARIOS.iter().zip(cells) {
+            match cell {
+                Cell::Time(t) => print!(" {:>12} |", format_time(*t)),
+                Cell::Failed(e) => {
+                    print!(" {:>12} |", "FAIL");
+                    failed.push(format!("{name} {}: {e}", s.name));
+                }
+            }
+        }
+        println!();
+    }
+    for f in &failed {
+        println!("FAIL {f}");
+    }
+    failed.len()
+}
+
+/// `1.23 µs`, `456 ns`.
+pub fn format_time(t: Duration) -> String {
+    let ns = t.as_secs_f64() * 1e9;
+    if ns >= 1000.0 {
+        format!("{:.2} µs", ns / 1000.0)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}

@@ -1,0 +1,169 @@
+//! A blocking accept loop with a clean shutdown, for the servers built on std sockets: iron and
+//! nickel (through hyper 0.10's connection loop) and the `raw` ceiling.
+//!
+//! hyper 0.10's own `Listening::close` does not stop its threads (its docs say so), so
+//! framebench accepts connections itself and hands each to the framework's connection handler.
+//! The pool keeps hyper 0.10's model: `threads` acceptor threads, each serving one connection
+//! at a time until it closes, so connections beyond the pool wait in the backlog.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+
+use crate::framework::ServerHandle;
+
+/// How connections are given threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// A fixed pool: each thread accepts and serves one connection at a time.
+    Pool(usize),
+    /// A new thread for every connection, without limit.
+    PerConnection,
+}
+
+/// Serves a connection until it closes. Gets a stop flag to check between requests.
+pub type Handler = dyn Fn(TcpStream, SocketAddr, &AtomicBool) + Send + Sync;
+
+struct Shared {
+    stop: AtomicBool,
+    next_id: AtomicU64,
+    live: Mutex<HashMap<u64, TcpStream>>,
+    handler: Arc<Handler>,
+}
+
+impl Shared {
+    /// Serves one accepted connection, registered so that shutdown can close it.
+    fn serve(&self, stream: TcpStream, peer: SocketAddr) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if let Ok(clone) = stream.try_clone() {
+            self.live.lock().unwrap().insert(id, clone);
+        }
+        // A stop that raced with this accept has already swept `live`: close it ourselves.
+        if !self.stop.load(Ordering::SeqCst) {
+            (self.handler)(stream, peer, &self.stop);
+        }
+        self.live.lock().unwrap().remove(&id);
+    }
+}
+
+/// Starts serving `listener` and returns once it accepts.
+pub fn serve(
+    listener: TcpListener,
+    threads: Threads,
+    handler: Arc<Handler>,
+) -> io::Result<ServerHandle> {
+    let addr = listener.local_addr()?;
+    let listener = Arc::new(listener);
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        next_id: AtomicU64::new(0),
+        live: Mutex::new(HashMap::new()),
+        handler,
+    });
+    let (acceptors, per_conn) = match threads {
+        Threads::Pool(n) => (n.max(1), None),
+        Threads::PerConnection => (1, Some(Arc::new(Mutex::new(Vec::<JoinHandle<()>>::new())))),
+    };
+    let mut handles = Vec::new();
+    for i in 0..acceptors {
+        let listener = Arc::clone(&listener);
+        let shared = Arc::clone(&shared);
+        let per_conn = per_conn.clone();
+        let t = thread::Builder::new()
+            .name(format!("fb-accept-{i}"))
+            .spawn(move || accept_loop(&listener, &shared, per_conn.as_deref()))?;
+        handles.push(t);
+    }
+    let stop_shared = Arc::clone(&shared);
+    let stop = move || {
+        stop_shared.stop.store(true, Ordering::SeqCst);
+        for stream in stop_shared.live.lock().unwrap().values() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+        // Wake every acceptor blocked in accept(): each sees the flag and returns.
+        for _ in 0..acceptors {
+            let _ = TcpStream::connect(addr);
+        }
+        if let Some(conns) = per_conn {
+            for t in conns.lock().unwrap().drain(..) {
+                let _ = t.join();
+            }
+        }
+    };
+    Ok(ServerHandle::new(addr, stop, handles))
+}
+
+fn accept_loop(
+    listener: &TcpListener,
+    shared: &Arc<Shared>,
+    per_conn: Option<&Mutex<Vec<JoinHandle<()>>>>,
+) {
+    loop {
+        let accepted = listener.accept();
+        if shared.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let (stream, peer) = match accepted {
+            Ok(pair) => pair,
+            // Out of descriptors or an aborted handshake: keep serving the others.
+            Err(_) => continue,
+        };
+        let _ = stream.set_nodelay(true);
+        match per_conn {
+            None => shared.serve(stream, peer),
+            Some(conns) => {
+                let shared = Arc::clone(shared);
+                let spawned = thread::Builder::new()
+                    .name("fb-conn".into())
+                    .spawn(move || shared.serve(stream, peer));
+                let mut conns = conns.lock().unwrap();
+                conns.retain(|t| !t.is_finished());
+                if let Ok(t) = spawned {
+                    conns.push(t);
+                }
+            }
+        }
+    }
+}
+
+/// How long a tokio server waits for open connections to finish after being told to stop.
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs a tokio server on its own thread with a multi-threaded runtime of `threads` workers.
+/// `serve` gets the listener and a future that resolves when the server must stop; it should
+/// stop accepting then and finish within [`GRACE`]. The runtime is shut down after it returns.
+#[cfg(feature = "tokio-stack")]
+pub fn spawn_tokio<F, Fut>(listener: TcpListener, threads: usize, serve: F) -> anyhow::Result<ServerHandle>
+where
+    F: FnOnce(tokio::net::TcpListener, tokio::sync::oneshot::Receiver<()>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let addr = listener.local_addr()?;
+    listener.set_nonblocking(true)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .thread_name("fb-tokio")
+        .enable_all()
+        .build()?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
+    let thread = thread::Builder::new().name("fb-serve".into()).spawn(move || {
+        let listener = {
+            let _guard = rt.enter();
+            tokio::net::TcpListener::from_std(listener)
+        };
+        if let Ok(listener) = listener {
+            rt.block_on(serve(listener, stop_rx));
+        }
+        rt.shutdown_timeout(GRACE);
+    })?;
+    Ok(ServerHandle::new(
+        addr,
+        move || {
+            let _ = stop_tx.send(());
+        },
+        vec![thread],
+    ))
+}

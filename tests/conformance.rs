@@ -1,0 +1,24 @@
+//! Every registered framework answers every scenario as the oracle says, in every variant, both
+//! in-process and over loopback, and refuses every traversal attempt.
+
+use framebench::check::{check_framework, print_table};
+use framebench::fixtures::Fixtures;
+use framebench::frameworks::REGISTRY;
+use framebench::options::Options;
+
+#[test]
+fn every_framework_matches_the_oracle() {
+    let fixtures = Fixtures::load_default().unwrap();
+    let mut rows = Vec::new();
+    for entry in REGISTRY {
+        rows.extend(check_framework(entry, &fixtures, &Options::variants(2)));
+    }
+    // Every framework was checked in each mode it supports, for all four variants.
+    let expected_rows: usize = REGISTRY
+        .iter()
+        .map(|e| 4 * (usize::from(e.in_process) + usize::from(e.loopback)))
+        .sum();
+    assert_eq!(rows.len(), expected_rows);
+    let failing = print_table(&rows);
+    assert_eq!(failing, 0, "{failing} rows fail the oracle (table above)");
+}
