@@ -105,7 +105,10 @@ pub fn bind_local() -> anyhow::Result<TcpListener> {
     TcpListener::bind("127.0.0.1:0").context("cannot bind 127.0.0.1:0")
 }
 
-fn verdict(observed: anyhow::Result<Observed>, judge: impl Fn(&Observed) -> Result<(), String>) -> Result<(), String> {
+fn verdict(
+    observed: anyhow::Result<Observed>,
+    judge: impl Fn(&Observed) -> Result<(), String>,
+) -> Result<(), String> {
     match observed {
         Ok(got) => judge(&got),
         Err(e) => Err(format!("{e:#}")),
@@ -195,7 +198,11 @@ fn check_loopback(
     let server = app.serve(bind_local()?)?;
     let addr = server.addr();
     let client = client()?;
-    let cells = check_all(fixtures, |p| reqwest_get(&client, addr, p), |p| raw_get(addr, p));
+    let cells = check_all(
+        fixtures,
+        |p| reqwest_get(&client, addr, p),
+        |p| raw_get(addr, p),
+    );
     drop(client);
     server.shutdown()?;
     Ok(cells)

@@ -69,7 +69,10 @@ fn page() -> Page {
         intro: "Ten recent pastes. Names are user input, so \"everything\" is escaped <always>.",
         entries: vec![
             e("mysrc", "A tiny paste store in Rust"),
-            e("<script>alert('xss')</script>", "must render as text, not run"),
+            e(
+                "<script>alert('xss')</script>",
+                "must render as text, not run",
+            ),
             e("Tom & Jerry", "ampersand in a name"),
             e("\"quoted\"", "double quotes"),
             e("it's", "a single quote"),
@@ -168,12 +171,7 @@ impl Fixtures {
     }
 }
 
-fn lookup(
-    dir: &Path,
-    mem: &HashMap<String, Bytes>,
-    name: &str,
-    io: Io,
-) -> Result<Bytes, Miss> {
+fn lookup(dir: &Path, mem: &HashMap<String, Bytes>, name: &str, io: Io) -> Result<Bytes, Miss> {
     if !safe_name(name) {
         return Err(Miss::BadName);
     }

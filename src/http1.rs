@@ -12,7 +12,10 @@ use bytes::Bytes;
 /// Parses one complete response from `buf`. With `eof`, a response without framing ends at the
 /// end of `buf`. Returns the response and the number of bytes it used, or `None` if more bytes
 /// are needed.
-pub fn parse_response(buf: &[u8], eof: bool) -> anyhow::Result<Option<(http::Response<Bytes>, usize)>> {
+pub fn parse_response(
+    buf: &[u8],
+    eof: bool,
+) -> anyhow::Result<Option<(http::Response<Bytes>, usize)>> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut res = httparse::Response::new(&mut headers);
     let head_len = match res.parse(buf).context("malformed response head")? {
@@ -27,7 +30,9 @@ pub fn parse_response(buf: &[u8], eof: bool) -> anyhow::Result<Option<(http::Res
             let v = std::str::from_utf8(h.value)?.trim().parse::<usize>()?;
             length = Some(v);
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = String::from_utf8_lossy(h.value).to_ascii_lowercase().contains("chunked");
+            chunked = String::from_utf8_lossy(h.value)
+                .to_ascii_lowercase()
+                .contains("chunked");
         }
         builder = builder.header(h.name, h.value);
     }
@@ -42,14 +47,19 @@ pub fn parse_response(buf: &[u8], eof: bool) -> anyhow::Result<Option<(http::Res
             return Ok(None);
         }
         (rest[..len].to_vec(), len)
-    } else if res.code.is_some_and(|c| c == 204 || c == 304 || (100..200).contains(&c)) {
+    } else if res
+        .code
+        .is_some_and(|c| c == 204 || c == 304 || (100..200).contains(&c))
+    {
         (Vec::new(), 0)
     } else if eof {
         (rest.to_vec(), rest.len())
     } else {
         return Ok(None);
     };
-    let response = builder.body(Bytes::from(body)).map_err(|e| anyhow!("bad response: {e}"))?;
+    let response = builder
+        .body(Bytes::from(body))
+        .map_err(|e| anyhow!("bad response: {e}"))?;
     Ok(Some((response, head_len + used)))
 }
 
@@ -85,7 +95,11 @@ fn dechunk(mut buf: &[u8]) -> anyhow::Result<Option<(Vec<u8>, usize)>> {
 
 /// Sends `raw` bytes on a new connection to `addr` and reads one response, or until close.
 /// Bounded by `timeout` for connect, every read and every write.
-pub fn exchange(addr: SocketAddr, raw: &[u8], timeout: Duration) -> anyhow::Result<http::Response<Bytes>> {
+pub fn exchange(
+    addr: SocketAddr,
+    raw: &[u8],
+    timeout: Duration,
+) -> anyhow::Result<http::Response<Bytes>> {
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
@@ -127,15 +141,24 @@ mod tests {
         let (r, n) = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXX", false)
             .unwrap()
             .unwrap();
-        assert_eq!((r.status().as_u16(), &r.body()[..], n), (200, &b"hi"[..], 40));
-        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n3\r\n th\r\n0\r\n\r\n";
+        assert_eq!(
+            (r.status().as_u16(), &r.body()[..], n),
+            (200, &b"hi"[..], 40)
+        );
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n3;ext=1\r\n th\r\n0\r\n\r\n";
         let (r, n) = parse_response(chunked, false).unwrap().unwrap();
         assert_eq!((&r.body()[..], n), (&b"hi th"[..], chunked.len()));
-        assert!(parse_response(&chunked[..chunked.len() - 2], false).unwrap().is_none());
-        assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhi", false)
+        assert!(parse_response(&chunked[..chunked.len() - 2], false)
             .unwrap()
             .is_none());
-        let (r, _) = parse_response(b"HTTP/1.1 404 Not Found\r\n\r\nbye", true).unwrap().unwrap();
+        assert!(
+            parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhi", false)
+                .unwrap()
+                .is_none()
+        );
+        let (r, _) = parse_response(b"HTTP/1.1 404 Not Found\r\n\r\nbye", true)
+            .unwrap()
+            .unwrap();
         assert_eq!(&r.body()[..], b"bye");
         assert!(parse_response(b"garbage\r\n\r\n", true).is_err());
     }

@@ -8,9 +8,9 @@
 pub mod check;
 pub mod env;
 pub mod fixtures;
-pub mod http1;
 pub mod framework;
 pub mod frameworks;
+pub mod http1;
 #[cfg(feature = "hyper010")]
 pub mod hyper010;
 pub mod logging;

@@ -145,7 +145,12 @@ fn list() {
             (false, true) => "loopback",
             (false, false) => "-",
         };
-        println!("  {:<14} {:<12} {:<10} {modes}", e.name, e.krate, e.version());
+        println!(
+            "  {:<14} {:<12} {:<10} {modes}",
+            e.name,
+            e.krate,
+            e.version()
+        );
     }
     println!("scenarios:");
     for s in SCENARIOS {
@@ -164,11 +169,9 @@ fn serve(name: &str, addr: SocketAddr, options: Options) -> Result<ExitCode, Fai
         return Err(usage(format!("{name} has no server (in-process only)")));
     }
     let fixtures = load_fixtures()?;
-    let app = entry
-        .build(&Config { fixtures, options })
-        .map_err(fail)?;
-    let listener = TcpListener::bind(addr)
-        .map_err(|e| Failure(1, format!("cannot bind {addr}: {e}")))?;
+    let app = entry.build(&Config { fixtures, options }).map_err(fail)?;
+    let listener =
+        TcpListener::bind(addr).map_err(|e| Failure(1, format!("cannot bind {addr}: {e}")))?;
     let server = app.serve(listener).map_err(fail)?;
     println!("listening on {}", server.url());
     let _ = std::io::stdout().flush();
@@ -199,11 +202,18 @@ fn check_cmd(names: &[String], threads: usize) -> Result<ExitCode, Failure> {
     let fixtures = load_fixtures()?;
     let mut rows = Vec::new();
     for entry in entries {
-        rows.extend(check::check_framework(entry, &fixtures, &Options::variants(threads)));
+        rows.extend(check::check_framework(
+            entry,
+            &fixtures,
+            &Options::variants(threads),
+        ));
     }
     let failing = check::print_table(&rows);
     if failing > 0 {
-        eprintln!("error: {failing} of {} rows do not match the oracle", rows.len());
+        eprintln!(
+            "error: {failing} of {} rows do not match the oracle",
+            rows.len()
+        );
         return Ok(ExitCode::from(1));
     }
     println!("all {} rows match the oracle", rows.len());

@@ -249,7 +249,7 @@ pub fn content_type_matches(want: &str, have: &str) -> bool {
         let essence = parts.next().unwrap_or_default();
         let mut params: Vec<String> = parts
             .filter(|p| !p.is_empty())
-            .map(|p| p.replace(' ', "").replace('"', ""))
+            .map(|p| p.replace([' ', '"'], ""))
             .collect();
         params.sort();
         (essence, params)
@@ -266,12 +266,18 @@ mod tests {
     #[test]
     fn content_types() {
         assert!(content_type_matches("text/html", "text/html"));
-        assert!(content_type_matches("text/html", "text/html; charset=utf-8"));
+        assert!(content_type_matches(
+            "text/html",
+            "text/html; charset=utf-8"
+        ));
         assert!(content_type_matches(
             "text/plain; charset=utf-8",
             "text/plain; charset=UTF-8"
         ));
-        assert!(!content_type_matches("text/plain; charset=utf-8", "text/plain"));
+        assert!(!content_type_matches(
+            "text/plain; charset=utf-8",
+            "text/plain"
+        ));
         assert!(!content_type_matches("text/html", "text/plain"));
         assert!(!content_type_matches("text/html", "text/htmlx"));
     }
@@ -328,7 +334,10 @@ mod tests {
         let want = fixtures.read("expected/template.html").unwrap();
         assert_eq!(fixtures.render().as_bytes(), &want[..]);
         let text = fixtures.render();
-        assert!(text.contains("&lt;script&gt;"), "script tag must be escaped");
+        assert!(
+            text.contains("&lt;script&gt;"),
+            "script tag must be escaped"
+        );
         assert!(text.contains("Tom &amp; Jerry"));
         assert!(text.contains("日本語"));
     }

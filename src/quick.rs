@@ -23,7 +23,12 @@ pub enum Cell {
 /// Times `path` on `app`: calibrate a batch size worth about `sample` of work, then take
 /// `samples` batches of pre-built requests and return the median time per request. Only the
 /// dispatch calls are inside the timed region.
-pub fn time_per_request(app: &dyn App, path: &str, sample: Duration, samples: usize) -> anyhow::Result<Duration> {
+pub fn time_per_request(
+    app: &dyn App,
+    path: &str,
+    sample: Duration,
+    samples: usize,
+) -> anyhow::Result<Duration> {
     let mut batch = 1usize;
     loop {
         let t = run_batch(app, path, batch)?;
@@ -77,7 +82,12 @@ pub fn run(
     rows
 }
 
-fn measure_cell(app: &dyn App, s: &'static oracle::Scenario, fixtures: &Fixtures, sample: Duration) -> Cell {
+fn measure_cell(
+    app: &dyn App,
+    s: &'static oracle::Scenario,
+    fixtures: &Fixtures,
+    sample: Duration,
+) -> Cell {
     let verdict = s
         .expected(fixtures)
         .map_err(|e| format!("{e:#}"))
@@ -99,7 +109,10 @@ fn measure_cell(app: &dyn App, s: &'static oracle::Scenario, fixtures: &Fixtures
 pub fn print(rows: &[(&'static str, Vec<Cell>)], options: Options, sample: Duration) -> usize {
     println!("framebench quick: in-process time per request (median of 5 batches of ~{sample:?}); lower is better");
     println!("environment: {}", Environment::current());
-    println!("options: {} (in-process, one thread); each response checked against the oracle first", options.label());
+    println!(
+        "options: {} (in-process, one thread); each response checked against the oracle first",
+        options.label()
+    );
     println!();
     print!("| {:<14} |", "framework");
     for s in SCENARIOS {

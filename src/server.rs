@@ -134,11 +134,16 @@ pub const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs a tokio server on its own thread with a multi-threaded runtime of `threads` workers.
 /// `serve` gets the listener and a future that resolves when the server must stop; it should
-/// stop accepting then and finish within [`GRACE`]. The runtime is shut down after it returns.
+/// stop accepting then and let open connections finish. Whatever is still running [`GRACE`]
+/// after the stop is dropped with the runtime, so a stalled connection cannot hold it up.
 #[cfg(feature = "tokio-stack")]
-pub fn spawn_tokio<F, Fut>(listener: TcpListener, threads: usize, serve: F) -> anyhow::Result<ServerHandle>
+pub fn spawn_tokio<F, Fut>(
+    listener: TcpListener,
+    threads: usize,
+    serve: F,
+) -> anyhow::Result<ServerHandle>
 where
-    F: FnOnce(tokio::net::TcpListener, tokio::sync::oneshot::Receiver<()>) -> Fut + Send + 'static,
+    F: FnOnce(tokio::net::TcpListener, Stopped) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,
 {
     let addr = listener.local_addr()?;
@@ -148,22 +153,50 @@ where
         .thread_name("fb-tokio")
         .enable_all()
         .build()?;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
-    let thread = thread::Builder::new().name("fb-serve".into()).spawn(move || {
-        let listener = {
-            let _guard = rt.enter();
-            tokio::net::TcpListener::from_std(listener)
-        };
-        if let Ok(listener) = listener {
-            rt.block_on(serve(listener, stop_rx));
-        }
-        rt.shutdown_timeout(GRACE);
-    })?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let thread = thread::Builder::new()
+        .name("fb-serve".into())
+        .spawn(move || {
+            let listener = {
+                let _guard = rt.enter();
+                tokio::net::TcpListener::from_std(listener)
+            };
+            if let Ok(listener) = listener {
+                let stopped = Stopped(stop_rx.clone());
+                let deadline = async {
+                    stopped.await;
+                    tokio::time::sleep(GRACE).await;
+                };
+                rt.block_on(async {
+                    tokio::select! {
+                        _ = serve(listener, Stopped(stop_rx)) => {}
+                        _ = deadline => {}
+                    }
+                });
+            }
+            rt.shutdown_timeout(GRACE);
+        })?;
     Ok(ServerHandle::new(
         addr,
         move || {
-            let _ = stop_tx.send(());
+            let _ = stop_tx.send(true);
         },
         vec![thread],
     ))
+}
+
+/// Resolves once the server is asked to stop.
+#[cfg(feature = "tokio-stack")]
+pub struct Stopped(tokio::sync::watch::Receiver<bool>);
+
+#[cfg(feature = "tokio-stack")]
+impl std::future::IntoFuture for Stopped {
+    type Output = ();
+    type IntoFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+    fn into_future(mut self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let _ = self.0.wait_for(|stop| *stop).await;
+        })
+    }
 }

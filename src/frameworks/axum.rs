@@ -89,13 +89,17 @@ impl Framework for Axum {
         let router = app(&self.config);
         // axum::serve sets no idle keep-alive timeout: connections stay open until the client
         // closes them or the server stops (docs/methodology.md).
-        server::spawn_tokio(listener, self.config.options.threads, |listener, stop| async move {
-            let service = router.into_make_service_with_connect_info::<SocketAddr>();
-            let serve = axum::serve(listener, service).with_graceful_shutdown(async {
-                let _ = stop.await;
-            });
-            let _ = serve.await;
-        })
+        server::spawn_tokio(
+            listener,
+            self.config.options.threads,
+            |listener, stop| async move {
+                let service = router.into_make_service_with_connect_info::<SocketAddr>();
+                let serve = axum::serve(listener, service).with_graceful_shutdown(async {
+                    stop.await;
+                });
+                let _ = serve.await;
+            },
+        )
     }
 }
 
@@ -114,10 +118,12 @@ async fn paste(State(state): State<AppState>, Path(name): Path<String>) -> impl 
     }
 }
 
-async fn static_memory(State(state): State<AppState>, Path(name): Path<String>) -> impl IntoResponse {
+async fn static_memory(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> impl IntoResponse {
     match state.fixtures.static_file(&name, Io::Memory) {
         Ok(body) => Ok(([(header::CONTENT_TYPE, content_type_for(&name))], body)),
         Err(miss) => Err(StatusCode::from_u16(miss.status()).unwrap_or(StatusCode::NOT_FOUND)),
     }
 }
-

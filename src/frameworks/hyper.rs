@@ -3,6 +3,7 @@
 //! call the service directly; the server runs hyper's HTTP/1.1 connection per accepted socket.
 
 use std::convert::Infallible;
+use std::future::Ready;
 use std::net::TcpListener;
 use std::sync::Arc;
 
@@ -63,55 +64,69 @@ impl Framework for Hyper {
                 }
             };
             let (parts, body) = res.into_parts();
-            Ok(Response::from_parts(parts, body.collect().await?.to_bytes()))
+            Ok(Response::from_parts(
+                parts,
+                body.collect().await?.to_bytes(),
+            ))
         })
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         let state = self.state();
         let logging = self.config.options.logging;
-        server::spawn_tokio(listener, self.config.options.threads, move |listener, mut stop| async move {
-            let graceful = GracefulShutdown::new();
-            loop {
-                let (stream, peer) = tokio::select! {
-                    accepted = listener.accept() => match accepted {
-                        Ok(pair) => pair,
-                        Err(_) => continue,
-                    },
-                    _ = &mut stop => break,
-                };
-                let _ = stream.set_nodelay(true);
-                let io = TokioIo::new(stream);
-                let app = tower::service_fn({
-                    let state = state.clone();
-                    move |mut req: http::Request<hyper::body::Incoming>| {
-                        req.extensions_mut().insert(Peer(peer));
-                        app(state.clone()).oneshot(req)
-                    }
-                });
-                // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how long a
-                // connection may wait for each request head (docs/methodology.md).
-                let mut builder = hyper::server::conn::http1::Builder::new();
-                builder.timer(TokioTimer::new()).header_read_timeout(KEEP_ALIVE);
-                match logging {
-                    Logging::Off => {
-                        let conn = builder.serve_connection(io, TowerToHyperService::new(app));
-                        let conn = graceful.watch(conn);
-                        tokio::spawn(async move { let _ = conn.await; });
-                    }
-                    logging => {
-                        let svc = logging::trace::layer(logging).layer(app);
-                        let conn = builder.serve_connection(io, TowerToHyperService::new(svc));
-                        let conn = graceful.watch(conn);
-                        tokio::spawn(async move { let _ = conn.await; });
+        server::spawn_tokio(
+            listener,
+            self.config.options.threads,
+            move |listener, stop| async move {
+                let mut stop = std::future::IntoFuture::into_future(stop);
+                let graceful = GracefulShutdown::new();
+                loop {
+                    let (stream, peer) = tokio::select! {
+                        accepted = listener.accept() => match accepted {
+                            Ok(pair) => pair,
+                            Err(_) => continue,
+                        },
+                        _ = &mut stop => break,
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let io = TokioIo::new(stream);
+                    let app = tower::service_fn({
+                        let state = state.clone();
+                        move |mut req: http::Request<hyper::body::Incoming>| {
+                            req.extensions_mut().insert(Peer(peer));
+                            app(state.clone()).oneshot(req)
+                        }
+                    });
+                    // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how long a
+                    // connection may wait for each request head (docs/methodology.md).
+                    let mut builder = hyper::server::conn::http1::Builder::new();
+                    builder
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(KEEP_ALIVE);
+                    match logging {
+                        Logging::Off => {
+                            let conn = builder.serve_connection(io, TowerToHyperService::new(app));
+                            let conn = graceful.watch(conn);
+                            tokio::spawn(async move {
+                                let _ = conn.await;
+                            });
+                        }
+                        logging => {
+                            let svc = logging::trace::layer(logging).layer(app);
+                            let conn = builder.serve_connection(io, TowerToHyperService::new(svc));
+                            let conn = graceful.watch(conn);
+                            tokio::spawn(async move {
+                                let _ = conn.await;
+                            });
+                        }
                     }
                 }
-            }
-            tokio::select! {
-                _ = graceful.shutdown() => {}
-                _ = tokio::time::sleep(server::GRACE) => {}
-            }
-        })
+                tokio::select! {
+                    _ = graceful.shutdown() => {}
+                    _ = tokio::time::sleep(server::GRACE) => {}
+                }
+            },
+        )
     }
 }
 
@@ -124,14 +139,17 @@ impl Hyper {
     }
 }
 
+/// The response every route gives.
+type Res = http::Response<Full<Bytes>>;
+
 /// The whole app: one service routing on the path.
 fn app<B>(
     state: AppState,
 ) -> impl Service<
     http::Request<B>,
-    Response = http::Response<Full<Bytes>>,
+    Response = Res,
     Error = Infallible,
-    Future = std::future::Ready<Result<http::Response<Full<Bytes>>, Infallible>>,
+    Future = Ready<Result<Res, Infallible>>,
 > + Clone
        + Send {
     tower::service_fn(move |req: http::Request<B>| {
@@ -144,15 +162,27 @@ fn route(state: &AppState, method: &http::Method, path: &str) -> http::Response<
         return empty(405);
     }
     match path {
-        "/" => ok("text/plain; charset=utf-8", Bytes::from_static(b"Hello, World!")),
-        "/template" => ok("text/html; charset=utf-8", Bytes::from(state.fixtures.render())),
+        "/" => ok(
+            "text/plain; charset=utf-8",
+            Bytes::from_static(b"Hello, World!"),
+        ),
+        "/template" => ok(
+            "text/html; charset=utf-8",
+            Bytes::from(state.fixtures.render()),
+        ),
         _ => {
             if let Some(name) = path.strip_prefix("/paste/") {
-                file(state.fixtures.paste(name, state.io), "text/plain; charset=utf-8")
+                file(
+                    state.fixtures.paste(name, state.io),
+                    "text/plain; charset=utf-8",
+                )
             } else if let Some(name) = path.strip_prefix("/static/") {
                 // Our own static-file path: the same validated lookup as pastes. With io=disk
                 // it reads the file with std::fs inside the async handler (small files).
-                file(state.fixtures.static_file(name, state.io), content_type_for(name))
+                file(
+                    state.fixtures.static_file(name, state.io),
+                    content_type_for(name),
+                )
             } else {
                 empty(404)
             }

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use anyhow::bail;
 
-
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::options::KEEP_ALIVE;
 use crate::server::{self, Threads};
@@ -44,7 +43,12 @@ impl Framework for Raw {
     fn build(config: &Config) -> anyhow::Result<Self> {
         let routes = super::canned(&config.fixtures)?
             .into_iter()
-            .map(|c| (c.path, encode(c.status, "OK", c.content_type, &c.body, false)))
+            .map(|c| {
+                (
+                    c.path,
+                    encode(c.status, "OK", c.content_type, &c.body, false),
+                )
+            })
             .collect();
         Ok(Raw {
             routes: Arc::new(routes),
@@ -59,9 +63,11 @@ impl Framework for Raw {
     // the ceiling and must never be the one that starves connections.
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         let routes = Arc::clone(&self.routes);
-        let handler = Arc::new(move |stream: TcpStream, _peer: SocketAddr, stop: &AtomicBool| {
-            let _ = connection(stream, &routes, stop);
-        });
+        let handler = Arc::new(
+            move |stream: TcpStream, _peer: SocketAddr, stop: &AtomicBool| {
+                let _ = connection(stream, &routes, stop);
+            },
+        );
         Ok(server::serve(listener, Threads::PerConnection, handler)?)
     }
 }
@@ -109,7 +115,13 @@ fn connection(
         buf.copy_within(start..filled, 0);
         filled -= start;
         if filled == buf.len() {
-            let res = encode(431, "Request Header Fields Too Large", "text/plain", b"", true);
+            let res = encode(
+                431,
+                "Request Header Fields Too Large",
+                "text/plain",
+                b"",
+                true,
+            );
             stream.write_all(&res)?;
             return Ok(());
         }
@@ -141,10 +153,12 @@ mod tests {
     #[test]
     fn request_lines() {
         assert_eq!(request_path(b"GET / HTTP/1.1"), Some(&b"/"[..]));
-        assert_eq!(request_path(b"GET /x HTTP/1.1\r\nHost: a"), Some(&b"/x"[..]));
+        assert_eq!(
+            request_path(b"GET /x HTTP/1.1\r\nHost: a"),
+            Some(&b"/x"[..])
+        );
         assert_eq!(request_path(b"garbage"), None);
         assert_eq!(request_path(b"GET x HTTP/1.1"), None);
         assert_eq!(request_path(b"GET / HTTP/1.1 extra"), None);
     }
 }
-

@@ -1,0 +1,78 @@
+//! `null-hyper010`: the in-process floor of the hyper 0.10 frameworks. A hyper 0.10 `Handler`
+//! that answers from the same table of prepared responses as `null`, dispatched through the
+//! same plumbing as iron and nickel ([`crate::hyper010::dispatch`]: the request encoded and
+//! parsed by hyper 0.10, the response written by hyper 0.10 and parsed back). Its time per
+//! call is that plumbing's cost, to subtract from iron's and nickel's.
+
+use std::net::TcpListener;
+
+use anyhow::bail;
+use bytes::Bytes;
+use hyper010::header::ContentType;
+use hyper010::server::{Handler, Request as HyperRequest, Response as HyperResponse};
+use hyper010::status::StatusCode;
+use hyper010::uri::RequestUri;
+
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+
+/// The in-process floor of iron and nickel.
+pub struct Null010 {
+    handler: Canned,
+}
+
+impl Framework for Null010 {
+    const NAME: &'static str = "null-hyper010";
+    const CRATE: &'static str = "hyper";
+    const MAJOR: &'static str = "0.10.";
+    const LOOPBACK: bool = false;
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let routes = super::canned(&config.fixtures)?
+            .into_iter()
+            .map(|c| {
+                let content_type = ContentType(
+                    c.content_type
+                        .parse()
+                        .map_err(|()| anyhow::anyhow!("bad content type {:?}", c.content_type))?,
+                );
+                Ok((c.path, StatusCode::from_u16(c.status), content_type, c.body))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let not_found = ContentType("text/plain; charset=utf-8".parse().expect("valid mime"));
+        Ok(Null010 {
+            handler: Canned { routes, not_found },
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        crate::hyper010::dispatch(&self.handler, req)
+    }
+
+    fn serve(&self, _listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        bail!("null-hyper010 is in-process only: it measures the in-process plumbing")
+    }
+}
+
+/// Answers every path from the table; anything else is an empty 404, as `null` does.
+struct Canned {
+    routes: Vec<(&'static str, StatusCode, ContentType, Bytes)>,
+    not_found: ContentType,
+}
+
+impl Handler for Canned {
+    fn handle(&self, req: HyperRequest, mut res: HyperResponse) {
+        let path = match req.uri {
+            RequestUri::AbsolutePath(ref p) => p.split('?').next().unwrap_or_default(),
+            _ => "",
+        };
+        let Some((_, status, content_type, body)) = self.routes.iter().find(|r| r.0 == path) else {
+            *res.status_mut() = StatusCode::NotFound;
+            res.headers_mut().set(self.not_found.clone());
+            let _ = res.send(b"");
+            return;
+        };
+        *res.status_mut() = *status;
+        res.headers_mut().set(content_type.clone());
+        let _ = res.send(body);
+    }
+}

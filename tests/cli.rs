@@ -1,0 +1,196 @@
+//! The `framebench` binary: its errors (one line, exit 2 for usage, 1 for environment), and
+//! `serve`'s contract (first line, logging to stdout, clean stop on SIGINT and SIGTERM).
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpListener};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use framebench::check::raw_get;
+use framebench::frameworks::REGISTRY;
+use framebench::oracle::SCENARIOS;
+
+const BIN: &str = env!("CARGO_BIN_EXE_framebench");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+/// Asserts a failed run printed exactly one line on stderr, no panic, and exited with `code`.
+fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "want one line, got: {stderr:?}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn list_shows_every_framework_with_version_and_every_scenario() {
+    let out = run(&["list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for e in REGISTRY {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(e.name))
+            .unwrap_or_else(|| panic!("{} missing from list", e.name));
+        assert!(line.contains(e.version()), "{line}");
+        assert_ne!(e.version(), "?", "{} has no locked version", e.name);
+    }
+    for s in SCENARIOS {
+        assert!(text.contains(s.name) && text.contains(s.path), "{}", s.name);
+    }
+}
+
+#[test]
+fn unknown_framework_exits_2() {
+    assert_one_line_error(&run(&["serve", "nosuch"]), 2, "unknown framework 'nosuch'");
+    assert_one_line_error(&run(&["check", "nosuch"]), 2, "unknown framework 'nosuch'");
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    assert_one_line_error(&run(&["serve", "raw", "--bogus"]), 2, "--bogus");
+    assert_one_line_error(&run(&["serve", "raw", "--threads", "0"]), 2, "--threads");
+    assert_one_line_error(&run(&["serve", "raw", "--logging", "loud"]), 2, "loud");
+    assert_one_line_error(&run(&["serve", "raw", "--io", "tape"]), 2, "tape");
+    assert_one_line_error(&run(&["serve", "raw", "--addr", "nonsense"]), 2, "nonsense");
+    assert_one_line_error(&run(&["nosuchcommand"]), 2, "nosuchcommand");
+}
+
+#[test]
+fn non_loopback_address_is_refused() {
+    assert_one_line_error(
+        &run(&["serve", "raw", "--addr", "0.0.0.0:0"]),
+        2,
+        "loopback",
+    );
+}
+
+#[test]
+fn port_in_use_exits_1() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    for e in REGISTRY.iter().filter(|e| e.loopback) {
+        let out = run(&["serve", e.name, "--addr", &addr]);
+        assert_one_line_error(&out, 1, "cannot bind");
+    }
+}
+
+#[test]
+fn missing_fixtures_exit_1() {
+    let out = Command::new(BIN)
+        .args(["serve", "raw"])
+        .env("FRAMEBENCH_FIXTURES", "/nonexistent/fixtures")
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, 1, "fixtures folder not found");
+    let out = Command::new(BIN)
+        .args(["check", "null"])
+        .env("FRAMEBENCH_FIXTURES", "/nonexistent/fixtures")
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, 1, "fixtures folder not found");
+}
+
+/// A running `framebench serve`, with its stdout lines arriving on a channel.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+    lines: mpsc::Receiver<String>,
+}
+
+fn serve(args: &[&str]) -> Served {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no first line");
+    let url = first
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("first line is {first:?}"));
+    let addr: SocketAddr = url.parse().unwrap();
+    assert!(addr.ip().is_loopback() && addr.port() != 0, "{first}");
+    Served { child, addr, lines }
+}
+
+impl Served {
+    fn signal(&mut self, sig: &str) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("serve did not stop within 10 s of {sig}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn serve_prints_its_address_serves_and_stops_on_signals() {
+    for e in REGISTRY.iter().filter(|e| e.loopback) {
+        for sig in ["-TERM", "-INT"] {
+            let mut s = serve(&[e.name, "--threads", "2"]);
+            let got = raw_get(s.addr, "/").unwrap();
+            assert_eq!(
+                (got.status, &got.body[..]),
+                (200, &b"Hello, World!"[..]),
+                "{}",
+                e.name
+            );
+            let status = s.signal(sig);
+            assert!(status.success(), "{} exited {status:?} on {sig}", e.name);
+        }
+    }
+}
+
+#[test]
+fn logging_stdout_prints_one_line_per_request() {
+    // raw is the ceiling and has no logger.
+    for e in REGISTRY.iter().filter(|e| e.loopback && e.name != "raw") {
+        let mut s = serve(&[e.name, "--logging", "stdout"]);
+        for _ in 0..3 {
+            assert_eq!(raw_get(s.addr, "/paste/mysrc").unwrap().status, 200);
+        }
+        assert!(s.signal("-TERM").success());
+        let logged: Vec<String> = s
+            .lines
+            .try_iter()
+            .filter(|l| l.contains("/paste/mysrc"))
+            .collect();
+        assert_eq!(logged.len(), 3, "{}: {logged:#?}", e.name);
+        assert!(
+            logged
+                .iter()
+                .all(|l| l.contains("GET") && l.contains("200")),
+            "{}: {logged:#?}",
+            e.name
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! Hostile and malformed HTTP sent to every server: garbage, oversized heads, truncated
+//! requests. Each gets a 4xx or a closed connection within the timeout, never a 2xx or a hang,
+//! and the server keeps serving afterwards.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use framebench::check::{bind_local, raw_get};
+use framebench::fixtures::Fixtures;
+use framebench::framework::Config;
+use framebench::frameworks::REGISTRY;
+use framebench::http1::parse_response;
+use framebench::options::Options;
+
+const TIMEOUT: Duration = Duration::from_secs(8);
+
+/// What the server did with a hostile request.
+#[derive(Debug)]
+enum Outcome {
+    Status(u16),
+    Closed,
+}
+
+fn send_hostile(addr: SocketAddr, bytes: &[u8], half_close: bool) -> Result<Outcome, String> {
+    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    s.set_write_timeout(Some(TIMEOUT)).unwrap();
+    // The server may close before reading everything: a failed write is a closed connection.
+    if s.write_all(bytes).is_err() {
+        return Ok(Outcome::Closed);
+    }
+    if half_close {
+        let _ = s.shutdown(Shutdown::Write);
+    }
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if let Ok(Some((res, _))) = parse_response(&buf, false) {
+                    return Ok(Outcome::Status(res.status().as_u16()));
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(format!("no answer and no close within {TIMEOUT:?} (hang)"));
+            }
+            Err(_) => break, // reset
+        }
+    }
+    match parse_response(&buf, true) {
+        Ok(Some((res, _))) => Ok(Outcome::Status(res.status().as_u16())),
+        _ => Ok(Outcome::Closed),
+    }
+}
+
+fn cases() -> Vec<(&'static str, Vec<u8>, bool)> {
+    let mut big = b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: ".to_vec();
+    big.extend(std::iter::repeat_n(b'a', 1024 * 1024));
+    big.extend_from_slice(b"\r\n\r\n");
+    let mut many = b"GET / HTTP/1.1\r\nHost: localhost\r\n".to_vec();
+    for i in 0..2000 {
+        many.extend_from_slice(format!("X-H{i}: v\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"\r\n");
+    let junk: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    vec![
+        ("garbage line", b"GARBAGE\r\n\r\n".to_vec(), false),
+        ("binary junk", junk, true),
+        ("oversized header value", big, false),
+        ("thousands of headers", many, false),
+        (
+            "truncated head",
+            b"GET / HTTP/1.1\r\nHost: loc".to_vec(),
+            true,
+        ),
+        (
+            "NUL in method",
+            b"G\0T / HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            false,
+        ),
+        (
+            "bad version",
+            b"GET / HTTP/9.9\r\nHost: localhost\r\n\r\n".to_vec(),
+            false,
+        ),
+        (
+            "space in target",
+            b"GET /a b/c HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            false,
+        ),
+    ]
+}
+
+#[test]
+fn servers_survive_malformed_http() {
+    let fixtures: Arc<Fixtures> = Fixtures::load_default().unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for entry in REGISTRY.iter().filter(|e| e.loopback) {
+        let config = Config {
+            fixtures: Arc::clone(&fixtures),
+            options: Options::default(),
+        };
+        let app = entry.build(&config).unwrap();
+        let server = app.serve(bind_local().unwrap()).unwrap();
+        let addr = server.addr();
+        for (name, bytes, half_close) in cases() {
+            match send_hostile(addr, &bytes, half_close) {
+                Ok(Outcome::Status(s)) if (400..500).contains(&s) => {}
+                Ok(Outcome::Closed) => {}
+                Ok(Outcome::Status(s)) => {
+                    failures.push(format!("{}: {name}: status {s}", entry.name))
+                }
+                Err(e) => failures.push(format!("{}: {name}: {e}", entry.name)),
+            }
+            // Still serving.
+            match raw_get(addr, "/") {
+                Ok(got) if got.status == 200 && &got.body[..] == b"Hello, World!" => {}
+                other => failures.push(format!("{}: after {name}: {other:?}", entry.name)),
+            }
+            checked += 1;
+        }
+        server.shutdown().unwrap();
+    }
+    assert!(checked >= cases().len(), "no server was checked");
+    assert!(failures.is_empty(), "{failures:#?}");
+}

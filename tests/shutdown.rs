@@ -1,0 +1,82 @@
+//! `ServerHandle::shutdown` stops the server and joins every thread it started, even with
+//! keep-alive connections still open. Alone in its own test binary, so that no other test's
+//! threads change the count.
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use framebench::check::{bind_local, raw_get};
+use framebench::fixtures::Fixtures;
+use framebench::framework::Config;
+use framebench::frameworks::REGISTRY;
+use framebench::options::Options;
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// The thread count settles back to `want` within a second (an exiting thread may still be
+/// listed for a few microseconds after it was joined by a channel rather than a handle).
+fn settles_to(want: usize) -> Result<(), usize> {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let now = threads();
+        if now == want {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(now);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn shutdown_leaves_no_thread_behind() {
+    let fixtures: Arc<Fixtures> = Fixtures::load_default().unwrap();
+    for entry in REGISTRY.iter().filter(|e| e.loopback) {
+        let options = Options {
+            threads: 3,
+            ..Options::default()
+        };
+        let app = entry
+            .build(&Config {
+                fixtures: Arc::clone(&fixtures),
+                options,
+            })
+            .unwrap();
+        let before = threads();
+        let server = app.serve(bind_local().unwrap()).unwrap();
+        let addr = server.addr();
+        assert_eq!(raw_get(addr, "/").unwrap().status, 200);
+        // An idle keep-alive connection, and one that sent half a request.
+        let mut idle = TcpStream::connect(addr).unwrap();
+        idle.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .unwrap();
+        let mut half = TcpStream::connect(addr).unwrap();
+        half.write_all(b"GET / HTTP/1.1\r\nHo").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            threads() > before,
+            "{}: serving started no thread",
+            entry.name
+        );
+        let start = Instant::now();
+        server.shutdown().unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(4),
+            "{}: shutdown took {:?}",
+            entry.name,
+            start.elapsed()
+        );
+        if let Err(now) = settles_to(before) {
+            panic!(
+                "{}: {before} threads before serving, {now} after shutdown",
+                entry.name
+            );
+        }
+        drop((idle, half));
+    }
+}
