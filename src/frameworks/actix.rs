@@ -205,6 +205,12 @@ async fn run(
         .workers(threads)
         .keep_alive(KEEP_ALIVE)
         .disable_signals()
+        // Every framebench server sets TCP_NODELAY on accepted connections.
+        .on_connect(|conn, _| {
+            if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>() {
+                let _ = tcp.set_nodelay(true);
+            }
+        })
         .listen(listener);
     let mut server = match server {
         Ok(server) => server.run(),

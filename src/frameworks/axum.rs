@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
+use axum::serve::ListenerExt as _;
 use axum::Router;
 
 use http_body_util::BodyExt as _;
@@ -94,6 +95,10 @@ impl Framework for Axum {
             self.config.options.threads,
             |listener, stop| async move {
                 let service = router.into_make_service_with_connect_info::<SocketAddr>();
+                // Every framebench server sets TCP_NODELAY on accepted connections.
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
                 let serve = axum::serve(listener, service).with_graceful_shutdown(async {
                     stop.await;
                 });
