@@ -39,6 +39,17 @@ pub trait Framework: Sized + 'static {
     /// Whether [`Framework::serve`] works.
     const LOOPBACK: bool = true;
 
+    /// Whether the framework can run on this machine: `Err` says what to install (the Go
+    /// peers without `go`). Callers skip an unavailable framework with that message.
+    fn available() -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The version `list` shows when it does not come from Cargo.lock (the Go peers).
+    fn version() -> Option<&'static str> {
+        None
+    }
+
     /// Builds the app: routes, middleware, template and static files. All startup work
     /// happens here, never per request.
     fn build(config: &Config) -> anyhow::Result<Self>;
@@ -83,6 +94,8 @@ pub struct Entry {
     /// See [`Framework::LOOPBACK`].
     pub loopback: bool,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
+    available: fn() -> Result<(), String>,
+    version: fn() -> Option<&'static str>,
 }
 
 fn build_boxed<F: Framework>(config: &Config) -> anyhow::Result<Box<dyn App>> {
@@ -99,6 +112,8 @@ impl Entry {
             in_process: F::IN_PROCESS,
             loopback: F::LOOPBACK,
             build: build_boxed::<F>,
+            available: F::available,
+            version: F::version,
         }
     }
 
@@ -107,9 +122,17 @@ impl Entry {
         (self.build)(config)
     }
 
-    /// The exact version of the measured crate, read from Cargo.lock at build time.
+    /// See [`Framework::available`].
+    pub fn available(&self) -> Result<(), String> {
+        (self.available)()
+    }
+
+    /// The exact version of the measured crate, read from Cargo.lock at build time (or
+    /// [`Framework::version`]).
     pub fn version(&self) -> &'static str {
-        crate::env::crate_version(self.krate, self.major).unwrap_or("?")
+        (self.version)()
+            .or_else(|| crate::env::crate_version(self.krate, self.major))
+            .unwrap_or("?")
     }
 }
 

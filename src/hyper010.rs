@@ -31,6 +31,7 @@ use anyhow::{anyhow, bail};
 
 use hyper010::buffer::BufReader;
 use hyper010::header::{Connection, Expect, Headers};
+use hyper010::mime::{Attr, Mime, SubLevel, TopLevel, Value};
 use hyper010::net::{HttpStream, NetworkStream};
 use hyper010::server::{Handler, Request as HyperRequest, Response as HyperResponse};
 use hyper010::status::StatusCode;
@@ -45,6 +46,24 @@ use crate::server::{self, Threads};
 pub const PEER: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40000));
 /// The local address in-process requests arrive at.
 pub const LOCAL: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
+
+/// `text/plain; charset=utf-8` in hyper 0.10's mime types (iron's and nickel's).
+pub fn text_plain() -> Mime {
+    Mime(
+        TopLevel::Text,
+        SubLevel::Plain,
+        vec![(Attr::Charset, Value::Utf8)],
+    )
+}
+
+/// `text/html; charset=utf-8` in hyper 0.10's mime types.
+pub fn text_html() -> Mime {
+    Mime(
+        TopLevel::Text,
+        SubLevel::Html,
+        vec![(Attr::Charset, Value::Utf8)],
+    )
+}
 
 /// Sends one request through a hyper 0.10 handler without a socket.
 ///
@@ -73,6 +92,48 @@ pub fn dispatch<H: Handler>(handler: &H, req: Request) -> anyhow::Result<Respons
 
 /// Serves `handler` on `listener` with a pool of `threads` connection threads.
 pub fn serve<H: Handler + 'static>(
+    listener: TcpListener,
+    threads: usize,
+    handler: H,
+) -> anyhow::Result<ServerHandle> {
+    // `serve --max-requests`: the counting wrapper exists only when a limit is set.
+    match crate::bench::limit::active() {
+        Some(limit) => serve_pool(listener, threads, Counted(handler, limit)),
+        None => serve_pool(listener, threads, handler),
+    }
+}
+
+/// Counts each handled request for `serve --max-requests`.
+struct Counted<H>(H, &'static crate::bench::limit::Limit);
+
+impl<H: Handler> Handler for Counted<H> {
+    fn handle<'a, 'k>(
+        &'a self,
+        req: HyperRequest<'a, 'k>,
+        res: HyperResponse<'a, hyper010::net::Fresh>,
+    ) {
+        self.0.handle(req, res);
+        self.1.record();
+    }
+    fn check_continue(
+        &self,
+        v: (
+            &hyper010::method::Method,
+            &hyper010::uri::RequestUri,
+            &Headers,
+        ),
+    ) -> StatusCode {
+        self.0.check_continue(v)
+    }
+    fn on_connection_start(&self) {
+        self.0.on_connection_start()
+    }
+    fn on_connection_end(&self) {
+        self.0.on_connection_end()
+    }
+}
+
+fn serve_pool<H: Handler + 'static>(
     listener: TcpListener,
     threads: usize,
     handler: H,

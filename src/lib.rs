@@ -5,7 +5,9 @@
 //! expected response of every scenario is defined once, in [`oracle`], and every mode checks
 //! against it before it measures anything.
 
+pub mod bench;
 pub mod check;
+pub mod driver;
 pub mod env;
 pub mod fixtures;
 pub mod framework;
@@ -17,4 +19,5 @@ pub mod logging;
 pub mod options;
 pub mod oracle;
 pub mod quick;
+pub mod redis;
 pub mod server;

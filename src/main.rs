@@ -23,6 +23,10 @@ use framebench::quick;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// With no command: run the full sweep (`framebench compare` with its defaults) instead of
+    /// the quick compare.
+    #[arg(long)]
+    full: bool,
 }
 
 #[derive(Subcommand)]
@@ -44,7 +48,22 @@ enum Command {
         /// Where static files and pastes are read from.
         #[arg(long, value_enum, default_value_t = Io::Memory)]
         io: Io,
+        /// Exit by itself after this many requests (for `cargo bench --bench
+        /// callgrind_loopback`).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_requests: Option<u64>,
+        #[command(flatten)]
+        redis: RedisArg,
     },
+    /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`.
+    Profile(framebench::bench::cli::ProfileArgs),
+    /// Writes docs/results.md from criterion's and gungraun's output in target/.
+    Report(framebench::bench::cli::ReportArgs),
+    /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
+    /// and reports throughput, latency, errors, starvation, CPU and memory.
+    Load(framebench::driver::cli::LoadArgs),
+    /// `load` over frameworks × scenarios × connection counts.
+    Compare(framebench::driver::cli::CompareArgs),
     /// Checks frameworks × scenarios × variants against the oracle, in-process and over
     /// loopback. Exits 1 on any mismatch.
     Check {
@@ -52,7 +71,34 @@ enum Command {
         frameworks: Vec<String>,
         #[command(flatten)]
         opts: OptArgs,
+        #[command(flatten)]
+        redis: RedisArg,
     },
+}
+
+#[derive(clap::Args)]
+struct RedisArg {
+    /// Redis for the redis scenario (`redis://127.0.0.1:PORT`, loopback only; its keys are
+    /// seeded). Default: `$FRAMEBENCH_REDIS`, else a `redis-server` started for the run.
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+}
+
+impl RedisArg {
+    /// Gives `fixtures` a Redis (see `framebench::redis::provide`); keep the result alive.
+    fn provide(
+        &self,
+        fixtures: &Fixtures,
+    ) -> Result<Option<framebench::redis::RedisServer>, Failure> {
+        let url = self
+            .redis
+            .clone()
+            .or_else(|| std::env::var(framebench::redis::REDIS_ENV).ok());
+        if let Some(url) = &url {
+            framebench::redis::parse_url(url).map_err(|e| usage(format!("--redis {e:#}")))?;
+        }
+        framebench::redis::provide(fixtures, url.as_deref()).map_err(fail)
+    }
 }
 
 #[derive(clap::Args)]
@@ -81,10 +127,15 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            // One line, not clap's usage block.
+            // One line, not clap's usage block: the message lines before the usage, joined.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{first} (see framebench --help)");
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+                .collect();
+            eprintln!("{} (see framebench --help)", message.join(" "));
             return ExitCode::from(2);
         }
     };
@@ -99,7 +150,10 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
+        None if cli.full => driver_cmd(framebench::driver::cli::full_sweep()),
         None => quick_compare(),
+        Some(Command::Load(args)) => driver_cmd(framebench::driver::cli::load(args)),
+        Some(Command::Compare(args)) => driver_cmd(framebench::driver::cli::compare(args)),
         Some(Command::List) => {
             list();
             Ok(ExitCode::SUCCESS)
@@ -110,6 +164,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             opts,
             logging,
             io,
+            max_requests,
+            redis,
         }) => serve(
             &framework,
             addr,
@@ -118,9 +174,21 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 io,
                 threads: opts.threads.into(),
             },
+            max_requests,
+            &redis,
         ),
-        Some(Command::Check { frameworks, opts }) => check_cmd(&frameworks, opts.threads.into()),
+        Some(Command::Profile(args)) => bench_cmd(framebench::bench::cli::profile(args)),
+        Some(Command::Report(args)) => bench_cmd(framebench::bench::cli::report(args)),
+        Some(Command::Check {
+            frameworks,
+            opts,
+            redis,
+        }) => check_cmd(&frameworks, opts.threads.into(), &redis),
     }
+}
+
+fn driver_cmd(r: Result<ExitCode, framebench::driver::cli::CliError>) -> Result<ExitCode, Failure> {
+    r.map_err(|framebench::driver::cli::CliError(code, msg)| Failure(code, msg))
 }
 
 fn find(name: &str) -> Result<&'static Entry, Failure> {
@@ -158,7 +226,17 @@ fn list() {
     }
 }
 
-fn serve(name: &str, addr: SocketAddr, options: Options) -> Result<ExitCode, Failure> {
+fn bench_cmd(r: Result<ExitCode, framebench::bench::cli::CliError>) -> Result<ExitCode, Failure> {
+    r.map_err(|framebench::bench::cli::CliError(code, msg)| Failure(code, msg))
+}
+
+fn serve(
+    name: &str,
+    addr: SocketAddr,
+    options: Options,
+    max_requests: Option<u64>,
+    redis: &RedisArg,
+) -> Result<ExitCode, Failure> {
     let entry = find(name)?;
     if !addr.ip().is_loopback() {
         return Err(usage(format!(
@@ -168,18 +246,28 @@ fn serve(name: &str, addr: SocketAddr, options: Options) -> Result<ExitCode, Fai
     if !entry.loopback {
         return Err(usage(format!("{name} has no server (in-process only)")));
     }
+    if let Some(max) = max_requests {
+        bench_cmd(framebench::bench::cli::install_limit(name, max).map(|()| ExitCode::SUCCESS))?;
+    }
     let fixtures = load_fixtures()?;
+    // Issue 5: the redis scenario's Redis, alive as long as the server.
+    let _redis = redis.provide(&fixtures)?;
     let app = entry.build(&Config { fixtures, options }).map_err(fail)?;
     let listener =
         TcpListener::bind(addr).map_err(|e| Failure(1, format!("cannot bind {addr}: {e}")))?;
     let server = app.serve(listener).map_err(fail)?;
-    println!("listening on {}", server.url());
-    let _ = std::io::stdout().flush();
+    if let Some(limit) = framebench::bench::limit::active() {
+        announce(&server);
+        return bench_cmd(framebench::bench::cli::serve_until_limit(server, limit));
+    }
+    // Handlers first, then the line a supervisor waits for: a signal sent as soon as the line
+    // is read must stop the server cleanly, not kill it.
     let mut signals = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
     ])
     .map_err(|e| Failure(1, format!("cannot install signal handlers: {e}")))?;
+    announce(&server);
     loop {
         if signals.pending().next().is_some() {
             break;
@@ -193,13 +281,20 @@ fn serve(name: &str, addr: SocketAddr, options: Options) -> Result<ExitCode, Fai
     Ok(ExitCode::SUCCESS)
 }
 
-fn check_cmd(names: &[String], threads: usize) -> Result<ExitCode, Failure> {
+/// Prints `serve`'s first line, which scripts and the driver wait for.
+fn announce(server: &framebench::framework::ServerHandle) {
+    println!("listening on {}", server.url());
+    let _ = std::io::stdout().flush();
+}
+
+fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitCode, Failure> {
     let entries: Vec<&Entry> = if names.is_empty() {
         REGISTRY.iter().collect()
     } else {
         names.iter().map(|n| find(n)).collect::<Result<_, _>>()?
     };
     let fixtures = load_fixtures()?;
+    let _redis = redis.provide(&fixtures)?;
     let mut rows = Vec::new();
     for entry in entries {
         rows.extend(check::check_framework(
@@ -222,11 +317,13 @@ fn check_cmd(names: &[String], threads: usize) -> Result<ExitCode, Failure> {
 
 fn quick_compare() -> Result<ExitCode, Failure> {
     let fixtures = load_fixtures()?;
+    let _redis = RedisArg { redis: None }.provide(&fixtures)?;
     let entries: Vec<&Entry> = REGISTRY.iter().collect();
     let options = Options::default();
     let sample = Duration::from_millis(100);
     let rows = quick::run(&entries, &fixtures, options, sample);
-    let failed = quick::print(&rows, options, sample);
+    let (loopback, params) = framebench::driver::cli::quick_loopback(&fixtures, options);
+    let failed = quick::print_both(&rows, &loopback, &params, options, sample);
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {

@@ -73,7 +73,25 @@ pub const SCENARIOS: &[Scenario] = &[
         content_type: Some("text/plain; charset=utf-8"),
         body: Body::Fixture("pastes/mysrc"),
     },
+    Scenario {
+        name: "json",
+        path: "/json",
+        status: 200,
+        content_type: Some("application/json"),
+        body: Body::Text(r#"{"message":"Hello, World!"}"#),
+    },
+    // Issue 5: needs a real Redis (see `Scenario::needs_redis`); seeded by `crate::redis`.
+    Scenario {
+        name: REDIS_SCENARIO,
+        path: "/get?key=foo",
+        status: 200,
+        content_type: Some(crate::redis::CONTENT_TYPE),
+        body: Body::Text(crate::redis::VALUE),
+    },
 ];
+
+/// The scenario that reads a real Redis.
+pub const REDIS_SCENARIO: &str = "redis";
 
 /// Requests that try to read a file outside `static/` or `pastes/`: `..`, percent-encoded dots
 /// and slashes, backslashes, double encoding, absolute paths, NUL bytes, overlong UTF-8. The
@@ -165,6 +183,25 @@ pub struct Expected {
 }
 
 impl Scenario {
+    /// Whether this scenario needs a Redis (the redis scenario).
+    pub fn needs_redis(&self) -> bool {
+        self.name == REDIS_SCENARIO
+    }
+
+    /// Why this scenario cannot run with these fixtures (no Redis given to them), if so.
+    /// Callers skip it with this message instead of failing it.
+    pub fn skip_reason(&self, fixtures: &Fixtures) -> Option<String> {
+        (self.needs_redis() && fixtures.redis_url().is_none()).then(|| {
+            format!(
+                "no Redis for the {} scenario ({})",
+                self.name,
+                crate::redis::available()
+                    .err()
+                    .unwrap_or_else(|| "none started".to_owned())
+            )
+        })
+    }
+
     /// The request of this scenario.
     pub fn request(&self) -> Request {
         request(self.path)

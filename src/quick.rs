@@ -1,5 +1,6 @@
 //! The quick comparison `framebench` prints with no arguments: in-process time per request for
-//! every framework × scenario, each response checked against the oracle before it is timed.
+//! every framework × scenario, each response checked against the oracle before it is timed,
+//! beside a short loopback load of the same cell by the driver ([`crate::driver`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +19,8 @@ pub enum Cell {
     Time(Duration),
     /// The response did not match the oracle; not timed.
     Failed(String),
+    /// The scenario cannot run here (the redis one without a Redis); why.
+    Skipped(String),
 }
 
 /// Times `path` on `app`: calibrate a batch size worth about `sample` of work, then take
@@ -73,7 +76,10 @@ pub fn run(
         let cells = match entry.build(&config) {
             Ok(app) => SCENARIOS
                 .iter()
-                .map(|s| measure_cell(&*app, s, fixtures, sample))
+                .map(|s| match s.skip_reason(fixtures) {
+                    Some(why) => Cell::Skipped(why),
+                    None => measure_cell(&*app, s, fixtures, sample),
+                })
                 .collect(),
             Err(e) => vec![Cell::Failed(format!("{e:#}")); SCENARIOS.len()],
         };
@@ -130,6 +136,7 @@ pub fn print(rows: &[(&'static str, Vec<Cell>)], options: Options, sample: Durat
         for (s, cell) in SCENARIOS.iter().zip(cells) {
             match cell {
                 Cell::Time(t) => print!(" {:>12} |", format_time(*t)),
+                Cell::Skipped(_) => print!(" {:>12} |", "skip"),
                 Cell::Failed(e) => {
                     print!(" {:>12} |", "FAIL");
                     failed.push(format!("{name} {}: {e}", s.name));
@@ -137,6 +144,93 @@ pub fn print(rows: &[(&'static str, Vec<Cell>)], options: Options, sample: Durat
             }
         }
         println!();
+    }
+    for f in &failed {
+        println!("FAIL {f}");
+    }
+    failed.len()
+}
+
+/// Prints in-process and loopback columns for every framework × scenario, with the
+/// environment. Returns the number of failed cells.
+pub fn print_both(
+    rows: &[(&'static str, Vec<Cell>)],
+    loopback: &[crate::driver::stats::CellResult],
+    params: &crate::driver::LoadParams,
+    options: Options,
+    sample: Duration,
+) -> usize {
+    use crate::driver::output::{kilo, us};
+    use crate::driver::stats::Status;
+    println!("framebench quick: every framework × scenario, in-process and over loopback");
+    println!("environment: {}", Environment::current());
+    println!(
+        "options: {}; in-process: median time per request of 5 batches of ~{sample:?}, one thread; \
+         loopback: {} connections, {:?} warmup + {:?} closed loop per cell, {}, fresh server per cell",
+        options.label(),
+        options.threads,
+        params.warmup,
+        params.duration,
+        params.pinning.label()
+    );
+    println!("every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)");
+    println!();
+    println!(
+        "| {:<14} | {:<10} | {:>12} | {:>11} | {:>10} | {:>9} | {:>8} |",
+        "framework", "scenario", "in-process", "loopback/s", "p99", "srv cpu", "srv rss"
+    );
+    println!(
+        "|{:-<16}|{:-<12}|{:-<13}:|{:-<12}:|{:-<11}:|{:-<10}:|{:-<9}:|",
+        "", "", "", "", "", "", ""
+    );
+    let mut failed = Vec::new();
+    let names = crate::frameworks::REGISTRY
+        .iter()
+        .map(|e| e.name)
+        .filter(|n| rows.iter().any(|(r, _)| r == n) || loopback.iter().any(|c| c.target == *n));
+    for name in names {
+        for (k, s) in SCENARIOS.iter().enumerate() {
+            let inproc = match rows.iter().find(|(n, _)| *n == name).map(|(_, c)| &c[k]) {
+                None => "–".to_owned(),
+                Some(Cell::Time(t)) => format_time(*t),
+                Some(Cell::Skipped(_)) => "skip".to_owned(),
+                Some(Cell::Failed(e)) => {
+                    failed.push(format!("{name} {} in-process: {e}", s.name));
+                    "FAIL".to_owned()
+                }
+            };
+            let lb = loopback
+                .iter()
+                .find(|c| c.target == name && c.scenario == s.name);
+            let (rps, p99, cpu, rss) = match lb {
+                None => (
+                    "–".to_owned(),
+                    "–".to_owned(),
+                    "–".to_owned(),
+                    "–".to_owned(),
+                ),
+                Some(c) if c.status == Status::Ok => (
+                    kilo(c.rps),
+                    us(c.latency.p99_us),
+                    c.server_cpu_pct.map_or("–".into(), |v| format!("{v:.0}%")),
+                    c.server_peak_rss
+                        .map_or("–".into(), |v| format!("{:.1} MB", v as f64 / 1e6)),
+                ),
+                Some(c) => {
+                    failed.push(format!("{name} {} loopback: {:?}", s.name, c.status));
+                    (
+                        c.status.short().to_owned(),
+                        "–".into(),
+                        "–".into(),
+                        "–".into(),
+                    )
+                }
+            };
+            println!(
+                "| {name:<14} | {:<10} | {inproc:>12} | {rps:>11} | {p99:>10} | {cpu:>9} | {rss:>8} |",
+                s.name
+            );
+        }
     }
     for f in &failed {
         println!("FAIL {f}");

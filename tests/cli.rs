@@ -73,7 +73,10 @@ fn non_loopback_address_is_refused() {
 fn port_in_use_exits_1() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    for e in REGISTRY.iter().filter(|e| e.loopback) {
+    for e in REGISTRY
+        .iter()
+        .filter(|e| e.loopback && e.available().is_ok())
+    {
         let out = run(&["serve", e.name, "--addr", &addr]);
         assert_one_line_error(&out, 1, "cannot bind");
     }
@@ -154,7 +157,10 @@ impl Served {
 
 #[test]
 fn serve_prints_its_address_serves_and_stops_on_signals() {
-    for e in REGISTRY.iter().filter(|e| e.loopback) {
+    for e in REGISTRY
+        .iter()
+        .filter(|e| e.loopback && e.available().is_ok())
+    {
         for sig in ["-TERM", "-INT"] {
             let mut s = serve(&[e.name, "--threads", "2"]);
             let got = raw_get(s.addr, "/").unwrap();
@@ -173,7 +179,10 @@ fn serve_prints_its_address_serves_and_stops_on_signals() {
 #[test]
 fn logging_stdout_prints_one_line_per_request() {
     // raw is the ceiling and has no logger.
-    for e in REGISTRY.iter().filter(|e| e.loopback && e.name != "raw") {
+    for e in REGISTRY
+        .iter()
+        .filter(|e| e.loopback && e.name != "raw" && e.available().is_ok())
+    {
         let mut s = serve(&[e.name, "--logging", "stdout"]);
         for _ in 0..3 {
             assert_eq!(raw_get(s.addr, "/paste/mysrc").unwrap().status, 200);

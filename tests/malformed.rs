@@ -62,9 +62,18 @@ fn send_hostile(addr: SocketAddr, bytes: &[u8], half_close: bool) -> Result<Outc
     }
 }
 
+/// What the Go peers answer that is not a 4xx, as measured (docs/methodology.md): net/http
+/// puts no limit on the number of headers within its 1 MiB `MaxHeaderBytes`; fasthttp (Fiber)
+/// serves `HTTP/9.9` as HTTP/1.1. Each still answers and keeps serving; anything else from them
+/// fails the test. (505 for an unknown version is the HTTP answer and is accepted from anyone.)
+const GO_ANSWERS: &[(&str, &str, u16)] = &[
+    ("go-nethttp", "thousands of headers", 200),
+    ("go-fiber", "bad version", 200),
+];
+
 fn cases() -> Vec<(&'static str, Vec<u8>, bool)> {
     let mut big = b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: ".to_vec();
-    big.extend(std::iter::repeat_n(b'a', 1024 * 1024));
+    big.extend(std::iter::repeat_n(b'a', 4 * 1024 * 1024));
     big.extend_from_slice(b"\r\n\r\n");
     let mut many = b"GET / HTTP/1.1\r\nHost: localhost\r\n".to_vec();
     for i in 0..2000 {
@@ -107,7 +116,10 @@ fn servers_survive_malformed_http() {
     let fixtures: Arc<Fixtures> = Fixtures::load_default().unwrap();
     let mut failures = Vec::new();
     let mut checked = 0;
-    for entry in REGISTRY.iter().filter(|e| e.loopback) {
+    for entry in REGISTRY
+        .iter()
+        .filter(|e| e.loopback && e.available().is_ok())
+    {
         let config = Config {
             fixtures: Arc::clone(&fixtures),
             options: Options::default(),
@@ -119,6 +131,8 @@ fn servers_survive_malformed_http() {
             match send_hostile(addr, &bytes, half_close) {
                 Ok(Outcome::Status(s)) if (400..500).contains(&s) => {}
                 Ok(Outcome::Closed) => {}
+                Ok(Outcome::Status(505)) if name == "bad version" => {}
+                Ok(Outcome::Status(s)) if GO_ANSWERS.contains(&(entry.name, name, s)) => {}
                 Ok(Outcome::Status(s)) => {
                     failures.push(format!("{}: {name}: status {s}", entry.name))
                 }

@@ -33,6 +33,7 @@ use crate::fixtures::{content_type_for, Fixtures, Miss};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::logging;
 use crate::options::{Io, KEEP_ALIVE};
+use crate::redis::AsyncStore;
 
 /// actix-web behind the framebench trait.
 pub struct Actix {
@@ -46,6 +47,7 @@ pub struct Actix {
 struct AppState {
     fixtures: Arc<Fixtures>,
     io: Io,
+    redis: AsyncStore,
 }
 
 /// The request line every logged request gets: time, peer, request line, status, latency.
@@ -66,10 +68,15 @@ fn app(
     let state = web::Data::new(AppState {
         fixtures: Arc::clone(&config.fixtures),
         io: config.options.io,
+        // One pool per `App`, so per worker: each worker has its own runtime, where its
+        // connections' tasks run (docs/methodology.md).
+        redis: AsyncStore::new(&config.fixtures),
     });
     let app = App::new()
         .app_data(state)
         .service(hello)
+        .service(json)
+        .service(redis_get)
         .service(template)
         .service(paste);
     let app = match config.options.io {
@@ -148,6 +155,24 @@ async fn hello() -> &'static str {
     "Hello, World!"
 }
 
+#[get("/json")]
+async fn json() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(super::json_body())
+}
+
+#[get("/get")]
+async fn redis_get(state: web::Data<AppState>, req: actix_web::HttpRequest) -> HttpResponse {
+    let query = Some(req.query_string()).filter(|q| !q.is_empty());
+    let found = state.redis.get(crate::redis::key_from_query(query)).await;
+    let status = actix_web::http::StatusCode::from_u16(found.status())
+        .unwrap_or(actix_web::http::StatusCode::BAD_GATEWAY);
+    HttpResponse::build(status)
+        .content_type(crate::redis::CONTENT_TYPE)
+        .body(found.body())
+}
+
 #[get("/template")]
 async fn template(state: web::Data<AppState>) -> web::Html {
     web::Html::new(state.fixtures.render())
@@ -185,6 +210,18 @@ thread_local! {
     static WORKER_ALIVE: RefCell<Option<mpsc::Sender<()>>> = const { RefCell::new(None) };
 }
 
+/// `serve --max-requests`: counts each response.
+async fn count_response(
+    req: ServiceRequest,
+    next: actix_web::middleware::Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let res = next.call(req).await?;
+    if let Some(limit) = crate::bench::limit::active() {
+        limit.record();
+    }
+    Ok(res)
+}
+
 /// Runs the server on the current actix `System`: reports its handle (or the startup error) on
 /// `ready` once it accepts, then runs until stopped.
 async fn run(
@@ -194,10 +231,16 @@ async fn run(
     ready: mpsc::Sender<io::Result<actix_web::dev::ServerHandle>>,
 ) {
     let threads = config.options.threads.max(1);
+    // Fairness: `serve --max-requests` counts responses in a middleware under `Condition`; when
+    // no limit is set that is one `match` per request (docs/methodology.md).
+    let counted = crate::bench::limit::active().is_some();
     // Called once in every worker thread: that worker's own `App`.
     let factory = move || {
         WORKER_ALIVE.with_borrow_mut(|slot| *slot = Some(alive.clone()));
-        app(&config)
+        app(&config).wrap(Condition::new(
+            counted,
+            actix_web::middleware::from_fn(count_response),
+        ))
     };
     // actix-server makes the listener non-blocking itself. The defaults for backlog (already
     // set by whoever bound the listener), connection limits and rates stay as they are.

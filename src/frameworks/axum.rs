@@ -20,6 +20,7 @@ use crate::fixtures::{content_type_for, Fixtures};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::logging;
 use crate::options::{Io, Logging};
+use crate::redis::AsyncStore;
 use crate::server;
 
 /// axum behind the framebench trait.
@@ -33,6 +34,7 @@ pub struct Axum {
 struct AppState {
     fixtures: Arc<Fixtures>,
     io: Io,
+    redis: AsyncStore,
 }
 
 /// Builds the router: every route, and the trace layer when logging is on.
@@ -40,9 +42,13 @@ fn app(config: &Config) -> Router {
     let state = AppState {
         fixtures: Arc::clone(&config.fixtures),
         io: config.options.io,
+        // One pool per router: in-process and served requests run on different runtimes.
+        redis: AsyncStore::new(&config.fixtures),
     };
     let router = Router::new()
         .route("/", get(hello))
+        .route("/json", get(json))
+        .route("/get", get(redis_get))
         .route("/template", get(template))
         .route("/paste/{name}", get(paste));
     let router = match config.options.io {
@@ -88,6 +94,16 @@ impl Framework for Axum {
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         let router = app(&self.config);
+        // `serve --max-requests`: the counting layer exists only when a limit is set.
+        let router = match crate::bench::limit::active() {
+            Some(limit) => router.layer(tower::util::MapResponseLayer::new(
+                move |res: axum::response::Response| {
+                    limit.record();
+                    res
+                },
+            )),
+            None => router,
+        };
         // axum::serve sets no idle keep-alive timeout: connections stay open until the client
         // closes them or the server stops (docs/methodology.md).
         server::spawn_tokio(
@@ -110,6 +126,23 @@ impl Framework for Axum {
 
 async fn hello() -> &'static str {
     "Hello, World!"
+}
+
+async fn json() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, super::JSON)], super::json_body())
+}
+
+async fn redis_get(State(state): State<AppState>, uri: axum::http::Uri) -> impl IntoResponse {
+    let found = state
+        .redis
+        .get(crate::redis::key_from_query(uri.query()))
+        .await;
+    let status = StatusCode::from_u16(found.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    (
+        status,
+        [(header::CONTENT_TYPE, crate::redis::CONTENT_TYPE)],
+        found.body(),
+    )
 }
 
 async fn template(State(state): State<AppState>) -> Html<String> {

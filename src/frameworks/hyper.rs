@@ -3,9 +3,11 @@
 //! call the service directly; the server runs hyper's HTTP/1.1 connection per accepted socket.
 
 use std::convert::Infallible;
-use std::future::Ready;
+use std::future::Future;
 use std::net::TcpListener;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
@@ -18,12 +20,15 @@ use crate::fixtures::{content_type_for, Fixtures, Miss};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::logging::{self, Peer};
 use crate::options::{Io, Logging, KEEP_ALIVE};
+use crate::redis::{AsyncStore, Lookup};
 use crate::server;
 
 /// Raw hyper behind the framebench trait.
 pub struct Hyper {
     config: Config,
     rt: tokio::runtime::Runtime,
+    /// The in-process Redis pool (its connections live on `rt`).
+    redis: AsyncStore,
 }
 
 /// What the handler needs: the fixtures and the io mode.
@@ -31,6 +36,7 @@ pub struct Hyper {
 struct AppState {
     fixtures: Arc<Fixtures>,
     io: Io,
+    redis: AsyncStore,
 }
 
 impl Framework for Hyper {
@@ -45,6 +51,7 @@ impl Framework for Hyper {
         Ok(Hyper {
             config: config.clone(),
             rt,
+            redis: AsyncStore::new(&config.fixtures),
         })
     }
 
@@ -72,8 +79,15 @@ impl Framework for Hyper {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let state = self.state();
+        // The server's own Redis pool: its connections live on the server's runtime.
+        let state = AppState {
+            redis: AsyncStore::new(&self.config.fixtures),
+            ..self.state()
+        };
         let logging = self.config.options.logging;
+        // Fairness: `serve --max-requests` counts in the per-request closure below; when no
+        // limit is set that is one predictable branch per request (docs/methodology.md).
+        let limit = crate::bench::limit::active();
         server::spawn_tokio(
             listener,
             self.config.options.threads,
@@ -94,6 +108,9 @@ impl Framework for Hyper {
                         let state = state.clone();
                         move |mut req: http::Request<hyper::body::Incoming>| {
                             req.extensions_mut().insert(Peer(peer));
+                            if let Some(limit) = limit {
+                                limit.record();
+                            }
                             app(state.clone()).oneshot(req)
                         }
                     });
@@ -135,6 +152,7 @@ impl Hyper {
         AppState {
             fixtures: Arc::clone(&self.config.fixtures),
             io: self.config.options.io,
+            redis: self.redis.clone(),
         }
     }
 }
@@ -145,16 +163,49 @@ type Res = http::Response<Full<Bytes>>;
 /// The whole app: one service routing on the path.
 fn app<B>(
     state: AppState,
-) -> impl Service<
-    http::Request<B>,
-    Response = Res,
-    Error = Infallible,
-    Future = Ready<Result<Res, Infallible>>,
-> + Clone
+) -> impl Service<http::Request<B>, Response = Res, Error = Infallible, Future = RouteFuture>
+       + Clone
        + Send {
     tower::service_fn(move |req: http::Request<B>| {
-        std::future::ready(Ok(route(&state, req.method(), req.uri().path())))
+        let (method, uri) = (req.method(), req.uri());
+        if uri.path() == "/get" && (method == http::Method::GET || method == http::Method::HEAD) {
+            // Fairness: the one route that waits on I/O is a boxed future; every other route
+            // stays a ready value (docs/methodology.md).
+            let redis = state.redis.clone();
+            let key = crate::redis::key_from_query(uri.query());
+            return RouteFuture::Redis(Box::pin(
+                async move { redis_response(redis.get(key).await) },
+            ));
+        }
+        RouteFuture::Ready(Some(route(&state, method, uri.path())))
     })
+}
+
+/// The future of one request: ready for every route but `/get`, which waits on Redis.
+enum RouteFuture {
+    Ready(Option<Res>),
+    Redis(Pin<Box<dyn Future<Output = Res> + Send>>),
+}
+
+impl Future for RouteFuture {
+    type Output = Result<Res, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            RouteFuture::Ready(res) => {
+                Poll::Ready(Ok(res.take().expect("polled after completion")))
+            }
+            RouteFuture::Redis(fut) => fut.as_mut().poll(cx).map(Ok),
+        }
+    }
+}
+
+fn redis_response(found: Lookup) -> Res {
+    let mut res = ok(crate::redis::CONTENT_TYPE, Bytes::new());
+    *res.status_mut() =
+        http::StatusCode::from_u16(found.status()).unwrap_or(http::StatusCode::BAD_GATEWAY);
+    *res.body_mut() = Full::new(found.body());
+    res
 }
 
 fn route(state: &AppState, method: &http::Method, path: &str) -> http::Response<Full<Bytes>> {
@@ -166,6 +217,7 @@ fn route(state: &AppState, method: &http::Method, path: &str) -> http::Response<
             "text/plain; charset=utf-8",
             Bytes::from_static(b"Hello, World!"),
         ),
+        "/json" => ok(super::JSON, Bytes::from(super::json_body())),
         "/template" => ok(
             "text/html; charset=utf-8",
             Bytes::from(state.fixtures.render()),

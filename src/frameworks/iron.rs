@@ -14,7 +14,7 @@ use hyper010::server::{
     Handler as HyperHandler, Request as HyperRequest, Response as HyperResponse,
 };
 use hyper010::uri::RequestUri;
-use iron::mime::{Attr, Mime, SubLevel, TopLevel, Value};
+use iron::mime::{Mime, SubLevel, TopLevel};
 use iron::{status, AroundMiddleware, Chain, Handler, IronResult, Protocol, Response};
 use mount::Mount;
 use router::Router;
@@ -22,8 +22,10 @@ use staticfile::Static;
 
 use crate::fixtures::{self, Fixtures};
 use crate::framework::{Config, Framework, Request, ServerHandle};
+use crate::hyper010::{text_html, text_plain};
 use crate::logging;
 use crate::options::Io;
+use crate::redis::SyncStore;
 
 /// The iron app.
 pub struct Iron {
@@ -43,6 +45,14 @@ impl Framework for Iron {
 
         let mut router = Router::new();
         router.get("/", hello, "hello");
+        router.get("/json", json, "json");
+        // One blocking pool, shared by every worker thread and by in-process requests.
+        let redis = SyncStore::new(fixtures);
+        router.get(
+            "/get",
+            move |req: &mut iron::Request| redis_get(req, &redis),
+            "redis",
+        );
         let f = Arc::clone(fixtures);
         router.get(
             "/template",
@@ -101,6 +111,21 @@ fn hello(_: &mut iron::Request) -> IronResult<Response> {
     Ok(Response::with((status::Ok, text_plain(), "Hello, World!")))
 }
 
+fn redis_get(req: &mut iron::Request, redis: &SyncStore) -> IronResult<Response> {
+    let found = redis.get(crate::redis::key_from_query(req.url.query()));
+    let status = status::Status::from_u16(found.status());
+    Ok(Response::with((
+        status,
+        text_plain(),
+        found.body().to_vec(),
+    )))
+}
+
+fn json(_: &mut iron::Request) -> IronResult<Response> {
+    let mime = Mime(TopLevel::Application, SubLevel::Json, vec![]);
+    Ok(Response::with((status::Ok, mime, super::json_body())))
+}
+
 fn template(fixtures: &Fixtures) -> IronResult<Response> {
     Ok(Response::with((status::Ok, text_html(), fixtures.render())))
 }
@@ -130,22 +155,6 @@ fn static_memory(req: &mut iron::Request, fixtures: &Fixtures) -> IronResult<Res
         }
         Err(miss) => Response::with(status::Status::from_u16(miss.status())),
     })
-}
-
-fn text_plain() -> Mime {
-    Mime(
-        TopLevel::Text,
-        SubLevel::Plain,
-        vec![(Attr::Charset, Value::Utf8)],
-    )
-}
-
-fn text_html() -> Mime {
-    Mime(
-        TopLevel::Text,
-        SubLevel::Html,
-        vec![(Attr::Charset, Value::Utf8)],
-    )
 }
 
 /// `staticfile::Static` behind a guard.

@@ -11,6 +11,10 @@ use crate::options::Io;
 pub mod actix;
 #[cfg(feature = "axum")]
 pub mod axum;
+#[cfg(feature = "go")]
+pub mod go;
+#[cfg(feature = "gotham")]
+pub mod gotham;
 #[cfg(feature = "hyper")]
 pub mod hyper;
 #[cfg(feature = "iron")]
@@ -21,6 +25,8 @@ pub mod null;
 #[cfg(feature = "hyper010")]
 pub mod null010;
 pub mod raw;
+#[cfg(feature = "rocket")]
+pub mod rocket;
 
 /// Every framework compiled in, baselines first.
 pub const REGISTRY: &[Entry] = &[
@@ -38,6 +44,14 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<axum::Axum>(),
     #[cfg(feature = "hyper")]
     Entry::of::<hyper::Hyper>(),
+    #[cfg(feature = "rocket")]
+    Entry::of::<rocket::Rocket5>(),
+    #[cfg(feature = "gotham")]
+    Entry::of::<gotham::Gotham>(),
+    #[cfg(feature = "go")]
+    Entry::of::<go::GoPeer<go::NetHttp>>(),
+    #[cfg(feature = "go")]
+    Entry::of::<go::GoPeer<go::Fiber>>(),
 ];
 
 /// Looks a framework up by name.
@@ -91,5 +105,39 @@ pub(crate) fn canned(fixtures: &Fixtures) -> anyhow::Result<Vec<Canned>> {
                 .paste("mysrc", Io::Memory)
                 .map_err(|_| missing("pastes/mysrc"))?,
         },
+        Canned {
+            path: "/json",
+            status: 200,
+            content_type: JSON,
+            body: Bytes::from(json_body()),
+        },
+        // Fairness: the baselines answer the redis scenario from the seeded value, canned,
+        // without asking Redis: they stay the floor and ceiling of the HTTP work alone
+        // (docs/methodology.md).
+        Canned {
+            path: "/get?key=foo",
+            status: 200,
+            content_type: crate::redis::CONTENT_TYPE,
+            body: Bytes::from_static(crate::redis::VALUE.as_bytes()),
+        },
     ])
+}
+
+/// Content type of the json scenario.
+pub(crate) const JSON: &str = "application/json";
+
+/// The json scenario's object.
+#[derive(serde::Serialize)]
+pub(crate) struct Message {
+    /// Always `Hello, World!`.
+    pub message: &'static str,
+}
+
+/// Serializes the json scenario's body with serde_json. Every framework calls this per request
+/// (TechEmpower's rule: no response cached); the baselines call it once.
+pub(crate) fn json_body() -> Vec<u8> {
+    serde_json::to_vec(&Message {
+        message: "Hello, World!",
+    })
+    .expect("a struct of one string serializes")
 }

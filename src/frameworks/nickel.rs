@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use hyper010::header::ContentType;
-use hyper010::mime::{Attr, Mime, SubLevel, TopLevel, Value};
+use hyper010::mime::{Mime, SubLevel, TopLevel};
 use hyper010::server::{
     Handler as HyperHandler, Request as HyperRequest, Response as HyperResponse,
 };
@@ -30,8 +30,10 @@ use nickel::{
 
 use crate::fixtures::{self, Fixtures, Miss};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::hyper010::{text_html, text_plain};
 use crate::logging;
 use crate::options::Io;
+use crate::redis::SyncStore;
 
 /// The nickel app.
 pub struct Nickel {
@@ -64,6 +66,15 @@ impl Framework for Nickel {
                 "Hello, World!"
             },
         );
+        router.get(
+            "/json",
+            middleware! { |_, mut res|
+                res.set(ContentType(Mime(TopLevel::Application, SubLevel::Json, vec![])));
+                super::json_body()
+            },
+        );
+        // One blocking pool, shared by every worker thread and by in-process requests.
+        router.get("/get", RedisGet(SyncStore::new(fixtures)));
         let f = Arc::clone(fixtures);
         router.get(
             "/template",
@@ -116,6 +127,26 @@ impl Framework for Nickel {
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         crate::hyper010::serve(listener, self.threads, self.server.clone())
+    }
+}
+
+/// `/get`: the value of `key` in Redis, through the blocking pool.
+struct RedisGet(SyncStore);
+
+impl Middleware<()> for RedisGet {
+    fn invoke<'mw, 'conn>(
+        &'mw self,
+        req: &mut nickel::Request<'mw, 'conn>,
+        mut res: nickel::Response<'mw>,
+    ) -> MiddlewareResult<'mw> {
+        let query = match &req.origin.uri {
+            hyper010::uri::RequestUri::AbsolutePath(p) => p.split_once('?').map(|(_, q)| q),
+            _ => None,
+        };
+        let found = self.0.get(crate::redis::key_from_query(query));
+        res.set(StatusCode::from_u16(found.status()));
+        res.set(ContentType(text_plain()));
+        res.send(&found.body()[..])
     }
 }
 
@@ -199,22 +230,6 @@ impl Middleware<()> for Logger {
         });
         res.next_middleware()
     }
-}
-
-fn text_plain() -> Mime {
-    Mime(
-        TopLevel::Text,
-        SubLevel::Plain,
-        vec![(Attr::Charset, Value::Utf8)],
-    )
-}
-
-fn text_html() -> Mime {
-    Mime(
-        TopLevel::Text,
-        SubLevel::Html,
-        vec![(Attr::Charset, Value::Utf8)],
-    )
 }
 
 /// nickel's private `Server` (nickel-0.11.0/src/server.rs): the middleware stack, the template

@@ -40,7 +40,8 @@ impl Framework for Null {
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        let path = req.uri().path();
+        // The whole target: the redis scenario's canned answer is for `/get?key=foo` only.
+        let path = req.uri().path_and_query().map_or("/", |p| p.as_str());
         let res = self
             .routes
             .iter()

@@ -62,7 +62,8 @@ struct Canned {
 impl Handler for Canned {
     fn handle(&self, req: HyperRequest, mut res: HyperResponse) {
         let path = match req.uri {
-            RequestUri::AbsolutePath(ref p) => p.split('?').next().unwrap_or_default(),
+            // The whole target: the redis scenario's canned answer is for `/get?key=foo` only.
+            RequestUri::AbsolutePath(ref p) => p.as_str(),
             _ => "",
         };
         let Some((_, status, content_type, body)) = self.routes.iter().find(|r| r.0 == path) else {

@@ -63,9 +63,12 @@ impl Framework for Raw {
     // the ceiling and must never be the one that starves connections.
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         let routes = Arc::clone(&self.routes);
+        // Fairness: `serve --max-requests` counts in the request loop; when no limit is set
+        // that is one predictable branch per request (docs/methodology.md).
+        let limit = crate::bench::limit::active();
         let handler = Arc::new(
             move |stream: TcpStream, _peer: SocketAddr, stop: &AtomicBool| {
-                let _ = connection(stream, &routes, stop);
+                let _ = connection(stream, &routes, stop, limit);
             },
         );
         Ok(server::serve(listener, Threads::PerConnection, handler)?)
@@ -76,6 +79,7 @@ fn connection(
     mut stream: TcpStream,
     routes: &[(&'static str, Vec<u8>)],
     stop: &AtomicBool,
+    limit: Option<&crate::bench::limit::Limit>,
 ) -> std::io::Result<()> {
     stream.set_read_timeout(Some(KEEP_ALIVE))?;
     let not_found = encode(404, "Not Found", "text/plain; charset=utf-8", b"", false);
@@ -100,6 +104,9 @@ fn connection(
                         .find(|(p, _)| p.as_bytes() == path)
                         .map_or(&not_found, |(_, r)| r);
                     out.extend_from_slice(res);
+                    if let Some(limit) = limit {
+                        limit.record();
+                    }
                 }
                 None => {
                     out.extend_from_slice(&encode(400, "Bad Request", "text/plain", b"", true));

@@ -1,0 +1,119 @@
+//! Instructions per request over loopback (gungraun binary benchmarks, callgrind): the whole
+//! `framebench serve <fw> --threads 1 --max-requests N` process, every thread, the full HTTP
+//! stack of each framework.
+//!
+//! The benchmark's setup runs in parallel with the server: it connects (retrying while the
+//! server starts under valgrind), sends `N` hello requests on one keep-alive connection, checks
+//! the first two answers against the oracle and reads exactly `N` responses; the server exits
+//! by itself after `N`. Each framework runs twice, with `N1` and `N2` requests: the report's
+//! per-request figure is `(count(N2) − count(N1)) / (N2 − N1)`, which cancels startup and
+//! shutdown.
+//!
+//! The server port is fixed ([`PORT`]) because gungraun's setup functions take no arguments;
+//! the benches run one after another, so one port suffices.
+
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use gungraun::{
+    binary_benchmark_group, main, Bench, BinaryBenchmark, BinaryBenchmarkConfig,
+    BinaryBenchmarkGroup, Command,
+};
+
+use framebench::bench::client::KeepAlive;
+use framebench::bench::limit;
+use framebench::fixtures::Fixtures;
+use framebench::frameworks::REGISTRY;
+use framebench::oracle;
+
+/// Loopback port of the server under callgrind.
+const PORT: u16 = 47913;
+/// Requests of the short run.
+const N1: u64 = 20;
+/// Requests of the long run.
+const N2: u64 = 220;
+/// Bound on the client's connect retries and on each read (valgrind is ~50× slower).
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn addr() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], PORT))
+}
+
+/// Sends `n` hello requests on one keep-alive connection; panics (failing the benchmark) if the
+/// server does not answer them as the oracle says.
+fn client(n: u64) {
+    let fixtures = Fixtures::load_default().expect("fixtures");
+    let scenario = oracle::scenario("hello").expect("hello");
+    let start = Instant::now();
+    // Wait until the server under valgrind listens.
+    loop {
+        match TcpStream::connect_timeout(&addr(), Duration::from_secs(1)) {
+            Ok(probe) => {
+                drop(probe);
+                break;
+            }
+            Err(_) if start.elapsed() < CLIENT_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => panic!("server on {} never listened: {e}", addr()),
+        }
+    }
+    // The probe connection above carries no request: it is not counted. The two checked
+    // warm-up requests of `connect` are.
+    let mut conn = KeepAlive::connect_with_timeout(addr(), scenario, &fixtures, CLIENT_TIMEOUT)
+        .expect("checked warm-up");
+    for _ in 2..n {
+        conn.round_trip().expect("round trip");
+    }
+}
+
+fn client_n1() {
+    client(N1);
+}
+
+fn client_n2() {
+    client(N2);
+}
+
+fn frameworks() -> Vec<&'static str> {
+    REGISTRY
+        .iter()
+        .filter(|e| e.loopback && limit::SUPPORTED.contains(&e.name))
+        .map(|e| e.name)
+        .collect()
+}
+
+fn command(framework: &str, n: u64) -> Command {
+    Command::new(env!("CARGO_BIN_EXE_framebench"))
+        .args(["serve", framework, "--threads", "1"])
+        .args(["--addr", &addr().to_string()])
+        .args(["--max-requests", &n.to_string()])
+        .setup_parallel(true)
+        .build()
+}
+
+fn setup_group(group: &mut BinaryBenchmarkGroup) {
+    let mut hello = BinaryBenchmark::new("hello");
+    for fw in frameworks() {
+        let id = fw.replace('-', "_");
+        hello.bench(
+            Bench::new(format!("{id}_n{N1}"))
+                .command(command(fw, N1))
+                .setup(client_n1),
+        );
+        hello.bench(
+            Bench::new(format!("{id}_n{N2}"))
+                .command(command(fw, N2))
+                .setup(client_n2),
+        );
+    }
+    group.binary_benchmark(hello);
+}
+
+binary_benchmark_group!(
+    name = loopback,
+    config = BinaryBenchmarkConfig::default().setup_parallel(true),
+    benchmarks = |group: &mut BinaryBenchmarkGroup| setup_group(group)
+);
+
+main!(binary_benchmark_groups = loopback);

@@ -1,0 +1,83 @@
+//! In-process criterion benches: every framework × scenario × variant, through
+//! `Framework::dispatch`, no socket. One group per scenario (`in_process/<scenario>`), the
+//! framework and variant as the id, so criterion compares frameworks side by side.
+//!
+//! Each cell is built and its response checked against the oracle before it is timed; a cell
+//! that fails is reported and skipped. Requests are built outside the timed region.
+//! Filter as usual: `cargo bench --bench in_process -- axum`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
+
+use framebench::bench;
+use framebench::fixtures::Fixtures;
+use framebench::frameworks::REGISTRY;
+use framebench::oracle::{self, SCENARIOS};
+
+fn in_process(c: &mut Criterion) {
+    let fixtures = Fixtures::load_default().expect("fixtures");
+    // Issue 5: a real redis-server for the redis scenario (the served children inherit its URL);
+    // without one that scenario is skipped with a message.
+    let _redis = framebench::redis::provide(&fixtures, None).expect("redis-server starts");
+    let mut failed = Vec::new();
+    for scenario in SCENARIOS {
+        if let Some(why) = scenario.skip_reason(&fixtures) {
+            eprintln!("skipping {}: {why}", scenario.name);
+            continue;
+        }
+        let mut group = c.benchmark_group(format!("in_process/{}", scenario.name));
+        for entry in REGISTRY.iter().filter(|e| e.in_process) {
+            for options in bench::in_process_variants(entry, scenario) {
+                let label = bench::label(&options);
+                let prepared = match bench::prepare(entry, &fixtures, options, scenario) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let msg =
+                            format!("in_process/{}/{}/{label}: {e:#}", scenario.name, entry.name);
+                        eprintln!("FAIL {msg} (skipped, not timed)");
+                        failed.push(msg);
+                        continue;
+                    }
+                };
+                group.throughput(Throughput::Bytes(prepared.body_len as u64));
+                let app = &*prepared.app;
+                group.bench_function(BenchmarkId::new(entry.name, label), |b| {
+                    b.iter_batched(
+                        || oracle::request(prepared.path),
+                        |req| black_box(app.dispatch(black_box(req)).expect("dispatch")),
+                        BatchSize::SmallInput,
+                    )
+                });
+            }
+        }
+        group.finish();
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "{} cell(s) failed the oracle and were skipped:",
+            failed.len()
+        );
+        for f in &failed {
+            eprintln!("  {f}");
+        }
+    }
+}
+
+fn config() -> Criterion {
+    // Budget: about 1.6 s per cell keeps the whole `cargo bench` within 15 minutes on 2 cores.
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1000))
+        .sample_size(30)
+        // 20,000 bootstrap resamples instead of 100,000: the analysis of each cell stays short.
+        .nresamples(20_000)
+        .configure_from_args()
+}
+
+fn main() {
+    let mut c = config();
+    in_process(&mut c);
+    c.final_summary();
+}

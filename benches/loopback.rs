@@ -1,0 +1,133 @@
+//! Loopback criterion benches: every framework's server as a child process
+//! (`framebench serve <fw> --threads 1`) on 127.0.0.1:0, with the `raw` ceiling. One group per
+//! scenario (`loopback/<scenario>`). The client keeps one keep-alive connection, sends a request
+//! encoded once and reads exactly the response length learned from the checked warm-up response,
+//! with a read timeout. A second id per framework, `<fw>/reqwest`, uses reqwest's blocking
+//! client to show what a typical client adds.
+//!
+//! With two or more cores and `taskset`, the server runs on core 0 and this process on core 1.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+
+use framebench::bench::client::KeepAlive;
+use framebench::bench::server::{self, ServerProcess};
+use framebench::bench::{self, LOOPBACK_THREADS};
+use framebench::check;
+use framebench::fixtures::Fixtures;
+use framebench::frameworks::REGISTRY;
+use framebench::options::Options;
+use framebench::oracle::{Scenario, SCENARIOS};
+
+fn loopback(c: &mut Criterion) {
+    let fixtures = Fixtures::load_default().expect("fixtures");
+    // Issue 5: a real redis-server for the redis scenario (the served children inherit its URL);
+    // without one that scenario is skipped with a message.
+    let _redis = framebench::redis::provide(&fixtures, None).expect("redis-server starts");
+    let bin = Path::new(env!("CARGO_BIN_EXE_framebench"));
+    let pinning = server::pinning();
+    match pinning {
+        Some(p) => match server::pin_self(p.client) {
+            Ok(()) => eprintln!(
+                "loopback: server pinned to core {}, client (this bench) to core {}",
+                p.server, p.client
+            ),
+            Err(e) => eprintln!("loopback: not pinned ({e:#})"),
+        },
+        None => eprintln!("loopback: not pinned (needs 2 cores and taskset, from util-linux)"),
+    }
+    let options = Options {
+        threads: LOOPBACK_THREADS,
+        ..Options::default()
+    };
+    let mut failed = Vec::new();
+    // One server per framework, shared by every scenario: start them all first.
+    let mut servers = Vec::new();
+    for entry in REGISTRY.iter().filter(|e| e.loopback) {
+        match ServerProcess::spawn(bin, entry.name, options, pinning.map(|p| p.server)) {
+            Ok(s) => servers.push((entry.name, s)),
+            Err(e) => {
+                eprintln!("FAIL loopback/{}: {e:#} (skipped)", entry.name);
+                failed.push(entry.name.to_owned());
+            }
+        }
+    }
+    // Fairness: iron's and nickel's pools serve one connection per thread until it closes, so
+    // each cell opens its own connection (or reqwest client) and closes it before the next.
+    for scenario in SCENARIOS {
+        if let Some(why) = scenario.skip_reason(&fixtures) {
+            eprintln!("skipping {}: {why}", scenario.name);
+            continue;
+        }
+        let mut group = c.benchmark_group(format!("loopback/{}", scenario.name));
+        for (name, server) in &servers {
+            let addr = server.addr();
+            match KeepAlive::connect(addr, scenario, &fixtures) {
+                Ok(mut conn) => {
+                    group.throughput(Throughput::Bytes(conn.body_len() as u64));
+                    group.bench_function(BenchmarkId::new(*name, "raw-client"), |b| {
+                        b.iter(|| conn.round_trip().expect("round trip"))
+                    });
+                }
+                Err(e) => {
+                    eprintln!("FAIL loopback/{}/{name}: {e:#} (skipped)", scenario.name);
+                    failed.push(format!("{}/{name}", scenario.name));
+                }
+            }
+            let client = check::client().expect("reqwest client");
+            match reqwest_ready(&client, addr, scenario, &fixtures) {
+                Ok(len) => {
+                    group.throughput(Throughput::Bytes(len as u64));
+                    group.bench_function(BenchmarkId::new(*name, "reqwest"), |b| {
+                        b.iter(|| {
+                            check::reqwest_get(&client, addr, scenario.path).expect("reqwest")
+                        })
+                    });
+                }
+                Err(e) => {
+                    eprintln!(
+                        "FAIL loopback/{}/{name}/reqwest: {e:#} (skipped)",
+                        scenario.name
+                    );
+                    failed.push(format!("{}/{name}/reqwest", scenario.name));
+                }
+            }
+        }
+        group.finish();
+    }
+    drop(servers);
+    if !failed.is_empty() {
+        eprintln!(
+            "{} cell(s) failed and were skipped: {failed:?}",
+            failed.len()
+        );
+    }
+}
+
+/// Checks the reqwest answer against the oracle; returns the body length.
+fn reqwest_ready(
+    client: &reqwest::blocking::Client,
+    addr: SocketAddr,
+    scenario: &'static Scenario,
+    fixtures: &Fixtures,
+) -> anyhow::Result<usize> {
+    let observed = check::reqwest_get(client, addr, scenario.path)?;
+    bench::check(fixtures, scenario, &observed)?;
+    Ok(observed.body.len())
+}
+
+fn main() {
+    // Budget: about 1.5 s per cell keeps the whole `cargo bench` within 15 minutes on 2 cores.
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1000))
+        .sample_size(20)
+        // 20,000 bootstrap resamples instead of 100,000: the analysis of each cell stays short.
+        .nresamples(20_000)
+        .configure_from_args();
+    loopback(&mut c);
+    c.final_summary();
+}

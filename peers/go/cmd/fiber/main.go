@@ -1,0 +1,96 @@
+// Command fiber is framebench's Fiber v2 peer: the oracle's routes on Fiber (fasthttp), with
+// Fiber's Static for static files and its logger middleware.
+package main
+
+import (
+	"os"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/logger"
+
+	"framebench/peers/go/internal/app"
+)
+
+func main() {
+	opts, err := app.ParseOptions(os.Args[1:])
+	if err != nil {
+		app.Fail(2, err)
+	}
+	fx, err := app.Load(opts.Fixtures)
+	if err != nil {
+		app.Fail(1, err)
+	}
+	tmpl, err := app.CompileTemplate()
+	if err != nil {
+		app.Fail(1, err)
+	}
+	store, err := app.NewStore(opts.Redis)
+	if err != nil {
+		app.Fail(2, err)
+	}
+
+	f := fiber.New(fiber.Config{
+		DisableStartupMessage: true,
+		IdleTimeout:           app.KeepAlive,
+		ReadTimeout:           app.KeepAlive,
+	})
+	if out := opts.LogWriter(); out != nil {
+		f.Use(logger.New(logger.Config{
+			Output:     out,
+			TimeFormat: "Mon, 02 Jan 2006 15:04:05 GMT",
+			Format:     "${time} ${ip}:${port} \"${method} ${url}\" ${status} ${latency}\n",
+		}))
+	}
+	f.Get("/", func(c *fiber.Ctx) error {
+		return c.SendString("Hello, World!")
+	})
+	f.Get("/json", func(c *fiber.Ctx) error {
+		// Fiber's c.JSON, which serializes with encoding/json on every call.
+		return c.JSON(app.Message{Message: "Hello, World!"})
+	})
+	f.Get("/get", func(c *fiber.Ctx) error {
+		// c.Query's string aliases fasthttp's buffer: used only before the handler returns.
+		body, status := store.Get(c.UserContext(), c.Query("key"))
+		c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+		return c.Status(status).Send(body)
+	})
+	f.Get("/template", func(c *fiber.Ctx) error {
+		body, err := tmpl.Render()
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
+		return c.Send(body)
+	})
+	f.Get("/paste/:name", func(c *fiber.Ctx) error {
+		body, status := fx.Lookup(false, c.Params("name"), opts.IO)
+		if status != 200 {
+			return c.SendStatus(status)
+		}
+		c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+		return c.Send(body)
+	})
+	if opts.IO == "disk" {
+		f.Static("/static", fx.StaticDir)
+	} else {
+		f.Get("/static/:name", func(c *fiber.Ctx) error {
+			name := c.Params("name")
+			body, status := fx.Lookup(true, name, "memory")
+			if status != 200 {
+				return c.SendStatus(status)
+			}
+			c.Set(fiber.HeaderContentType, app.ContentType(name))
+			return c.Send(body)
+		})
+	}
+
+	ln, err := opts.Listen()
+	if err != nil {
+		app.Fail(1, err)
+	}
+	app.Announce(ln)
+	// fasthttp sets TCP_NODELAY through Go's net package default on accepted connections.
+	if err := f.Listener(ln); err != nil {
+		app.Fail(1, err)
+	}
+}

@@ -1,0 +1,273 @@
+// Package app is what the two Go peers share: options, fixtures, the template, the JSON body,
+// the name check and the listener handed over by framebench.
+//
+// Both servers serve the routes of framebench's oracle (src/oracle.rs) from the same fixtures
+// folder, and render the template to bytes identical to fixtures/expected/template.html.
+package app
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// KeepAlive is the idle keep-alive timeout every framebench server is configured with.
+const KeepAlive = 5 * time.Second
+
+// Options are the variants of framebench's `serve`: logging, io, and where to listen.
+type Options struct {
+	Fixtures string
+	Logging  string // off, sink or stdout
+	IO       string // memory or disk
+	Addr     string // used only when no listener is passed as fd 3
+	FD3      bool   // take the listening socket from file descriptor 3
+	Redis    string // redis://127.0.0.1:PORT for the redis scenario; empty: /get answers 503
+}
+
+// ParseOptions reads the command line. GOMAXPROCS (the environment variable, read by the Go
+// runtime itself) sets the thread count.
+func ParseOptions(args []string) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("peer", flag.ContinueOnError)
+	fs.StringVar(&o.Fixtures, "fixtures", "fixtures", "fixtures folder")
+	fs.StringVar(&o.Logging, "logging", "off", "off, sink or stdout")
+	fs.StringVar(&o.IO, "io", "memory", "memory or disk")
+	fs.StringVar(&o.Addr, "addr", "127.0.0.1:0", "loopback address to bind when not given fd 3")
+	fs.BoolVar(&o.FD3, "fd3", false, "serve the listening socket passed as file descriptor 3")
+	fs.StringVar(&o.Redis, "redis", "", "redis://127.0.0.1:PORT for GET /get?key=")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.Logging != "off" && o.Logging != "sink" && o.Logging != "stdout" {
+		return o, fmt.Errorf("--logging %q: want off, sink or stdout", o.Logging)
+	}
+	if o.IO != "memory" && o.IO != "disk" {
+		return o, fmt.Errorf("--io %q: want memory or disk", o.IO)
+	}
+	return o, nil
+}
+
+// LogWriter is where request lines go: nil when logging is off, io.Discard for sink (the line
+// is formatted, then dropped), stdout for stdout.
+func (o Options) LogWriter() io.Writer {
+	switch o.Logging {
+	case "sink":
+		return io.Discard
+	case "stdout":
+		return os.Stdout
+	}
+	return nil
+}
+
+// Listen returns the listener: fd 3 when framebench passed one, else a new loopback socket.
+func (o Options) Listen() (net.Listener, error) {
+	if o.FD3 {
+		f := os.NewFile(3, "listener")
+		if f == nil {
+			return nil, errors.New("no file descriptor 3")
+		}
+		defer f.Close()
+		return net.FileListener(f)
+	}
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("refusing to bind %s: loopback addresses only", o.Addr)
+	}
+	return net.Listen("tcp", o.Addr)
+}
+
+// Announce prints the first line of the serve contract.
+func Announce(ln net.Listener) {
+	fmt.Printf("listening on http://%s\n", ln.Addr())
+}
+
+// Fixtures are the files every route serves, loaded once.
+type Fixtures struct {
+	StaticDir string
+	PasteDir  string
+	staticMem map[string][]byte
+	pasteMem  map[string][]byte
+}
+
+// Load reads every static file and paste into memory.
+func Load(root string) (*Fixtures, error) {
+	f := &Fixtures{
+		StaticDir: filepath.Join(root, "static"),
+		PasteDir:  filepath.Join(root, "pastes"),
+	}
+	var err error
+	if f.staticMem, err = readFlat(f.StaticDir); err != nil {
+		return nil, err
+	}
+	if f.pasteMem, err = readFlat(f.PasteDir); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func readFlat(dir string) (map[string][]byte, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("missing fixtures folder %s: %w", dir, err)
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			out[e.Name()] = b
+		}
+	}
+	return out, nil
+}
+
+// SafeName is framebench's rule (src/fixtures.rs): 1 to 128 bytes of [A-Za-z0-9._-], not
+// starting with a dot.
+func SafeName(name string) bool {
+	if name == "" || len(name) > 128 || name[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Lookup returns a paste or static file and the status to answer: 200, 400 or 404.
+func (f *Fixtures) Lookup(static bool, name string, io string) ([]byte, int) {
+	if !SafeName(name) {
+		return nil, 400
+	}
+	dir, mem := f.PasteDir, f.pasteMem
+	if static {
+		dir, mem = f.StaticDir, f.staticMem
+	}
+	if io == "memory" {
+		if b, ok := mem[name]; ok {
+			return b, 200
+		}
+		return nil, 404
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return nil, 404
+	}
+	return b, 200
+}
+
+// ContentType is the type framebench's own static handlers send (src/fixtures.rs).
+func ContentType(name string) string {
+	switch filepath.Ext(name) {
+	case ".html":
+		return "text/html"
+	case ".css":
+		return "text/css"
+	case ".js":
+		return "text/javascript"
+	case ".txt":
+		return "text/plain"
+	}
+	return "application/octet-stream"
+}
+
+// Message is the json scenario's object.
+type Message struct {
+	Message string `json:"message"`
+}
+
+// JSON serializes the json scenario's body: called on every request.
+func JSON() []byte {
+	b, _ := json.Marshal(Message{Message: "Hello, World!"})
+	return b
+}
+
+//go:embed page.tmpl
+var pageSource string
+
+// Escape escapes text as minijinja's HTML auto-escaping does: & < > " ' and /. Go's
+// html/template escapes differently (&#34; &#39;, no slash), so the peers render with
+// text/template and this function.
+var Escape = strings.NewReplacer(
+	"&", "&amp;",
+	"<", "&lt;",
+	">", "&gt;",
+	`"`, "&quot;",
+	"'", "&#x27;",
+	"/", "&#x2f;",
+).Replace
+
+type entry struct{ Name, Note string }
+
+type page struct {
+	Title, Intro string
+	Entries      []entry
+}
+
+// The data of src/fixtures.rs's page(): the same ten entries.
+var pageData = page{
+	Title: "Pastes & snippets",
+	Intro: `Ten recent pastes. Names are user input, so "everything" is escaped <always>.`,
+	Entries: []entry{
+		{"mysrc", "A tiny paste store in Rust"},
+		{"<script>alert('xss')</script>", "must render as text, not run"},
+		{"Tom & Jerry", "ampersand in a name"},
+		{`"quoted"`, "double quotes"},
+		{"it's", "a single quote"},
+		{"naïve café", "Latin-1 range text"},
+		{"日本語のテキスト", "CJK text"},
+		{"Ünïcödé → ✓", "arrows and marks"},
+		{"a<b && c>d", "operators"},
+		{"plain", "nothing to escape"},
+	},
+}
+
+// Template is the page template, compiled once at startup.
+type Template struct{ t *template.Template }
+
+// CompileTemplate compiles the page.
+func CompileTemplate() (*Template, error) {
+	t, err := template.New("page").Funcs(template.FuncMap{
+		"esc": Escape,
+		"inc": func(i int) string { return strconv.Itoa(i + 1) },
+	}).Parse(pageSource)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{t}, nil
+}
+
+// Render renders the page: called on every request.
+func (t *Template) Render() ([]byte, error) {
+	var buf bytes.Buffer
+	if err := t.t.Execute(&buf, pageData); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Fail prints a one-line error and exits 1 (2 for bad flags).
+func Fail(code int, err error) {
+	fmt.Fprintln(os.Stderr, "error:", err)
+	os.Exit(code)
+}

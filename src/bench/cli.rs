@@ -1,0 +1,185 @@
+//! The command-line side of `framebench profile`, `framebench report` and
+//! `framebench serve --max-requests`; `main.rs` only parses and calls in here.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::fixtures::Fixtures;
+use crate::framework::ServerHandle;
+use crate::frameworks;
+use crate::options::{Io, Logging, Options};
+use crate::oracle;
+
+use super::limit::{self, Limit};
+use super::profile::{self, ProfileMode};
+use super::report;
+
+/// A failure with its exit code: 2 for usage errors, 1 for everything else.
+pub struct CliError(pub u8, pub String);
+
+fn usage(msg: String) -> CliError {
+    CliError(2, msg)
+}
+
+fn fail(e: anyhow::Error) -> CliError {
+    CliError(1, format!("{e:#}"))
+}
+
+/// Longest `profile --seconds`.
+pub const MAX_SECONDS: u64 = 3600;
+
+/// How long `serve --max-requests` waits for its requests before giving up.
+pub const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long `serve --max-requests` keeps serving after the last counted request, so that its
+/// response reaches the client before the server stops.
+pub const LINGER: Duration = Duration::from_millis(300);
+
+/// `framebench profile`.
+#[derive(clap::Args)]
+pub struct ProfileArgs {
+    /// Framework name (see `framebench list`).
+    pub framework: String,
+    /// Scenario name (see `framebench list`).
+    pub scenario: String,
+    /// In-process (dispatch, no socket) or loopback (served on 127.0.0.1, one keep-alive
+    /// connection).
+    #[arg(long, value_enum, default_value_t = ProfileMode::InProcess)]
+    pub mode: ProfileMode,
+    /// How long to run the hot loop.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
+    pub seconds: u64,
+    /// Request logging.
+    #[arg(long, value_enum, default_value_t = Logging::Off)]
+    pub logging: Logging,
+    /// Where static files and pastes are read from.
+    #[arg(long, value_enum, default_value_t = Io::Memory)]
+    pub io: Io,
+    /// Server worker threads (loopback).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: u16,
+}
+
+/// `framebench report`.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// The cargo target directory holding `criterion/` and `gungraun/`.
+    #[arg(long, default_value = "target")]
+    pub target_dir: PathBuf,
+    /// Where to write the report.
+    #[arg(long, default_value = "docs/results.md")]
+    pub out: PathBuf,
+}
+
+/// Runs `framebench profile`.
+pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
+    let entry = frameworks::find(&args.framework).ok_or_else(|| {
+        usage(format!(
+            "unknown framework '{}' (compiled in: {})",
+            args.framework,
+            frameworks::names().join(", ")
+        ))
+    })?;
+    let scenario = oracle::scenario(&args.scenario).ok_or_else(|| {
+        usage(format!(
+            "unknown scenario '{}' (one of: {})",
+            args.scenario,
+            oracle::names().join(", ")
+        ))
+    })?;
+    match args.mode {
+        ProfileMode::InProcess if !entry.in_process => {
+            return Err(usage(format!(
+                "{} is loopback only: use --mode loopback",
+                entry.name
+            )))
+        }
+        ProfileMode::Loopback if !entry.loopback => {
+            return Err(usage(format!(
+                "{} has no server: use --mode in-process",
+                entry.name
+            )))
+        }
+        _ => {}
+    }
+    let fixtures = Fixtures::load_default().map_err(fail)?;
+    let options = Options {
+        logging: args.logging,
+        io: args.io,
+        threads: args.threads.into(),
+    };
+    eprintln!(
+        "profiling {} {} ({:?}, {}) for {} s, pid {}",
+        entry.name,
+        scenario.name,
+        args.mode,
+        options.label(),
+        args.seconds,
+        std::process::id()
+    );
+    let summary = profile::run(
+        entry,
+        scenario,
+        &fixtures,
+        options,
+        args.mode,
+        Duration::from_secs(args.seconds),
+    )
+    .map_err(fail)?;
+    let per = summary.elapsed.as_secs_f64() / summary.requests.max(1) as f64;
+    println!(
+        "{} {} {:?}: {} requests in {:.2} s, {:.0} ns per request",
+        entry.name,
+        scenario.name,
+        args.mode,
+        summary.requests,
+        summary.elapsed.as_secs_f64(),
+        per * 1e9
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `framebench report`.
+pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
+    let text = report::generate(&args.target_dir).map_err(fail)?;
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(&args.out, text)
+        .map_err(|e| CliError(1, format!("cannot write {}: {e}", args.out.display())))?;
+    println!("wrote {}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Installs the `--max-requests` limit for `framework`, before its app is built.
+pub fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
+    if !limit::SUPPORTED.contains(&framework) {
+        return Err(usage(format!(
+            "{framework} does not count requests; --max-requests works with: {}",
+            limit::SUPPORTED.join(", ")
+        )));
+    }
+    limit::install(max)
+        .map(|_| ())
+        .map_err(|e| usage(format!("{e:#}")))
+}
+
+/// Serves until the limit is reached, then stops the server and exits. Fails if the limit is
+/// not reached within [`LIMIT_TIMEOUT`].
+pub fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<ExitCode, CliError> {
+    if !limit.wait(LIMIT_TIMEOUT) {
+        return Err(CliError(
+            1,
+            format!(
+                "--max-requests not reached within {} s ({} requests counted)",
+                LIMIT_TIMEOUT.as_secs(),
+                limit.count()
+            ),
+        ));
+    }
+    std::thread::sleep(LINGER);
+    server.shutdown().map_err(fail)?;
+    Ok(ExitCode::SUCCESS)
+}

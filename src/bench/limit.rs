@@ -1,0 +1,94 @@
+//! `framebench serve --max-requests N`: the server counts the responses it produces and exits
+//! by itself after `N`, so that a binary benchmark (callgrind) can run a whole server process
+//! for a fixed number of requests.
+//!
+//! The limit is process-wide and set once, before the app is built. Frameworks read it once when
+//! they start serving ([`active`]) and install their counting hook only when it is set; see each
+//! framework's `serve` and docs/methodology.md for what the hook costs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+static LIMIT: OnceLock<Limit> = OnceLock::new();
+
+/// Frameworks whose server counts responses. Others refuse `--max-requests`.
+pub const SUPPORTED: &[&str] = &["raw", "iron", "nickel", "actix", "axum", "hyper"];
+
+/// A response counter with a target.
+#[derive(Debug)]
+pub struct Limit {
+    max: u64,
+    count: AtomicU64,
+    reached: Mutex<bool>,
+    cond: Condvar,
+}
+
+/// Sets the process-wide limit. Fails if one is already set or `max` is 0.
+pub fn install(max: u64) -> anyhow::Result<&'static Limit> {
+    anyhow::ensure!(max > 0, "--max-requests must be at least 1");
+    let mut fresh = false;
+    let limit = LIMIT.get_or_init(|| {
+        fresh = true;
+        Limit {
+            max,
+            count: AtomicU64::new(0),
+            reached: Mutex::new(false),
+            cond: Condvar::new(),
+        }
+    });
+    anyhow::ensure!(fresh, "a request limit is already installed");
+    Ok(limit)
+}
+
+/// The limit, if one was installed. Read once per server start, not per request.
+pub fn active() -> Option<&'static Limit> {
+    LIMIT.get()
+}
+
+impl Limit {
+    /// Counts one response; the `max`-th wakes [`Limit::wait`].
+    pub fn record(&self) {
+        if self.count.fetch_add(1, Ordering::Relaxed) + 1 == self.max {
+            let mut reached = self.reached.lock().unwrap_or_else(|e| e.into_inner());
+            *reached = true;
+            self.cond.notify_all();
+        }
+    }
+
+    /// Responses counted so far.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Blocks until `max` responses were counted (true) or `timeout` passed (false).
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let reached = self.reached.lock().unwrap_or_else(|e| e.into_inner());
+        let (reached, _) = self
+            .cond
+            .wait_timeout_while(reached, timeout, |r| !*r)
+            .unwrap_or_else(|e| e.into_inner());
+        *reached
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_to_max() {
+        let l = Limit {
+            max: 3,
+            count: AtomicU64::new(0),
+            reached: Mutex::new(false),
+            cond: Condvar::new(),
+        };
+        l.record();
+        l.record();
+        assert!(!l.wait(Duration::from_millis(10)));
+        l.record();
+        assert!(l.wait(Duration::from_millis(10)));
+        assert_eq!(l.count(), 3);
+    }
+}

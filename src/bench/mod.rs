@@ -1,0 +1,93 @@
+//! Shared by the benches (`benches/*.rs`), `framebench profile` and `framebench report`: which
+//! cells are measured, a prepared and checked in-process cell, the keep-alive loopback client and
+//! the server child process.
+//!
+//! Every cell is checked against the oracle here, once, before anything is timed: a cell that
+//! fails is reported and skipped by the caller.
+
+pub mod cli;
+pub mod client;
+pub mod limit;
+pub mod profile;
+pub mod report;
+pub mod server;
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+
+use crate::fixtures::Fixtures;
+use crate::framework::{App, Config, Entry};
+use crate::options::{Io, Options};
+use crate::oracle::{Observed, Scenario};
+
+/// Scenarios whose route reads a file, so `io=disk` differs from `io=memory`.
+pub const IO_SCENARIOS: &[&str] = &["static", "paste"];
+
+/// Server threads of the loopback benches (`framebench serve --threads`).
+pub const LOOPBACK_THREADS: usize = 1;
+
+/// True for the in-process floors (`null`, `null-hyper010`), which ignore every option.
+pub fn is_baseline(entry: &Entry) -> bool {
+    entry.name.starts_with("null")
+}
+
+/// The variants measured in-process for `entry` × `scenario`: logging off and sink, and io
+/// disk only where the route reads a file. The baselines ignore options and run once.
+pub fn in_process_variants(entry: &Entry, scenario: &Scenario) -> Vec<Options> {
+    if is_baseline(entry) {
+        return vec![Options::default()];
+    }
+    Options::variants(Options::default().threads)
+        .into_iter()
+        .filter(|o| o.io == Io::Memory || IO_SCENARIOS.contains(&scenario.name))
+        .collect()
+}
+
+/// The variant label used in bench ids: `log=off,io=memory`.
+pub fn label(options: &Options) -> String {
+    options.label()
+}
+
+/// An app built for one cell, whose response was checked against the oracle.
+pub struct Prepared {
+    /// The built app.
+    pub app: Box<dyn App>,
+    /// The scenario's request path.
+    pub path: &'static str,
+    /// Length of the checked response body.
+    pub body_len: usize,
+}
+
+/// Builds `entry` with `options`, dispatches the scenario once in-process and checks the answer.
+pub fn prepare(
+    entry: &Entry,
+    fixtures: &Arc<Fixtures>,
+    options: Options,
+    scenario: &'static Scenario,
+) -> anyhow::Result<Prepared> {
+    let config = Config {
+        fixtures: Arc::clone(fixtures),
+        options,
+    };
+    let app = entry.build(&config).context("build")?;
+    let observed = crate::check::in_process(&*app, scenario.path)?;
+    check(fixtures, scenario, &observed)?;
+    Ok(Prepared {
+        app,
+        path: scenario.path,
+        body_len: observed.body.len(),
+    })
+}
+
+/// Checks one observed response against the oracle.
+pub fn check(
+    fixtures: &Fixtures,
+    scenario: &'static Scenario,
+    observed: &Observed,
+) -> anyhow::Result<()> {
+    scenario
+        .expected(fixtures)?
+        .check(observed)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", scenario.name))
+}

@@ -1,0 +1,103 @@
+//! `framebench profile`: one framework × scenario in a hot loop for a bounded time, for
+//! `perf record` or a flamegraph tool. The response is checked against the oracle first.
+//!
+//! In-process mode calls `dispatch` on this thread. Loopback mode serves the app on
+//! 127.0.0.1:0 in this process and drives it with the keep-alive bench client from this thread,
+//! so one `perf record` sees the server's threads and the client.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+
+use crate::check;
+use crate::fixtures::Fixtures;
+use crate::framework::{Config, Entry};
+use crate::options::Options;
+use crate::oracle::{self, Scenario};
+
+use super::client::KeepAlive;
+
+/// Where the profiled requests go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProfileMode {
+    /// Through `dispatch`, no socket.
+    InProcess,
+    /// Through the framework's server on 127.0.0.1, one keep-alive connection.
+    Loopback,
+}
+
+/// What a profile run did.
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    /// Requests answered.
+    pub requests: u64,
+    /// Wall time of the loop.
+    pub elapsed: Duration,
+}
+
+/// Runs the hot loop for `seconds`.
+pub fn run(
+    entry: &Entry,
+    scenario: &'static Scenario,
+    fixtures: &Arc<Fixtures>,
+    options: Options,
+    mode: ProfileMode,
+    seconds: Duration,
+) -> anyhow::Result<Summary> {
+    let deadline = |start: Instant| start + seconds;
+    match mode {
+        ProfileMode::InProcess => {
+            if !entry.in_process {
+                bail!("{} is loopback only (try --mode loopback)", entry.name);
+            }
+            let prepared = super::prepare(entry, fixtures, options, scenario)?;
+            let start = Instant::now();
+            let end = deadline(start);
+            let mut requests = 0u64;
+            loop {
+                // Build a batch outside the dispatch calls, then check the clock once per batch.
+                let batch: Vec<_> = (0..256).map(|_| oracle::request(prepared.path)).collect();
+                for req in batch {
+                    std::hint::black_box(prepared.app.dispatch(req)?);
+                }
+                requests += 256;
+                if Instant::now() >= end {
+                    break;
+                }
+            }
+            Ok(Summary {
+                requests,
+                elapsed: start.elapsed(),
+            })
+        }
+        ProfileMode::Loopback => {
+            if !entry.loopback {
+                bail!("{} has no server (try --mode in-process)", entry.name);
+            }
+            let config = Config {
+                fixtures: Arc::clone(fixtures),
+                options,
+            };
+            let app = entry.build(&config)?;
+            let server = app.serve(check::bind_local()?)?;
+            let mut conn = KeepAlive::connect(server.addr(), scenario, fixtures)?;
+            let start = Instant::now();
+            let end = deadline(start);
+            let mut requests = 0u64;
+            loop {
+                for _ in 0..64 {
+                    conn.round_trip()?;
+                }
+                requests += 64;
+                if Instant::now() >= end {
+                    break;
+                }
+            }
+            let elapsed = start.elapsed();
+            drop(conn);
+            server.shutdown()?;
+            Ok(Summary { requests, elapsed })
+        }
+    }
+}

@@ -1,0 +1,551 @@
+//! `framebench report`: reads criterion's `target/criterion/**/new/{benchmark,estimates}.json`
+//! and gungraun's `target/gungraun/**/summary.json`, and writes docs/results.md: an environment
+//! header, frameworks × scenarios tables, the cost of logging and of disk I/O as deltas, loopback
+//! as a fraction of the `raw` ceiling, and instruction counts.
+//!
+//! The file is generated; it is never edited by hand. Every figure in it comes from those files.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::env::Environment;
+use crate::frameworks::REGISTRY;
+use crate::oracle::SCENARIOS;
+
+use super::{IO_SCENARIOS, LOOPBACK_THREADS};
+
+/// One criterion measurement.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// `in_process/hello`.
+    pub group: String,
+    /// `axum`.
+    pub function: String,
+    /// `log=off,io=memory`, `raw-client`, `reqwest`.
+    pub value: String,
+    /// Criterion's estimate of the time per iteration (slope when present, else mean), ns.
+    pub ns: f64,
+}
+
+/// One callgrind count.
+#[derive(Debug, Clone)]
+pub struct Count {
+    /// `in_process/hello/off` or `loopback/hello`.
+    pub key: String,
+    /// Framework name.
+    pub framework: String,
+    /// Instructions (Ir).
+    pub instructions: f64,
+}
+
+fn files_named(root: &Path, name: &str, out: &mut Vec<PathBuf>) {
+    let Ok(dir) = std::fs::read_dir(root) else {
+        return;
+    };
+    let mut entries: Vec<_> = dir.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            files_named(&path, name, out);
+        } else if path.file_name().is_some_and(|n| n == name) {
+            out.push(path);
+        }
+    }
+}
+
+fn read_json(path: &Path) -> anyhow::Result<Value> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Every criterion result under `criterion_dir`, with the newest modification time seen.
+pub fn read_criterion(criterion_dir: &Path) -> anyhow::Result<(Vec<Timing>, Option<SystemTime>)> {
+    let mut files = Vec::new();
+    files_named(criterion_dir, "estimates.json", &mut files);
+    let mut out = Vec::new();
+    let mut newest = None;
+    for est_path in files {
+        let dir = est_path
+            .parent()
+            .context("estimates.json without a folder")?;
+        if dir.file_name().is_none_or(|n| n != "new") {
+            continue;
+        }
+        let bench = read_json(&dir.join("benchmark.json"))?;
+        let est = read_json(&est_path)?;
+        let ns = ["slope", "mean"]
+            .iter()
+            .find_map(|k| est.get(k)?.get("point_estimate")?.as_f64())
+            .with_context(|| format!("no estimate in {}", est_path.display()))?;
+        let s = |k: &str| {
+            bench
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        if let Ok(m) = std::fs::metadata(&est_path).and_then(|m| m.modified()) {
+            newest = newest.max(Some(m));
+        }
+        out.push(Timing {
+            group: s("group_id"),
+            function: s("function_id"),
+            value: s("value_str"),
+            ns,
+        });
+    }
+    Ok((out, newest))
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn fmt_count(n: f64) -> String {
+    let n = n.round() as u64;
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn fmt_delta(base: f64, with: f64) -> String {
+    let d = with - base;
+    let sign = if d < 0.0 { "−" } else { "+" };
+    format!(
+        "{sign}{} ({sign}{:.0} %)",
+        fmt_ns(d.abs()),
+        (d / base * 100.0).abs()
+    )
+}
+
+/// A markdown table: header row, then rows.
+fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}",
+        header
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
+            .collect::<String>()
+    );
+    for r in rows {
+        let _ = writeln!(out, "| {} |", r.join(" | "));
+    }
+    out.push('\n');
+}
+
+fn framework_order() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
+}
+
+/// Frameworks present in `names`, in registry order, then any others (sorted).
+fn ordered(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut set: Vec<String> = names.into_iter().collect();
+    set.sort();
+    set.dedup();
+    let mut out: Vec<String> = framework_order()
+        .into_iter()
+        .filter(|n| set.iter().any(|s| s == n))
+        .map(str::to_owned)
+        .collect();
+    let rest: Vec<String> = set.into_iter().filter(|s| !out.contains(s)).collect();
+    out.extend(rest);
+    out
+}
+
+fn scenario_header(first: &str) -> Vec<String> {
+    std::iter::once(first.to_owned())
+        .chain(SCENARIOS.iter().map(|s| s.name.to_owned()))
+        .collect()
+}
+
+/// Builds the whole report from the files under `target_dir`.
+pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
+    let (timings, newest) = read_criterion(&target_dir.join("criterion"))?;
+    let counts = read_gungraun(&target_dir.join("gungraun"))?;
+    anyhow::ensure!(
+        !timings.is_empty() || !counts.is_empty(),
+        "no results under {0}/criterion or {0}/gungraun: run `cargo bench` first",
+        target_dir.display()
+    );
+    let get = |group: &str, function: &str, value: &str| {
+        timings
+            .iter()
+            .find(|t| t.group == group && t.function == function && t.value == value)
+            .map(|t| t.ns)
+    };
+    let mut out = String::new();
+    out.push_str("# Results\n\n");
+    out.push_str(
+        "Generated by `framebench report` from `target/criterion` and `target/gungraun`: never \
+         edit this file by hand. To reproduce, on a quiet machine:\n\n\
+         ```sh\n\
+         rm -rf target/criterion target/gungraun\n\
+         cargo bench --bench in_process\n\
+         cargo bench --bench loopback\n\
+         cargo bench --bench callgrind\n\
+         cargo bench --bench callgrind_loopback\n\
+         cargo run --release -- report\n\
+         ```\n\n",
+    );
+    out.push_str("## Environment\n\n");
+    let env = Environment::current();
+    let _ = writeln!(out, "- Compiler: {}", env.rustc);
+    let _ = writeln!(out, "- CPU: {} ({} cores available)", env.cpu, env.cores);
+    let _ = writeln!(out, "- Kernel: Linux {}", env.kernel);
+    out.push_str("- Build: cargo's `bench` profile (optimized, `debug = 1`)\n");
+    let _ = writeln!(
+        out,
+        "- Threads: in-process benches run on one thread; loopback servers run with \
+         `--threads {LOOPBACK_THREADS}`, one keep-alive client connection"
+    );
+    let date = |t: SystemTime| httpdate::fmt_http_date(t);
+    if let Some(t) = newest {
+        let _ = writeln!(out, "- Criterion results written: {}", date(t));
+    }
+    let _ = writeln!(out, "- Report generated: {}", date(SystemTime::now()));
+    out.push_str("- Crates measured:");
+    for e in REGISTRY {
+        let _ = write!(out, " {} {} ({}),", e.krate, e.version(), e.name);
+    }
+    out.pop();
+    out.push_str("\n\n");
+
+    // In-process timings.
+    let in_process: Vec<&Timing> = timings
+        .iter()
+        .filter(|t| t.group.starts_with("in_process/"))
+        .collect();
+    if !in_process.is_empty() {
+        let names = ordered(in_process.iter().map(|t| t.function.clone()));
+        out.push_str("## In-process: time per request (criterion)\n\n");
+        out.push_str(
+            "`log=off,io=memory`. `null` and `null-hyper010` are the floors: no routing, no \
+             handler, a canned response.\n\n",
+        );
+        let rows: Vec<Vec<String>> = names
+            .iter()
+            .map(|fw| {
+                std::iter::once(fw.clone())
+                    .chain(SCENARIOS.iter().map(|s| {
+                        get(&format!("in_process/{}", s.name), fw, "log=off,io=memory")
+                            .map_or("—".into(), fmt_ns)
+                    }))
+                    .collect()
+            })
+            .collect();
+        table(&mut out, &scenario_header("framework"), &rows);
+        floor_ratio(&mut out, &names, &get);
+
+        out.push_str("### Cost of logging (`log=sink` − `log=off`, io memory)\n\n");
+        let rows: Vec<Vec<String>> = names
+            .iter()
+            .filter(|fw| !fw.starts_with("null"))
+            .map(|fw| {
+                std::iter::once(fw.clone())
+                    .chain(SCENARIOS.iter().map(|s| {
+                        let g = format!("in_process/{}", s.name);
+                        match (
+                            get(&g, fw, "log=off,io=memory"),
+                            get(&g, fw, "log=sink,io=memory"),
+                        ) {
+                            (Some(a), Some(b)) => fmt_delta(a, b),
+                            _ => "—".into(),
+                        }
+                    }))
+                    .collect()
+            })
+            .collect();
+        table(&mut out, &scenario_header("framework"), &rows);
+
+        out.push_str("### Cost of disk I/O (`io=disk` − `io=memory`, logging off)\n\n");
+        let header: Vec<String> = std::iter::once("framework".to_owned())
+            .chain(IO_SCENARIOS.iter().map(|s| (*s).to_owned()))
+            .collect();
+        let rows: Vec<Vec<String>> = names
+            .iter()
+            .filter(|fw| !fw.starts_with("null"))
+            .map(|fw| {
+                std::iter::once(fw.clone())
+                    .chain(IO_SCENARIOS.iter().map(|s| {
+                        let g = format!("in_process/{s}");
+                        match (
+                            get(&g, fw, "log=off,io=memory"),
+                            get(&g, fw, "log=off,io=disk"),
+                        ) {
+                            (Some(a), Some(b)) => fmt_delta(a, b),
+                            _ => "—".into(),
+                        }
+                    }))
+                    .collect()
+            })
+            .collect();
+        table(&mut out, &header, &rows);
+    }
+
+    // Loopback timings.
+    let loopback: Vec<&Timing> = timings
+        .iter()
+        .filter(|t| t.group.starts_with("loopback/"))
+        .collect();
+    if !loopback.is_empty() {
+        let names = ordered(loopback.iter().map(|t| t.function.clone()));
+        for (client, title) in [
+            ("raw-client", "pre-encoded requests, exact-length reads"),
+            ("reqwest", "reqwest blocking client"),
+        ] {
+            let _ = writeln!(
+                out,
+                "## Loopback: time per request, {title} (criterion)\n\n\
+                 Each cell: time per request, and in brackets the `raw` ceiling's time divided by \
+                 this one (1.00 = as fast as `raw`; higher is better).\n"
+            );
+            let rows: Vec<Vec<String>> = names
+                .iter()
+                .map(|fw| {
+                    std::iter::once(fw.clone())
+                        .chain(SCENARIOS.iter().map(|s| {
+                            let g = format!("loopback/{}", s.name);
+                            match (get(&g, fw, client), get(&g, "raw", client)) {
+                                (Some(t), Some(raw)) => {
+                                    format!("{} ({:.2})", fmt_ns(t), raw / t)
+                                }
+                                (Some(t), None) => fmt_ns(t),
+                                _ => "—".into(),
+                            }
+                        }))
+                        .collect()
+                })
+                .collect();
+            table(&mut out, &scenario_header("framework"), &rows);
+        }
+    }
+
+    // Callgrind counts.
+    for (prefix, title, note) in [
+        (
+            "in_process",
+            "## In-process: instructions per request (callgrind)",
+            "One `dispatch` on the bench's thread, io memory, after two warm-up requests. \
+             `off` / `sink` logging.",
+        ),
+        (
+            "loopback",
+            "## Loopback: instructions per request (callgrind, whole server process)",
+            "`framebench serve <fw> --threads 1 --max-requests N` under callgrind, every thread \
+             counted; per request = (count at N₂ − count at N₁) / (N₂ − N₁), which removes \
+             startup and shutdown.",
+        ),
+    ] {
+        let cells: Vec<&Count> = counts
+            .iter()
+            .filter(|c| c.key.starts_with(prefix))
+            .collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{title}\n\n{note}\n");
+        let mut keys: Vec<String> = cells.iter().map(|c| column(&c.key)).collect();
+        keys.dedup();
+        let mut columns: Vec<String> = Vec::new();
+        for s in SCENARIOS {
+            for k in &keys {
+                if k.split('/').next() == Some(s.name) && !columns.contains(k) {
+                    columns.push(k.clone());
+                }
+            }
+        }
+        let names = ordered(cells.iter().map(|c| c.framework.clone()));
+        let by: BTreeMap<(String, String), f64> = cells
+            .iter()
+            .map(|c| ((c.framework.clone(), column(&c.key)), c.instructions))
+            .collect();
+        let header: Vec<String> = std::iter::once("framework".to_owned())
+            .chain(columns.iter().cloned())
+            .collect();
+        let rows: Vec<Vec<String>> = names
+            .iter()
+            .map(|fw| {
+                std::iter::once(fw.clone())
+                    .chain(columns.iter().map(|k| {
+                        by.get(&(fw.clone(), k.clone()))
+                            .map_or("—".into(), |n| fmt_count(*n))
+                    }))
+                    .collect()
+            })
+            .collect();
+        table(&mut out, &header, &rows);
+    }
+    Ok(out)
+}
+
+/// `in_process/hello/off` → `hello/off`.
+fn column(key: &str) -> String {
+    key.split_once('/').map_or(key, |(_, rest)| rest).to_owned()
+}
+
+/// The `null` floor against the fastest framework's hello.
+fn floor_ratio(out: &mut String, names: &[String], get: &impl Fn(&str, &str, &str) -> Option<f64>) {
+    let hello = |fw: &str| get("in_process/hello", fw, "log=off,io=memory");
+    let fastest = names
+        .iter()
+        .filter(|n| !n.starts_with("null"))
+        .filter_map(|n| hello(n).map(|t| (n, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let (Some(null), Some((name, t))) = (hello("null"), fastest) {
+        let _ = writeln!(
+            out,
+            "`null` hello takes {} per call; the fastest framework's hello ({name}) takes {}, \
+             {:.1}× as long.\n",
+            fmt_ns(null),
+            fmt_ns(t),
+            t / null
+        );
+    }
+}
+
+/// Every callgrind count under `gungraun_dir` (see [`read_gungraun_summary`]).
+pub fn read_gungraun(gungraun_dir: &Path) -> anyhow::Result<Vec<Count>> {
+    let mut files = Vec::new();
+    files_named(gungraun_dir, "summary.json", &mut files);
+    let mut out = Vec::new();
+    for f in files {
+        out.push(read_gungraun_summary(&read_json(&f)?)?);
+    }
+    Ok(loopback_per_request(out))
+}
+
+/// The first number in `v`, depth first.
+fn first_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.parse().ok(),
+        Value::Array(a) => a.iter().find_map(first_number),
+        Value::Object(o) => o.values().find_map(first_number),
+        _ => None,
+    }
+}
+
+/// The value under the first key named `key`, depth first.
+fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(o) => o
+            .get(key)
+            .or_else(|| o.values().find_map(|x| find_key(x, key))),
+        Value::Array(a) => a.iter().find_map(|x| find_key(x, key)),
+        _ => None,
+    }
+}
+
+/// Reads one gungraun `summary.json`: the callgrind total of instructions (`Ir`), named as
+/// `benches/callgrind.rs` and `benches/callgrind_loopback.rs` name their benchmarks.
+pub fn read_gungraun_summary(summary: &Value) -> anyhow::Result<Option<Count>> {
+    let module = summary
+        .get("module_path")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let id = summary
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let function = module.rsplit("::").next().unwrap_or_default();
+    let Some(total) = summary
+        .get("profiles")
+        .and_then(|p| find_key(p, "total"))
+        .and_then(|t| find_key(t, "Ir"))
+        .and_then(|ir| find_key(ir, "values"))
+        .and_then(|v| v.get("new").or(Some(v)))
+        .and_then(first_number)
+    else {
+        return Ok(None);
+    };
+    if module.starts_with("callgrind_loopback::") {
+        // `<framework>_n<N>`
+        let Some((fw, n)) = id.rsplit_once("_n") else {
+            return Ok(None);
+        };
+        let fw = REGISTRY
+            .iter()
+            .map(|e| e.name)
+            .find(|name| name.replace('-', "_") == fw)
+            .unwrap_or(fw);
+        return Ok(Some(Count {
+            key: format!("loopback-raw/{function}/{n}"),
+            framework: fw.to_owned(),
+            instructions: total,
+        }));
+    }
+    if module.starts_with("callgrind::") {
+        // `off_<i>` / `sink_<i>`, `<i>` indexing the in-process frameworks.
+        let Some((logging, index)) = id.rsplit_once('_') else {
+            return Ok(None);
+        };
+        let Ok(index) = index.parse::<usize>() else {
+            return Ok(None);
+        };
+        let Some(entry) = REGISTRY.iter().filter(|e| e.in_process).nth(index) else {
+            return Ok(None);
+        };
+        let scenario = function.trim_end_matches('_');
+        return Ok(Some(Count {
+            key: format!("in_process/{scenario}/{logging}"),
+            framework: entry.name.to_owned(),
+            instructions: total,
+        }));
+    }
+    Ok(None)
+}
+
+/// Turns the two loopback runs of each framework into instructions per request.
+fn loopback_per_request(counts: Vec<Option<Count>>) -> Vec<Count> {
+    let counts: Vec<Count> = counts.into_iter().flatten().collect();
+    let mut runs: BTreeMap<(String, String), Vec<(u64, f64)>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for c in counts {
+        match c.key.strip_prefix("loopback-raw/") {
+            Some(rest) => {
+                if let Some((scenario, n)) = rest.split_once('/') {
+                    if let Ok(n) = n.parse::<u64>() {
+                        runs.entry((c.framework.clone(), scenario.to_owned()))
+                            .or_default()
+                            .push((n, c.instructions));
+                    }
+                }
+            }
+            None => out.push(c),
+        }
+    }
+    for ((framework, scenario), mut v) in runs {
+        v.sort_by_key(|(n, _)| *n);
+        if let (Some(&(n1, i1)), Some(&(n2, i2))) = (v.first(), v.last()) {
+            if n2 > n1 {
+                out.push(Count {
+                    key: format!("loopback/{scenario}"),
+                    framework,
+                    instructions: (i2 - i1) / (n2 - n1) as f64,
+                });
+            }
+        }
+    }
+    out
+}

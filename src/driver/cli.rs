@@ -1,0 +1,400 @@
+//! Command-line surface of the driver: `framebench load`, `framebench compare`, and the loopback
+//! half of the quick compare. `main.rs` only forwards to these.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::output::{EnvJson, Report};
+use super::stats::CellResult;
+use super::{interrupted, plot, proc, run_plan, LoadParams, Pinning, Plan, Target};
+use crate::fixtures::Fixtures;
+use crate::frameworks::{self, REGISTRY};
+use crate::options::{Io, Logging, Options};
+use crate::oracle::{self, Scenario, SCENARIOS};
+
+/// An error with its exit code: 2 for usage, 1 for the environment.
+pub struct CliError(pub u8, pub String);
+
+fn usage(msg: String) -> CliError {
+    CliError(2, msg)
+}
+
+/// Parses `10s`, `500ms`, `2m`, `1.5s`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = t
+        .find(|c: char| c.is_ascii_alphabetic())
+        .map_or((t, "s"), |i| t.split_at(i));
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("bad duration {text:?} (want e.g. 10s, 500ms, 2m)"))?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" => v * 60.0,
+        _ => return Err(format!("bad duration unit in {text:?} (ms, s or m)")),
+    };
+    if !(0.0..=86_400.0).contains(&secs) || !secs.is_finite() {
+        return Err(format!("duration {text:?} out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A parsed `--server-cpus` / `--client-cpus` list.
+#[derive(Debug, Clone)]
+pub struct CpuList(pub Vec<usize>);
+
+fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    proc::parse_cpus(text).map(CpuList)
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => Err(format!("bad rate {text:?} (want requests per second > 0)")),
+    }
+}
+
+/// Options shared by `load` and `compare`.
+#[derive(clap::Args, Debug)]
+pub struct LoadOpts {
+    /// Connection counts, comma-separated.
+    #[arg(short = 'c', long = "connections", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub connections: Option<Vec<u32>>,
+    /// Recorded time per cell (e.g. 10s, 500ms); with --requests, the bound on each cell.
+    #[arg(short = 'd', long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Unrecorded load before each cell.
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub warmup: Duration,
+    /// A request unanswered this long is a timeout (its connection is reopened).
+    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    pub timeout: Duration,
+    /// Server worker threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: u16,
+    /// Request logging of the server; a comma-separated list runs each.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "off")]
+    pub logging: Vec<Logging>,
+    /// File I/O of the server; a comma-separated list runs each.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "memory")]
+    pub io: Vec<Io>,
+    /// HTTP/1.1 pipelining depth: requests sent in one write per connection.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub pipeline: u16,
+    /// Constant total request rate (req/s), latency from the intended send time (as wrk2).
+    #[arg(long, value_parser = parse_rate)]
+    pub rate: Option<f64>,
+    /// Send exactly this many requests per cell, then stop (no warmup).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub requests: Option<u64>,
+    /// CPUs for the server, taskset style (default: first half of the CPUs).
+    #[arg(long, value_parser = parse_cpus)]
+    pub server_cpus: Option<CpuList>,
+    /// CPUs for the client (default: the other half).
+    #[arg(long, value_parser = parse_cpus)]
+    pub client_cpus: Option<CpuList>,
+    /// Client threads (default: one per client CPU).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub client_threads: Option<u16>,
+    /// Check one response in this many per connection against the oracle (plus the first).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample_every: u64,
+    /// Write the results as JSON, with the environment.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the results as Markdown tables.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Draw req/s vs connections and latency percentiles (.svg or .png).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `framebench load`.
+#[derive(clap::Args, Debug)]
+pub struct LoadArgs {
+    /// A framework name (served by a child process) or http://127.0.0.1:PORT.
+    #[arg(long)]
+    pub target: String,
+    /// Scenarios, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "hello")]
+    pub scenario: Vec<String>,
+    #[command(flatten)]
+    pub opts: LoadOpts,
+}
+
+/// `framebench compare`.
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// Frameworks, comma-separated (default: every one that serves).
+    #[arg(long, value_delimiter = ',')]
+    pub frameworks: Vec<String>,
+    /// Scenarios, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    #[command(flatten)]
+    pub opts: LoadOpts,
+}
+
+/// Accepts `http://127.0.0.1:PORT` (or `[::1]`, `localhost`); refuses anything else.
+pub fn parse_url(text: &str) -> Result<SocketAddr, String> {
+    let rest = text.strip_prefix("http://").ok_or_else(|| {
+        format!("bad target {text:?} (want a framework name or http://127.0.0.1:PORT)")
+    })?;
+    let hostport = rest.trim_end_matches('/');
+    let hostport = hostport.replacen("localhost:", "127.0.0.1:", 1);
+    let addr: SocketAddr = hostport
+        .parse()
+        .map_err(|_| format!("bad target {text:?} (want http://127.0.0.1:PORT)"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "refusing to load {text}: the driver targets loopback addresses only"
+        ));
+    }
+    Ok(addr)
+}
+
+fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
+    if names.is_empty() {
+        // Issue 5: without a Redis the redis scenario is skipped with a message.
+        return Ok(SCENARIOS
+            .iter()
+            .filter(|s| crate::redis::children_can_serve(s))
+            .collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            oracle::scenario(n).ok_or_else(|| {
+                usage(format!(
+                    "unknown scenario '{n}' (known: {})",
+                    oracle::names().join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+fn variants(opts: &LoadOpts) -> Vec<Options> {
+    let mut out = Vec::new();
+    for &logging in &opts.logging {
+        for &io in &opts.io {
+            out.push(Options {
+                logging,
+                io,
+                threads: opts.threads.into(),
+            });
+        }
+    }
+    out
+}
+
+fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, CliError> {
+    let entries: Vec<&'static crate::framework::Entry> = if names.is_empty() {
+        REGISTRY.iter().filter(|e| e.loopback).collect()
+    } else {
+        names
+            .iter()
+            .map(|n| {
+                let e = frameworks::find(n).ok_or_else(|| {
+                    usage(format!(
+                        "unknown framework '{n}' (compiled in: {}; others need their Cargo feature)",
+                        frameworks::names().join(", ")
+                    ))
+                })?;
+                if !e.loopback {
+                    return Err(usage(format!("{n} has no server (in-process only)")));
+                }
+                Ok(e)
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        for o in variants(opts) {
+            out.push(Target::Framework(e, o));
+        }
+    }
+    Ok(out)
+}
+
+fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, CliError> {
+    let all = proc::allowed_cpus();
+    for CpuList(cpus) in [&opts.server_cpus, &opts.client_cpus].into_iter().flatten() {
+        if let Some(c) = cpus.iter().find(|c| !all.contains(c)) {
+            return Err(usage(format!(
+                "cpu {c} is not available (this process may use {})",
+                proc::format_cpus(&all)
+            )));
+        }
+    }
+    Ok(LoadParams {
+        duration: opts.duration.unwrap_or(default_duration),
+        warmup: opts.warmup,
+        timeout: opts.timeout,
+        pipeline: opts.pipeline.into(),
+        rate: opts.rate,
+        requests: opts.requests,
+        sample_every: opts.sample_every,
+        pinning: Pinning::resolve(
+            opts.server_cpus.clone().map(|c| c.0),
+            opts.client_cpus.clone().map(|c| c.0),
+            opts.client_threads.map(usize::from),
+        ),
+    })
+}
+
+/// `framebench load`.
+pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
+    let targets = if args.target.contains("://") {
+        let addr = parse_url(&args.target).map_err(usage)?;
+        vec![Target::Url(addr)]
+    } else {
+        framework_targets(std::slice::from_ref(&args.target), &args.opts)?
+    };
+    let plan = Plan {
+        targets,
+        scenarios: scenarios(&args.scenario)?,
+        connections: conns(&args.opts, &[10]),
+        params: params(&args.opts, Duration::from_secs(10))?,
+    };
+    execute(plan, &args.opts, "framebench load")
+}
+
+/// `framebench compare`: frameworks × scenarios × connection counts.
+pub fn compare(args: CompareArgs) -> Result<ExitCode, CliError> {
+    let plan = Plan {
+        targets: framework_targets(&args.frameworks, &args.opts)?,
+        scenarios: scenarios(&args.scenarios)?,
+        connections: conns(&args.opts, &[5, 10, 25, 50, 100, 500]),
+        params: params(&args.opts, Duration::from_secs(5))?,
+    };
+    execute(plan, &args.opts, "framebench compare")
+}
+
+fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
+    opts.connections.as_ref().map_or_else(
+        || default.to_vec(),
+        |v| v.iter().map(|&c| c as usize).collect(),
+    )
+}
+
+fn execute(plan: Plan, opts: &LoadOpts, title: &str) -> Result<ExitCode, CliError> {
+    let fixtures = Fixtures::load_default().map_err(|e| CliError(1, format!("{e:#}")))?;
+    interrupted();
+    let cells = run_plan(&plan, &fixtures, opts.quiet);
+    let report = Report {
+        environment: EnvJson::current(),
+        params: plan.params,
+        cells,
+    };
+    print!("{}", report.terminal());
+    let write = |path: &PathBuf, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| CliError(1, format!("cannot write {}: {e}", path.display())))
+    };
+    if let Some(p) = &opts.json {
+        write(p, report.json())?;
+    }
+    if let Some(p) = &opts.markdown {
+        write(p, report.markdown())?;
+    }
+    if let Some(p) = &opts.plot {
+        plot::draw(&report.cells, p, title).map_err(|e| CliError(1, format!("{e:#}")))?;
+    }
+    if interrupted().load(Ordering::Relaxed) {
+        eprintln!("interrupted: child servers stopped");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(if report.failures().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Time the loopback half of the quick compare aims for, all cells together.
+pub const QUICK_LOOPBACK_BUDGET: Duration = Duration::from_secs(60);
+
+/// The loopback half of the quick compare: every serving framework × every scenario, a short
+/// closed-loop load with as many connections as server threads (so iron's and nickel's pools
+/// are not starved), checked against the oracle first. Cells share [`QUICK_LOOPBACK_BUDGET`].
+pub fn quick_loopback(fixtures: &Fixtures, options: Options) -> (Vec<CellResult>, LoadParams) {
+    interrupted();
+    let targets: Vec<Target> = REGISTRY
+        .iter()
+        .filter(|e| e.loopback)
+        .map(|e| Target::Framework(e, options))
+        .collect();
+    let n = (targets.len() * SCENARIOS.len()).max(1) as f64;
+    // About 0.5 s of each cell is server startup, the oracle check and shutdown; the rest is
+    // rounded to 10 ms.
+    let per_cell = (QUICK_LOOPBACK_BUDGET.as_secs_f64() / n - 0.5).clamp(0.3, 2.0);
+    let per_cell = (per_cell * 100.0).round() / 100.0;
+    let plan = Plan {
+        targets,
+        scenarios: SCENARIOS
+            .iter()
+            .filter(|s| crate::redis::children_can_serve(s))
+            .collect(),
+        connections: vec![options.threads],
+        params: LoadParams {
+            duration: Duration::from_millis((per_cell * 750.0) as u64),
+            warmup: Duration::from_millis((per_cell * 250.0) as u64),
+            timeout: Duration::from_secs(2),
+            pipeline: 1,
+            rate: None,
+            requests: None,
+            sample_every: 256,
+            pinning: Pinning::resolve(None, None, None),
+        },
+    };
+    (run_plan(&plan, fixtures, false), plan.params)
+}
+
+#[derive(clap::Parser)]
+struct FullSweep {
+    #[command(flatten)]
+    args: CompareArgs,
+}
+
+/// `framebench --full`: `compare` with its defaults.
+pub fn full_sweep() -> Result<ExitCode, CliError> {
+    use clap::Parser as _;
+    compare(FullSweep::parse_from(["framebench"]).args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_loopback_only() {
+        assert!(parse_url("http://127.0.0.1:8080").is_ok());
+        assert!(parse_url("http://localhost:8080/").is_ok());
+        assert!(parse_url("http://[::1]:80").is_ok());
+        assert!(parse_url("http://10.0.0.1:80")
+            .unwrap_err()
+            .contains("loopback"));
+        assert!(parse_url("http://example.com:80").is_err());
+        assert!(parse_url("127.0.0.1:80").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5h").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+}

@@ -1,0 +1,271 @@
+//! The driver's outputs: a terminal table, Markdown tables shaped like the seed articles', and
+//! JSON. Every one carries the environment: rustc, CPU, cores, kernel, pinning, threads and the
+//! versions measured.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::stats::{CellResult, Status};
+use super::LoadParams;
+use crate::env::Environment;
+
+/// Where the results were measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvJson {
+    /// `rustc -V`.
+    pub rustc: String,
+    /// `release` or `debug`.
+    pub profile: String,
+    /// CPU model.
+    pub cpu: String,
+    /// Cores available.
+    pub cores: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// framebench version.
+    pub framebench: String,
+}
+
+impl EnvJson {
+    /// This process's environment.
+    pub fn current() -> Self {
+        let e = Environment::current();
+        EnvJson {
+            rustc: e.rustc.to_owned(),
+            profile: e.profile.to_owned(),
+            cpu: e.cpu,
+            cores: e.cores,
+            kernel: e.kernel,
+            framebench: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}
+
+/// A run: its environment, its parameters and its cells.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Where.
+    pub environment: EnvJson,
+    /// How.
+    pub params: LoadParams,
+    /// What.
+    pub cells: Vec<CellResult>,
+}
+
+impl Report {
+    /// One line: environment and pinning.
+    pub fn header(&self) -> String {
+        let p = &self.params;
+        format!(
+            "environment: {} | {} build | {} | {} cores | Linux {}\npinning: {}\nload: {}{}, pipeline {}, timeout {:?}, warmup {:?}{}",
+            self.environment.rustc,
+            self.environment.profile,
+            self.environment.cpu,
+            self.environment.cores,
+            self.environment.kernel,
+            p.pinning.label(),
+            match p.requests {
+                Some(n) => format!("{n} requests per cell (bounded by {:?})", p.duration),
+                None => format!("{:?} per cell", p.duration),
+            },
+            match p.rate {
+                Some(r) => format!(", constant rate {r} req/s (latency from intended send time)"),
+                None => ", closed loop".into(),
+            },
+            p.pipeline,
+            p.timeout,
+            p.warmup,
+            if p.sample_every > 0 {
+                format!(", 1 in {} responses checked against the oracle", p.sample_every)
+            } else {
+                String::new()
+            }
+        )
+    }
+
+    /// JSON text.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("report serializes")
+    }
+
+    /// Cells that did not end `ok`.
+    pub fn failures(&self) -> Vec<String> {
+        self.cells
+            .iter()
+            .filter(|c| c.status != Status::Ok)
+            .map(|c| {
+                let reason = match &c.status {
+                    Status::Failing(r) | Status::Crashed(r) | Status::Error(r) => r.as_str(),
+                    Status::Interrupted => "interrupted by Ctrl-C",
+                    Status::Ok => "",
+                };
+                format!(
+                    "{} {} {} {} c={}: {reason}",
+                    c.status.short(),
+                    c.target,
+                    c.variant,
+                    c.scenario,
+                    c.connections
+                )
+            })
+            .collect()
+    }
+
+    /// The terminal table.
+    pub fn terminal(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "{}", self.header());
+        let _ = writeln!(
+            s,
+            "{:<14} {:<10} {:<20} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>7}  status",
+            "target", "scenario", "variant", "conns", "req/s", "MB/s", "mean", "p50", "p99", "p99.9", "max",
+            "non2xx/err/to", "starved", "srv cpu", "srv rss", "cli cpu"
+        );
+        for c in &self.cells {
+            let _ = writeln!(
+                s,
+                "{:<14} {:<10} {:<20} {:>5} {:>10.0} {:>9.2} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>7}  {}",
+                c.target,
+                c.scenario,
+                c.variant,
+                c.connections,
+                c.rps,
+                c.bytes_per_sec / 1e6,
+                us(c.latency.mean_us),
+                us(c.latency.p50_us),
+                us(c.latency.p99_us),
+                us(c.latency.p999_us),
+                us(c.latency.max_us),
+                format!("{}/{}/{}", c.non_2xx, c.socket_errors, c.timeouts),
+                format!("{}/{}", c.per_connection.starved, c.connections),
+                pct(c.server_cpu_pct),
+                mb(c.server_peak_rss),
+                pct(c.client_cpu_pct),
+                c.status.short()
+            );
+        }
+        for f in self.failures() {
+            let _ = writeln!(s, "{f}");
+        }
+        s
+    }
+
+    /// Markdown: the environment, a req/s table per scenario (rows: target and variant;
+    /// columns: connections), as the seed articles lay theirs out, then every detail.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Environment: `{}`\n",
+            self.header().replace('\n', "` · `")
+        );
+        let mut conns: Vec<usize> = self.cells.iter().map(|c| c.connections).collect();
+        conns.sort_unstable();
+        conns.dedup();
+        let mut scenarios: Vec<&str> = Vec::new();
+        for c in &self.cells {
+            if !scenarios.contains(&c.scenario.as_str()) {
+                scenarios.push(&c.scenario);
+            }
+        }
+        for sc in &scenarios {
+            let _ = writeln!(s, "#### `{sc}`: requests per second\n");
+            let _ = write!(s, "| target | variant |");
+            for c in &conns {
+                let _ = write!(s, " {c} conns |");
+            }
+            let _ = write!(s, "\n|---|---|");
+            for _ in &conns {
+                let _ = write!(s, "---:|");
+            }
+            let _ = writeln!(s);
+            let mut rows: Vec<(&str, &str)> = Vec::new();
+            for c in self.cells.iter().filter(|c| c.scenario == *sc) {
+                if !rows.contains(&(c.target.as_str(), c.variant.as_str())) {
+                    rows.push((&c.target, &c.variant));
+                }
+            }
+            for (t, v) in rows {
+                let _ = write!(s, "| {t} | {v} |");
+                for n in &conns {
+                    let cell = self.cells.iter().find(|c| {
+                        c.scenario == *sc && c.target == t && c.variant == v && c.connections == *n
+                    });
+                    let _ = write!(
+                        s,
+                        " {} |",
+                        match cell {
+                            None => "–".to_owned(),
+                            Some(c) if c.status == Status::Ok => {
+                                let starved = if c.per_connection.starved > 0 {
+                                    format!(" ({} starved)", c.per_connection.starved)
+                                } else {
+                                    String::new()
+                                };
+                                format!("{}{starved}", kilo(c.rps))
+                            }
+                            Some(c) => c.status.short().to_owned(),
+                        }
+                    );
+                }
+                let _ = writeln!(s);
+            }
+            let _ = writeln!(s);
+        }
+        let _ = writeln!(s, "#### Details\n");
+        let _ = writeln!(s, "| target | version | scenario | variant | conns | req/s | MB/s | mean | p50 | p90 | p99 | p99.9 | max | non-2xx | socket errors | timeouts | req/conn min/mean/max | starved | server CPU | server peak RSS | client CPU | status |");
+        let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        for c in &self.cells {
+            let p = &c.per_connection;
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{:.0}/{} | {} | {} | {} | {} | {} |",
+                c.target, c.version, c.scenario, c.variant, c.connections, c.rps,
+                c.bytes_per_sec / 1e6, us(c.latency.mean_us), us(c.latency.p50_us),
+                us(c.latency.p90_us), us(c.latency.p99_us), us(c.latency.p999_us),
+                us(c.latency.max_us), c.non_2xx, c.socket_errors, c.timeouts, p.min, p.mean,
+                p.max, p.starved, pct(c.server_cpu_pct), mb(c.server_peak_rss),
+                pct(c.client_cpu_pct), c.status.short()
+            );
+        }
+        let failures = self.failures();
+        if !failures.is_empty() {
+            let _ = writeln!(s);
+            for f in failures {
+                let _ = writeln!(s, "- {f}");
+            }
+        }
+        s
+    }
+}
+
+/// `123 µs`, `1.23 ms`, `4.5 s`.
+pub fn us(v: f64) -> String {
+    if v <= 0.0 {
+        "–".into()
+    } else if v < 1000.0 {
+        format!("{v:.0} µs")
+    } else if v < 1_000_000.0 {
+        format!("{:.2} ms", v / 1000.0)
+    } else {
+        format!("{:.2} s", v / 1e6)
+    }
+}
+
+/// `45.3 k`.
+pub fn kilo(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.1} k", v / 1000.0)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.0}%"))
+}
+
+fn mb(v: Option<u64>) -> String {
+    v.map_or("–".into(), |v| format!("{:.1} MB", v as f64 / 1e6))
+}

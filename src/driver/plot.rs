@@ -1,0 +1,270 @@
+//! Plots with plotters, to SVG or PNG (by the file's extension). One row per scenario: requests
+//! per second against connections, one line per framework (and variant), and each line's
+//! latency percentiles at its largest connection count. Text uses DejaVu Sans, embedded from the
+//! `dejavu` crate, so no system fonts are needed.
+
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::{anyhow, bail};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::stats::{CellResult, Status};
+
+const FONT: &str = "sans-serif";
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+struct Series {
+    label: String,
+    /// (index into the panel's connection counts, req/s), sorted.
+    rps: Vec<(f64, f64)>,
+    /// Latency percentiles at the largest connection count, µs.
+    latency: Vec<(f64, f64)>,
+    top_conns: usize,
+    /// Starved connections at `top_conns`: their requests are missing from the latencies.
+    top_starved: usize,
+}
+
+/// One row of the figure: a scenario, the connection counts, its series.
+struct Panel {
+    scenario: String,
+    conns: Vec<usize>,
+    series: Vec<Series>,
+}
+
+fn panels(cells: &[CellResult]) -> Vec<Panel> {
+    let multi_variant = cells.iter().any(|c| c.variant != cells[0].variant);
+    let mut conns: Vec<usize> = cells.iter().map(|c| c.connections).collect();
+    conns.sort_unstable();
+    conns.dedup();
+    let mut out: Vec<Panel> = Vec::new();
+    for c in cells
+        .iter()
+        .filter(|c| c.status == Status::Ok && c.requests > 0)
+    {
+        let p = match out.iter().position(|p| p.scenario == c.scenario) {
+            Some(p) => p,
+            None => {
+                out.push(Panel {
+                    scenario: c.scenario.clone(),
+                    conns: conns.clone(),
+                    series: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let label = if multi_variant {
+            format!("{} {}", c.target, c.variant)
+        } else {
+            c.target.clone()
+        };
+        let series = &mut out[p].series;
+        let i = match series.iter().position(|s| s.label == label) {
+            Some(i) => i,
+            None => {
+                series.push(Series {
+                    label,
+                    rps: Vec::new(),
+                    latency: Vec::new(),
+                    top_conns: 0,
+                    top_starved: 0,
+                });
+                series.len() - 1
+            }
+        };
+        let s = &mut series[i];
+        let x = conns.iter().position(|&n| n == c.connections).unwrap_or(0);
+        s.rps.push((x as f64, c.rps));
+        if c.connections >= s.top_conns {
+            s.top_conns = c.connections;
+            s.top_starved = c.per_connection.starved;
+            s.latency = c
+                .latency
+                .points()
+                .iter()
+                .enumerate()
+                .map(|(k, (_, v))| (k as f64, v.max(1.0)))
+                .collect();
+        }
+    }
+    for p in &mut out {
+        for s in &mut p.series {
+            s.rps.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+    }
+    out
+}
+
+/// Draws `cells` to `path` (`.svg` or `.png`), titled `title`.
+pub fn draw(cells: &[CellResult], path: &Path, title: &str) -> anyhow::Result<()> {
+    register_font();
+    let panels = panels(cells);
+    if panels.is_empty() {
+        bail!("nothing to plot: no cell was measured successfully");
+    }
+    let size = (1400, 50 + 460 * panels.len() as u32);
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("svg") => {
+            let root = SVGBackend::new(path, size).into_drawing_area();
+            draw_on(&root, &panels, title)?;
+            root.present().map_err(|e| anyhow!("{e}"))?;
+        }
+        Some("png") => {
+            let root = BitMapBackend::new(path, size).into_drawing_area();
+            draw_on(&root, &panels, title)?;
+            root.present().map_err(|e| anyhow!("{e}"))?;
+        }
+        _ => bail!("plot file must end in .svg or .png: {}", path.display()),
+    }
+    Ok(())
+}
+
+fn draw_on<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    panels: &[Panel],
+    title: &str,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plot: {e:?}");
+    root.fill(&WHITE).map_err(err)?;
+    let root = root.titled(title, (FONT, 22).into_font()).map_err(err)?;
+    for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
+        draw_panel(area, panel)?;
+    }
+    Ok(())
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plot: {e:?}");
+    let series = &panel.series;
+    let conns = &panel.conns;
+    let (left, right) = area.split_horizontally(760);
+    let max_rps = series
+        .iter()
+        .flat_map(|s| s.rps.iter().map(|p| p.1))
+        .fold(1.0f64, f64::max);
+    let mut chart = ChartBuilder::on(&left)
+        .caption(
+            format!("{}: requests per second vs connections", panel.scenario),
+            (FONT, 18),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.3f64..(conns.len() as f64 - 0.7), 0.0..max_rps * 1.1)
+        .map_err(err)?;
+    let conn_label = |v: &f64| {
+        let k = v.round();
+        match conns.get(k as usize) {
+            Some(n) if (v - k).abs() < 0.01 && k >= 0.0 => n.to_string(),
+            _ => String::new(),
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_desc("connections")
+        .y_desc("req/s")
+        .x_labels(conns.len().max(2))
+        .x_label_formatter(&conn_label)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .label_style((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                s.rps.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(err)?
+            .label(s.label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(s.rps.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .position(SeriesLabelPosition::LowerLeft)
+        .draw()
+        .map_err(err)?;
+
+    let labels = ["p50", "p90", "p99", "p99.9", "max"];
+    let lat_values = || series.iter().flat_map(|s| s.latency.iter().map(|p| p.1));
+    let max_lat = lat_values().fold(10.0f64, f64::max);
+    let min_lat = lat_values().fold(f64::MAX, f64::min).max(1.0);
+    let mut lat = ChartBuilder::on(&right)
+        .caption(
+            format!(
+                "{}: latency at each line's largest connection count",
+                panel.scenario
+            ),
+            (FONT, 16),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.3f64..4.3f64, (min_lat * 0.7..max_lat * 1.5).log_scale())
+        .map_err(err)?;
+    lat.configure_mesh()
+        .x_labels(5)
+        .x_label_formatter(&|v| {
+            let k = v.round();
+            if (v - k).abs() < 0.01 && (0.0..5.0).contains(&k) {
+                labels[k as usize].to_owned()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("latency, µs (log scale)")
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .label_style((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        lat.draw_series(LineSeries::new(
+            s.latency.iter().copied(),
+            color.stroke_width(2),
+        ))
+        .map_err(err)?
+        .label(if s.top_starved > 0 {
+            format!("{} (c={}, {} starved)", s.label, s.top_conns, s.top_starved)
+        } else {
+            format!("{} (c={})", s.label, s.top_conns)
+        })
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        lat.draw_series(s.latency.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .map_err(err)?;
+    }
+    lat.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}

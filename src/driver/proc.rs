@@ -1,0 +1,146 @@
+//! Linux process plumbing for the driver: CPU lists (`0,2-3`), pinning with
+//! `sched_setaffinity`, and CPU time and peak RSS read from `/proc/<pid>`.
+
+use std::time::Instant;
+
+/// Parses a taskset-style CPU list: `1`, `0,2`, `0-3,6`.
+pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let bad = || format!("bad CPU list {text:?} (want e.g. 0 or 0,2 or 0-3)");
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let a: usize = a.parse().map_err(|_| bad())?;
+        let b: usize = b.parse().map_err(|_| bad())?;
+        if a > b || b >= 1024 {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// `0-1,3` style text for a list.
+pub fn format_cpus(cpus: &[usize]) -> String {
+    if cpus.is_empty() {
+        return "any".into();
+    }
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Pins the calling thread (pid 0) to `cpus`; does nothing for an empty list. Safe to call
+/// between fork and exec.
+pub fn pin_current_thread(cpus: &[usize]) -> bool {
+    if cpus.is_empty() {
+        return true;
+    }
+    // SAFETY: plain syscall on a stack-local set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// User plus system CPU time of a process, in seconds, from `/proc/<pid>/stat`.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat; `rest` starts at field 3.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some((utime + stime) / hz)
+}
+
+/// Peak resident set (VmHWM) of a process, in bytes.
+pub fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// CPU use of a process between two points in time, as a percentage of one core.
+pub struct CpuMeter {
+    pid: u32,
+    start: Option<(f64, Instant)>,
+}
+
+impl CpuMeter {
+    /// Starts measuring `pid` now.
+    pub fn start(pid: u32) -> Self {
+        CpuMeter {
+            pid,
+            start: cpu_seconds(pid).map(|s| (s, Instant::now())),
+        }
+    }
+
+    /// Percentage of one core used since [`CpuMeter::start`].
+    pub fn percent(&self) -> Option<f64> {
+        let (s0, t0) = self.start?;
+        let s1 = cpu_seconds(self.pid)?;
+        let wall = t0.elapsed().as_secs_f64();
+        (wall > 0.0).then(|| 100.0 * (s1 - s0) / wall)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus("1").unwrap(), vec![1]);
+        assert_eq!(parse_cpus("0,2-4").unwrap(), vec![0, 2, 3, 4]);
+        assert!(parse_cpus("x").is_err());
+        assert!(parse_cpus("3-1").is_err());
+        assert!(parse_cpus("").is_err());
+        assert_eq!(format_cpus(&[0, 1, 2, 5]), "0-2,5");
+        assert_eq!(format_cpus(&[]), "any");
+    }
+
+    #[test]
+    fn reads_own_proc() {
+        let pid = std::process::id();
+        assert!(cpu_seconds(pid).is_some());
+        assert!(peak_rss(pid).unwrap() > 0);
+    }
+}

@@ -1,0 +1,278 @@
+//! `rocket`: Rocket 0.5 as a Rocket app is written: `#[get]` routes, managed state, `FileServer`
+//! mounted at `/static` (io=disk) or a route (io=memory), and, when logging is on, a fairing
+//! that logs one line per response.
+//!
+//! In-process requests go through `rocket::local::blocking::Client` (untracked: no cookie
+//! jar), which runs Rocket's routing, fairings, handlers and catchers without a socket on its
+//! own current-thread runtime. Loopback runs the same app with `launch` on a tokio runtime of
+//! `threads` workers.
+
+use std::io::Cursor;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context as _};
+use bytes::Bytes;
+use rocket::config::{LogLevel, Shutdown};
+use rocket::fairing::{AdHoc, Fairing, Info, Kind};
+use rocket::fs::FileServer;
+use rocket::http::{ContentType, Header, Status};
+use rocket::local::blocking::Client;
+use rocket::response::content::RawHtml;
+use rocket::response::Responder;
+use rocket::{Build, Data, Rocket, State};
+
+use crate::fixtures::{content_type_for, Fixtures, Miss};
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::logging;
+use crate::options::{Io, KEEP_ALIVE};
+use crate::redis::AsyncStore;
+use crate::server;
+
+/// The Rocket app.
+pub struct Rocket5 {
+    config: Config,
+    client: Client,
+}
+
+struct AppState {
+    fixtures: Arc<Fixtures>,
+    io: Io,
+    redis: AsyncStore,
+}
+
+/// Rocket's configuration: quiet, no signal handling of its own (framebench's `serve` handles
+/// SIGINT and SIGTERM), keep-alive set explicitly, a short shutdown grace.
+fn rocket_config(addr: SocketAddr, threads: usize) -> rocket::Config {
+    rocket::Config {
+        address: addr.ip(),
+        port: addr.port(),
+        workers: threads.max(1),
+        keep_alive: KEEP_ALIVE.as_secs() as u32,
+        log_level: LogLevel::Off,
+        cli_colors: false,
+        shutdown: Shutdown {
+            ctrlc: false,
+            #[cfg(unix)]
+            signals: Default::default(),
+            grace: 1,
+            mercy: 1,
+            ..Shutdown::default()
+        },
+        ..rocket::Config::release_default()
+    }
+}
+
+/// Builds the app: every route, static files, the logger fairing when logging is on.
+fn app(config: &Config, rocket_config: rocket::Config) -> Rocket<Build> {
+    // Fairness: framebench's logger is installed before Rocket ignites, so Rocket's own logger
+    // (which would print a launch banner and set the process-wide log level) is never set.
+    // Rocket's internal `log` records still reach framebench's logger, which drops every
+    // record whose target is not one of its two: one string comparison per record.
+    logging::install();
+    let rocket = rocket::custom(rocket_config)
+        .manage(AppState {
+            fixtures: Arc::clone(&config.fixtures),
+            io: config.options.io,
+            // One pool per app: the local client and the server run on different runtimes.
+            redis: AsyncStore::new(&config.fixtures),
+        })
+        .mount(
+            "/",
+            rocket::routes![hello, json, redis_get, template, paste],
+        );
+    let rocket = match config.options.io {
+        Io::Disk => rocket.mount("/static", FileServer::from(config.fixtures.static_dir())),
+        Io::Memory => rocket.mount("/", rocket::routes![static_memory]),
+    };
+    match logging::target(config.options.logging) {
+        None => rocket,
+        Some(target) => rocket.attach(Logger { target }),
+    }
+}
+
+impl Framework for Rocket5 {
+    const NAME: &'static str = "rocket";
+    const CRATE: &'static str = "rocket";
+    const MAJOR: &'static str = "0.5.";
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let local = SocketAddr::from(([127, 0, 0, 1], 0));
+        let rocket = app(config, rocket_config(local, config.options.threads));
+        let client = Client::untracked(rocket).map_err(|e| anyhow!("rocket: {e}"))?;
+        Ok(Rocket5 {
+            config: config.clone(),
+            client,
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        let method: rocket::http::Method = req
+            .method()
+            .as_str()
+            .parse()
+            .map_err(|()| anyhow!("method {} unknown to rocket", req.method()))?;
+        let target = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        // A target Rocket cannot parse is answered 400 by its server before routing; the local
+        // client would panic on it instead.
+        if rocket::http::uri::Origin::parse(&target).is_err() {
+            return Ok(http::Response::builder().status(400).body(Bytes::new())?);
+        }
+        let mut local = self.client.req(method, target);
+        for (name, value) in req.headers() {
+            local.add_header(Header::new(
+                name.as_str().to_owned(),
+                value.to_str()?.to_owned(),
+            ));
+        }
+        if !req.body().is_empty() {
+            local.set_body(req.body());
+        }
+        let res = local.dispatch();
+        let mut out = http::Response::builder().status(res.status().code);
+        for h in res.headers().iter() {
+            out = out.header(h.name().as_str(), h.value());
+        }
+        let body = res.into_bytes().unwrap_or_default();
+        Ok(out.body(Bytes::from(body))?)
+    }
+
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        let addr = listener.local_addr()?;
+        let config = self.config.clone();
+        let threads = config.options.threads;
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let failed = ready_tx.clone();
+        let handle = server::spawn_tokio(listener, threads, move |listener, stop| async move {
+            // Fairness: Rocket 0.5 binds its own socket from `address` and `port` and has no
+            // public way to take a bound listener. framebench closes the listener and Rocket
+            // binds the same loopback address again (tokio sets SO_REUSEADDR), so the port is
+            // free for the few microseconds between the two.
+            drop(listener);
+            let liftoff = AdHoc::on_liftoff("framebench ready", move |_| {
+                Box::pin(async move {
+                    let _ = ready_tx.send(Ok(()));
+                })
+            });
+            let rocket = app(&config, rocket_config(addr, threads)).attach(liftoff);
+            let rocket = match rocket.ignite().await {
+                Ok(rocket) => rocket,
+                Err(e) => {
+                    let _ = failed.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let shutdown = rocket.shutdown();
+            tokio::spawn(async move {
+                stop.await;
+                shutdown.notify();
+            });
+            if let Err(e) = rocket.launch().await {
+                let _ = failed.send(Err(e.to_string()));
+            }
+        })?;
+        match ready_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(())) => Ok(handle),
+            Ok(Err(e)) => Err(anyhow!(e)).context("rocket failed to start"),
+            Err(_) => Err(anyhow!("rocket did not start within 10 s")),
+        }
+    }
+}
+
+/// A body from the fixtures with its content type, without copying it.
+struct Body(ContentType, Bytes);
+
+impl<'r> Responder<'r, 'static> for Body {
+    fn respond_to(self, _: &'r rocket::Request<'_>) -> rocket::response::Result<'static> {
+        rocket::Response::build()
+            .header(self.0)
+            .sized_body(self.1.len(), Cursor::new(self.1))
+            .ok()
+    }
+}
+
+fn miss_status(miss: Miss) -> Status {
+    Status::from_code(miss.status()).unwrap_or(Status::NotFound)
+}
+
+#[rocket::get("/")]
+fn hello() -> &'static str {
+    "Hello, World!"
+}
+
+#[rocket::get("/json")]
+fn json() -> (ContentType, Vec<u8>) {
+    (ContentType::JSON, super::json_body())
+}
+
+#[rocket::get("/get")]
+async fn redis_get(state: &State<AppState>, uri: &rocket::http::uri::Origin<'_>) -> (Status, Body) {
+    let key = crate::redis::key_from_query(uri.query().map(|q| q.as_str()));
+    let found = state.redis.get(key).await;
+    let status = Status::from_code(found.status()).unwrap_or(Status::BadGateway);
+    (status, Body(ContentType::Plain, found.body()))
+}
+
+#[rocket::get("/template")]
+fn template(state: &State<AppState>) -> RawHtml<String> {
+    RawHtml(state.fixtures.render())
+}
+
+#[rocket::get("/paste/<name>")]
+fn paste(state: &State<AppState>, name: &str) -> Result<Body, Status> {
+    state
+        .fixtures
+        .paste(name, state.io)
+        .map(|body| Body(ContentType::Plain, body))
+        .map_err(miss_status)
+}
+
+#[rocket::get("/static/<name>")]
+fn static_memory(state: &State<AppState>, name: &str) -> Result<Body, Status> {
+    let content_type =
+        ContentType::parse_flexible(content_type_for(name)).unwrap_or(ContentType::Binary);
+    state
+        .fixtures
+        .static_file(name, Io::Memory)
+        .map(|body| Body(content_type, body))
+        .map_err(miss_status)
+}
+
+/// When a request arrived, kept in its local cache.
+struct Started(Instant);
+
+/// A request logger fairing: one line per response, to the variant's target.
+struct Logger {
+    target: &'static str,
+}
+
+#[rocket::async_trait]
+impl Fairing for Logger {
+    fn info(&self) -> Info {
+        Info {
+            name: "framebench request logger",
+            kind: Kind::Request | Kind::Response,
+        }
+    }
+
+    async fn on_request(&self, req: &mut rocket::Request<'_>, _: &mut Data<'_>) {
+        req.local_cache(|| Started(Instant::now()));
+    }
+
+    async fn on_response<'r>(&self, req: &'r rocket::Request<'_>, res: &mut rocket::Response<'r>) {
+        let started = req.local_cache(|| Started(Instant::now()));
+        logging::log_request(
+            self.target,
+            req.remote(),
+            req.method().as_str(),
+            &req.uri().to_string(),
+            res.status().code,
+            started.0.elapsed(),
+        );
+    }
+}

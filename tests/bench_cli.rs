@@ -1,0 +1,205 @@
+//! Issue 3's command-line pieces: `serve --max-requests` (the server of the callgrind loopback
+//! bench exits by itself), `profile` (bounded hot loop, one-line usage errors) and `report`
+//! (reads criterion's files; refuses an empty target folder).
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use framebench::bench::client::KeepAlive;
+use framebench::bench::limit;
+use framebench::bench::server::ServerProcess;
+use framebench::fixtures::Fixtures;
+use framebench::frameworks::{self, REGISTRY};
+use framebench::options::Options;
+use framebench::oracle;
+
+const BIN: &str = env!("CARGO_BIN_EXE_framebench");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn assert_usage_error(out: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "want one line: {stderr:?}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+}
+
+/// Every server that counts requests exits by itself, successfully, after exactly N requests
+/// on a keep-alive connection, and not before.
+#[test]
+fn serve_max_requests_exits_after_n() {
+    let fixtures = Fixtures::load_default().unwrap();
+    let hello = oracle::scenario("hello").unwrap();
+    for entry in REGISTRY
+        .iter()
+        .filter(|e| e.loopback && limit::SUPPORTED.contains(&e.name))
+    {
+        let mut child = Command::new(BIN)
+            .args(["serve", entry.name, "--threads", "1", "--max-requests", "5"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut conn = KeepAlive::connect(addr, hello, &fixtures).unwrap();
+        conn.round_trip().unwrap();
+        conn.round_trip().unwrap();
+        // Four requests: the server must still be running.
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{} exited before its fifth request",
+            entry.name
+        );
+        conn.round_trip().unwrap();
+        drop(conn);
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{} did not exit after 5 requests",
+                entry.name
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "{}: {status}", entry.name);
+    }
+}
+
+#[test]
+fn serve_max_requests_rejects_zero_and_non_counting_servers() {
+    let out = run(&["serve", "axum", "--max-requests", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    if let Some(other) = REGISTRY
+        .iter()
+        .find(|e| e.loopback && !limit::SUPPORTED.contains(&e.name))
+    {
+        let out = run(&["serve", other.name, "--max-requests", "3"]);
+        assert_usage_error(&out, "does not count requests");
+    }
+}
+
+#[test]
+fn profile_runs_a_bounded_loop_and_rejects_bad_input() {
+    let fw = REGISTRY
+        .iter()
+        .find(|e| e.in_process && e.loopback)
+        .map_or("null", |e| e.name);
+    let out = run(&["profile", fw, "hello", "--seconds", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ns per request"));
+    if frameworks::find("axum").is_some() {
+        let out = run(&[
+            "profile",
+            "axum",
+            "paste",
+            "--mode",
+            "loopback",
+            "--seconds",
+            "1",
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    assert_usage_error(&run(&["profile", "nosuch", "hello"]), "unknown framework");
+    assert_usage_error(&run(&["profile", "null", "nosuch"]), "unknown scenario");
+    assert_usage_error(&run(&["profile", "raw", "hello"]), "loopback only");
+    assert_usage_error(
+        &run(&["profile", "null", "hello", "--mode", "loopback"]),
+        "has no server",
+    );
+    assert_eq!(
+        run(&["profile", "null", "hello", "--seconds", "0"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+/// A loopback child server answers a checked keep-alive exchange and stops when dropped.
+#[test]
+fn server_process_serves_and_stops() {
+    let fixtures = Fixtures::load_default().unwrap();
+    let server = ServerProcess::spawn(Path::new(BIN), "raw", Options::default(), None).unwrap();
+    let mut conn = KeepAlive::connect(
+        server.addr(),
+        oracle::scenario("static").unwrap(),
+        &fixtures,
+    )
+    .unwrap();
+    for _ in 0..10 {
+        conn.round_trip().unwrap();
+    }
+    assert_eq!(
+        conn.body_len(),
+        fixtures.read("static/webupload.html").unwrap().len()
+    );
+}
+
+#[test]
+fn report_reads_criterion_files_and_refuses_an_empty_folder() {
+    let dir = std::env::temp_dir().join(format!("framebench-report-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_file = dir.join("results.md");
+    let out = run(&[
+        "report",
+        "--target-dir",
+        dir.to_str().unwrap(),
+        "--out",
+        out_file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cargo bench"));
+
+    // Files shaped as criterion 0.8 writes them.
+    let cell = dir.join("criterion/in_process_hello/null/log=off,io=memory/new");
+    std::fs::create_dir_all(&cell).unwrap();
+    std::fs::write(
+        cell.join("benchmark.json"),
+        r#"{"group_id":"in_process/hello","function_id":"null","value_str":"log=off,io=memory","throughput":{"Bytes":13},"full_id":"in_process/hello/null/log=off,io=memory","directory_name":"in_process_hello/null/log=off,io=memory","title":"in_process/hello/null/log=off,io=memory"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        cell.join("estimates.json"),
+        r#"{"mean":{"confidence_interval":{"confidence_level":0.95,"lower_bound":40.0,"upper_bound":44.0},"point_estimate":42.0,"standard_error":1.0},"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":40.0,"upper_bound":44.0},"point_estimate":41.0,"standard_error":1.0},"median_abs_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":0.0,"upper_bound":1.0},"point_estimate":0.5,"standard_error":0.1},"slope":null,"std_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":0.0,"upper_bound":1.0},"point_estimate":0.5,"standard_error":0.1}}"#,
+    )
+    .unwrap();
+    // A gungraun summary.json (trimmed to the fields the report reads), for in-process hello,
+    // logging off, framework 0 (`null`).
+    let cg = dir.join("gungraun/framebench/callgrind/in_process/hello.off_0");
+    std::fs::create_dir_all(&cg).unwrap();
+    std::fs::write(
+        cg.join("summary.json"),
+        r#"{"module_path":"callgrind::in_process::hello","id":"off_0","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "report",
+        "--target-dir",
+        dir.to_str().unwrap(),
+        "--out",
+        out_file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(text.contains("| null | 42 ns |"), "{text}");
+    assert!(text.contains("## Environment"), "{text}");
+    assert!(text.contains("| null | 1,234 |"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
