@@ -13,6 +13,7 @@
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -78,14 +79,24 @@ impl RedisServer {
     }
 
     fn start_on(port: u16) -> anyhow::Result<RedisServer> {
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("cannot start redis-server")?;
+            .stderr(Stdio::null());
+        // SAFETY: between fork and exec only prctl, which is async-signal-safe. The server
+        // dies with the thread that started it, even when that process is killed (a `serve`
+        // child stopped with SIGKILL), so no redis-server outlives the run.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().context("cannot start redis-server")?;
         let mut server = RedisServer {
             child: Some(child),
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
