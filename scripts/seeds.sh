@@ -31,16 +31,16 @@ for seed in $SEEDS; do
     # Iron vs nickel, logging to the console on and off, the four routes, 5/10/25 connections.
     000) run 000 --frameworks iron,nickel --scenarios template,not_found,static,paste \
            --logging stdout,off -c 5,10,25 ;;
-    # Nickel "hello" at 50, 100 and 500 connections (the article's Fiber side is issue 5's).
-    001) run 001 --frameworks nickel,raw --scenarios hello -c 50,100,500 ;;
+    # Nickel vs Fiber, "hello" at 50, 100 and 500 connections (raw as the ceiling).
+    001) run 001 --frameworks nickel,go-fiber,raw --scenarios hello -c 50,100,500 ;;
     # Hello at 100 connections, plain and pipelined 128 deep, every framework.
     002) run 002-plain --scenarios hello -c 100 --pipeline 1
          run 002-pipelined --scenarios hello -c 100 --pipeline 128 ;;
-    # Iron vs nickel at 20 connections. The article proxied Redis (issue 5 adds that scenario);
-    # paste (a file read per request with --io disk) is the closest I/O-bound route today.
-    003) run 003 --frameworks iron,nickel --scenarios paste --io disk -c 20 ;;
-    # Actix with its Logger printing to the console, formatting into a sink, and off; 100 conns.
-    004) run 004 --frameworks actix --scenarios hello --logging stdout,sink,off -c 100 ;;
+    # Iron vs nickel vs Go net/http proxying a key from a real redis-server, 20 connections.
+    003) run 003 --frameworks iron,nickel,go-nethttp --scenarios redis -c 20 ;;
+    # Actix with its Logger printing to stdout, formatting into a sink, and off, against Go's
+    # net/http with the same three logging variants; 100 connections.
+    004) run 004 --frameworks actix,go-nethttp --scenarios hello --logging stdout,sink,off -c 100 ;;
     *) echo "unknown seed $seed" >&2; exit 2 ;;
   esac
 done

@@ -76,26 +76,77 @@ pub fn pin_current_thread(cpus: &[usize]) -> bool {
     }
 }
 
-/// User plus system CPU time of a process, in seconds, from `/proc/<pid>/stat`.
-pub fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of stat; `rest` starts at field 3.
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Some((utime + stime) / hz)
+/// `pid` and every process below it (a `framebench serve` of a Go peer runs the Go server as
+/// its child: the server's CPU and memory are the whole tree's).
+pub fn process_tree(pid: u32) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(child) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if let Some(ppid) = stat_fields(child).and_then(|f| f.get(1)?.parse().ok()) {
+                parents.push((child, ppid));
+            }
+        }
+    }
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(c, _)| *c),
+        );
+        i += 1;
+    }
+    tree
 }
 
-/// Peak resident set (VmHWM) of a process, in bytes.
+/// The fields of `/proc/<pid>/stat` after the command name (which is in parentheses and may
+/// hold spaces): index 0 is the state, 1 the parent pid, 11 and 12 utime and stime.
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
+/// User plus system CPU time of a process and its descendants, in seconds, from
+/// `/proc/<pid>/stat`.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut total = None;
+    for p in process_tree(pid) {
+        let Some(fields) = stat_fields(p) else {
+            continue;
+        };
+        let utime: f64 = fields.get(11)?.parse().ok()?;
+        let stime: f64 = fields.get(12)?.parse().ok()?;
+        *total.get_or_insert(0.0) += (utime + stime) / hz;
+    }
+    total
+}
+
+/// Peak resident set (VmHWM) of a process plus that of each of its descendants, in bytes (an
+/// upper bound when their peaks did not coincide).
 pub fn peak_rss(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let mut total = None;
+    for p in process_tree(pid) {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{p}/status")) else {
+            continue;
+        };
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        *total.get_or_insert(0) += kb * 1024;
+    }
+    total
 }
 
 /// CPU use of a process between two points in time, as a percentage of one core.
@@ -142,5 +193,18 @@ mod tests {
         let pid = std::process::id();
         assert!(cpu_seconds(pid).is_some());
         assert!(peak_rss(pid).unwrap() > 0);
+    }
+
+    #[test]
+    fn tree_includes_children() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let tree = process_tree(std::process::id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(tree[0], std::process::id());
+        assert!(tree.contains(&child.id()), "{tree:?} lacks {}", child.id());
     }
 }
