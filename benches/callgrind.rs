@@ -143,7 +143,26 @@ library_benchmark_group!(
     benchmarks = [hello, not_found, static_, template, paste, json]
 );
 
-main!(
-    config = LibraryBenchmarkConfig::default(),
-    library_benchmark_groups = in_process
-);
+/// libfaketime, which freezes the clock the benchmarked process reads.
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// The counted process sees a frozen clock when libfaketime is installed: hyper 0.10's `Date`
+/// header and every log line's timestamp and latency then format the same digits on every run,
+/// so their instruction counts repeat exactly. Without it they vary by up to about 2 %
+/// (docs/methodology.md).
+fn config() -> LibraryBenchmarkConfig {
+    let mut config = LibraryBenchmarkConfig::default();
+    if std::path::Path::new(FAKETIME).exists() {
+        config
+            .env("LD_PRELOAD", FAKETIME)
+            .env("FAKETIME", "2026-01-01 00:00:00");
+    } else {
+        eprintln!(
+            "libfaketime not found: counts that format the time vary by up to about 2 % \
+             (install it with: apt-get install faketime)"
+        );
+    }
+    config
+}
+
+main!(config = config(), library_benchmark_groups = in_process);

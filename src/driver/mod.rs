@@ -330,7 +330,7 @@ pub fn run_cell(
         let now = Instant::now();
         if meters.is_none() && now >= record_from {
             meters = Some((
-                server.as_ref().map(|s| proc::CpuMeter::start(s.pid())),
+                server.as_ref().map(|s| proc::CpuMeter::start_tree(s.pid())),
                 proc::CpuMeter::start(me),
             ));
         }

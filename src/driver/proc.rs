@@ -117,21 +117,22 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
     Some(rest.split_whitespace().map(str::to_owned).collect())
 }
 
-/// User plus system CPU time of a process and its descendants, in seconds, from
-/// `/proc/<pid>/stat`.
+/// User plus system CPU time of one process, in seconds, from `/proc/<pid>/stat`.
 pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let fields = stat_fields(pid)?;
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let mut total = None;
-    for p in process_tree(pid) {
-        let Some(fields) = stat_fields(p) else {
-            continue;
-        };
-        let utime: f64 = fields.get(11)?.parse().ok()?;
-        let stime: f64 = fields.get(12)?.parse().ok()?;
-        *total.get_or_insert(0.0) += (utime + stime) / hz;
-    }
-    total
+    Some((utime + stime) / hz)
+}
+
+/// [`cpu_seconds`] of a process and all its descendants (a server and its children).
+pub fn tree_cpu_seconds(pid: u32) -> Option<f64> {
+    process_tree(pid)
+        .into_iter()
+        .filter_map(cpu_seconds)
+        .reduce(|a, b| a + b)
 }
 
 /// Peak resident set (VmHWM) of a process plus that of each of its descendants, in bytes (an
@@ -152,22 +153,49 @@ pub fn peak_rss(pid: u32) -> Option<u64> {
 /// CPU use of a process between two points in time, as a percentage of one core.
 pub struct CpuMeter {
     pid: u32,
+    tree: bool,
     start: Option<(f64, Instant)>,
 }
 
 impl CpuMeter {
-    /// Starts measuring `pid` now.
+    /// Starts measuring `pid` alone now (the driver itself: its children are servers).
     pub fn start(pid: u32) -> Self {
-        CpuMeter {
+        let meter = CpuMeter {
             pid,
-            start: cpu_seconds(pid).map(|s| (s, Instant::now())),
+            tree: false,
+            start: None,
+        };
+        meter.started()
+    }
+
+    /// Starts measuring `pid` and its descendants now (a server, whose work may be done by a
+    /// child process, as for the Go peers).
+    pub fn start_tree(pid: u32) -> Self {
+        let meter = CpuMeter {
+            pid,
+            tree: true,
+            start: None,
+        };
+        meter.started()
+    }
+
+    fn seconds(&self) -> Option<f64> {
+        if self.tree {
+            tree_cpu_seconds(self.pid)
+        } else {
+            cpu_seconds(self.pid)
         }
+    }
+
+    fn started(mut self) -> Self {
+        self.start = self.seconds().map(|s| (s, Instant::now()));
+        self
     }
 
     /// Percentage of one core used since [`CpuMeter::start`].
     pub fn percent(&self) -> Option<f64> {
         let (s0, t0) = self.start?;
-        let s1 = cpu_seconds(self.pid)?;
+        let s1 = self.seconds()?;
         let wall = t0.elapsed().as_secs_f64();
         (wall > 0.0).then(|| 100.0 * (s1 - s0) / wall)
     }
