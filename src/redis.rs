@@ -272,6 +272,17 @@ enum Backend<P> {
     Broken(String),
 }
 
+impl<P> Backend<P> {
+    /// The pool and the key to look up, or the answer when there is no pool or no key.
+    fn ready(&self, key: Option<String>) -> Result<(&P, String), Lookup> {
+        match self {
+            Backend::None => Err(Lookup::Unconfigured),
+            Backend::Broken(e) => Err(Lookup::Failed(e.clone())),
+            Backend::Pool(pool) => key.map(|key| (pool, key)).ok_or(Lookup::BadRequest),
+        }
+    }
+}
+
 /// Opens multiplexed connections with [`CONNECT_TIMEOUT`] and [`COMMAND_TIMEOUT`] for the
 /// async pool. A connection is reused unless a command on it failed: no `PING` per checkout
 /// (deadpool-redis sends one; go-redis does not), so every client pays one round trip per
@@ -359,13 +370,9 @@ impl AsyncStore {
 
     /// `GET key`, bounded by [`COMMAND_TIMEOUT`]. Must run inside a tokio runtime with time.
     pub async fn get(&self, key: Option<String>) -> Lookup {
-        let pool = match &self.pool {
-            Backend::None => return Lookup::Unconfigured,
-            Backend::Broken(e) => return Lookup::Failed(e.clone()),
-            Backend::Pool(pool) => pool,
-        };
-        let Some(key) = key else {
-            return Lookup::BadRequest;
+        let (pool, key) = match self.pool.ready(key) {
+            Ok(ready) => ready,
+            Err(answer) => return answer,
         };
         let lookup = async {
             let mut conn = pool.get().await.map_err(|e| e.to_string())?;
@@ -419,13 +426,9 @@ impl SyncStore {
 
     /// `GET key`, bounded by the pool's and the connection's timeouts.
     pub fn get(&self, key: Option<String>) -> Lookup {
-        let pool = match &self.pool {
-            Backend::None => return Lookup::Unconfigured,
-            Backend::Broken(e) => return Lookup::Failed(e.clone()),
-            Backend::Pool(pool) => pool,
-        };
-        let Some(key) = key else {
-            return Lookup::BadRequest;
+        let (pool, key) = match self.pool.ready(key) {
+            Ok(ready) => ready,
+            Err(answer) => return answer,
         };
         let mut conn = match pool.get() {
             Ok(conn) => conn,

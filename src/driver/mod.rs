@@ -334,16 +334,8 @@ pub fn run_cell(
                 proc::CpuMeter::start(me),
             ));
         }
-        if let Some(s) = server.as_mut() {
-            if crashed.is_none() {
-                if let Some(how) = s.exited() {
-                    crashed = Some(format!(
-                        "server exited mid-run ({how}); {}",
-                        s.stderr_text()
-                    ));
-                    cell_stop.store(true, Ordering::Relaxed);
-                }
-            }
+        if note_crash(server.as_mut(), &mut crashed) {
+            cell_stop.store(true, Ordering::Relaxed);
         }
         if stop.load(Ordering::Relaxed) {
             cell_stop.store(true, Ordering::Relaxed);
@@ -357,15 +349,8 @@ pub fn run_cell(
     }
     cell.server_peak_rss = server.as_ref().and_then(|s| proc::peak_rss(s.pid()));
     let results = handle.join().unwrap_or_default();
+    note_crash(server.as_mut(), &mut crashed);
     if let Some(s) = server.as_mut() {
-        if crashed.is_none() {
-            if let Some(how) = s.exited() {
-                crashed = Some(format!(
-                    "server exited mid-run ({how}); {}",
-                    s.stderr_text()
-                ));
-            }
-        }
         s.stop();
     }
     let m = Merged::from_threads(results);
@@ -416,6 +401,25 @@ impl Plan {
     /// Number of cells.
     pub fn cells(&self) -> usize {
         self.targets.len() * self.scenarios.len() * self.connections.len()
+    }
+}
+
+/// Records the first exit of the server as a crash, with the end of its stderr. Returns true
+/// when this call found it.
+fn note_crash(server: Option<&mut ServerProcess>, crashed: &mut Option<String>) -> bool {
+    let Some(s) = server else { return false };
+    if crashed.is_some() {
+        return false;
+    }
+    match s.exited() {
+        Some(how) => {
+            *crashed = Some(format!(
+                "server exited mid-run ({how}); {}",
+                s.stderr_text()
+            ));
+            true
+        }
+        None => false,
     }
 }
 
