@@ -23,6 +23,7 @@ use framebench::framework::{Entry, Request, Response};
 use framebench::frameworks::REGISTRY;
 use framebench::options::{Logging, Options};
 use framebench::oracle;
+use framebench::tools::Tool;
 
 /// The frameworks with an in-process path, in registry order: the `<i>` of the ids.
 fn frameworks() -> Vec<&'static Entry> {
@@ -143,24 +144,26 @@ library_benchmark_group!(
     benchmarks = [hello, not_found, static_, template, paste, json]
 );
 
-/// libfaketime, which freezes the clock the benchmarked process reads.
-const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
-
+/// gungraun evaluates this first, in `cargo bench`'s own process (the runs it starts under
+/// valgrind never call it): without valgrind or the matching `gungraun-runner` the target says
+/// so in one line and ends with 0, so `cargo bench` goes on to the criterion targets.
+///
 /// The counted process sees a frozen clock when libfaketime is installed: hyper 0.10's `Date`
 /// header and every log line's timestamp and latency then format the same digits on every run,
 /// so their instruction counts repeat exactly. Without it they vary by up to about 2 %
 /// (docs/methodology.md).
 fn config() -> LibraryBenchmarkConfig {
+    bench::callgrind_preflight("callgrind");
     let mut config = LibraryBenchmarkConfig::default();
-    if std::path::Path::new(FAKETIME).exists() {
-        config
-            .env("LD_PRELOAD", FAKETIME)
-            .env("FAKETIME", "2026-01-01 00:00:00");
-    } else {
-        eprintln!(
-            "libfaketime not found: counts that format the time vary by up to about 2 % \
-             (install it with: apt-get install faketime)"
-        );
+    match Tool::Faketime.path() {
+        Ok(faketime) => {
+            config
+                .env("LD_PRELOAD", faketime.display().to_string())
+                .env("FAKETIME", "2026-01-01 00:00:00");
+        }
+        Err(_) => {
+            Tool::Faketime.skip();
+        }
     }
     config
 }

@@ -116,4 +116,11 @@ binary_benchmark_group!(
     benchmarks = |group: &mut BinaryBenchmarkGroup| setup_group(group)
 );
 
-main!(binary_benchmark_groups = loopback);
+/// gungraun evaluates this first, in `cargo bench`'s own process: without valgrind or the
+/// matching `gungraun-runner` the target says so in one line and ends with 0.
+fn config() -> BinaryBenchmarkConfig {
+    framebench::bench::callgrind_preflight("callgrind_loopback");
+    BinaryBenchmarkConfig::default()
+}
+
+main!(config = config(); binary_benchmark_groups = loopback);

@@ -17,14 +17,18 @@ use framebench::frameworks::REGISTRY;
 use framebench::oracle::{self, SCENARIOS};
 
 fn in_process(c: &mut Criterion) {
+    if let Err(e) = framebench::tools::check_required() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
     let fixtures = Fixtures::load_default().expect("fixtures");
-    // Issue 5: a real redis-server for the redis scenario (the served children inherit its URL);
-    // without one that scenario is skipped with a message.
+    // A real redis-server for the redis scenario (the served children inherit its URL); without
+    // one that scenario is skipped with one line saying how to install it.
     let _redis = framebench::redis::provide(&fixtures, None).expect("redis-server starts");
     let mut failed = Vec::new();
     for scenario in SCENARIOS {
-        if let Some(why) = scenario.skip_reason(&fixtures) {
-            eprintln!("skipping {}: {why}", scenario.name);
+        // Says why once per run (the redis scenario without redis-server).
+        if scenario.skip_reason(&fixtures).is_some() {
             continue;
         }
         let mut group = c.benchmark_group(format!("in_process/{}", scenario.name));

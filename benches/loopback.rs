@@ -23,9 +23,13 @@ use framebench::options::Options;
 use framebench::oracle::{Scenario, SCENARIOS};
 
 fn loopback(c: &mut Criterion) {
+    if let Err(e) = framebench::tools::check_required() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
     let fixtures = Fixtures::load_default().expect("fixtures");
-    // Issue 5: a real redis-server for the redis scenario (the served children inherit its URL);
-    // without one that scenario is skipped with a message.
+    // A real redis-server for the redis scenario (the served children inherit its URL); without
+    // one that scenario is skipped with one line saying how to install it.
     let _redis = framebench::redis::provide(&fixtures, None).expect("redis-server starts");
     let bin = Path::new(env!("CARGO_BIN_EXE_framebench"));
     let pinning = server::pinning();
@@ -46,7 +50,12 @@ fn loopback(c: &mut Criterion) {
     let mut failed = Vec::new();
     // One server per framework, shared by every scenario: start them all first.
     let mut servers = Vec::new();
-    for entry in REGISTRY.iter().filter(|e| e.loopback) {
+    // `available` builds the Go peers here, before any server starts, and says once why a
+    // framework is skipped (the Go peers without `go`).
+    for entry in REGISTRY
+        .iter()
+        .filter(|e| e.loopback && e.available().is_ok())
+    {
         match ServerProcess::spawn(bin, entry.name, options, pinning.map(|p| p.server)) {
             Ok(s) => servers.push((entry.name, s)),
             Err(e) => {
@@ -58,8 +67,8 @@ fn loopback(c: &mut Criterion) {
     // Fairness: iron's and nickel's pools serve one connection per thread until it closes, so
     // each cell opens its own connection (or reqwest client) and closes it before the next.
     for scenario in SCENARIOS {
-        if let Some(why) = scenario.skip_reason(&fixtures) {
-            eprintln!("skipping {}: {why}", scenario.name);
+        // Says why once per run (the redis scenario without redis-server).
+        if scenario.skip_reason(&fixtures).is_some() {
             continue;
         }
         let mut group = c.benchmark_group(format!("loopback/{}", scenario.name));

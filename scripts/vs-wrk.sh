@@ -14,8 +14,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v wrk >/dev/null; then
-  echo "wrk is not installed: skipping (install it with: apt-get install -y wrk)"
+# wrk is optional (FRAMEBENCH_WRK overrides where it is looked for, as in src/tools.rs): without
+# it the comparison is skipped with one line and exit 0, unless FRAMEBENCH_REQUIRE names it.
+wrk=${FRAMEBENCH_WRK:-$(command -v wrk || true)}
+if [ -z "$wrk" ] || [ ! -x "$wrk" ]; then
+  msg="skipping the wrk comparison: wrk not found${FRAMEBENCH_WRK:+ at $FRAMEBENCH_WRK}: install it with \`apt-get install wrk\`"
+  case ",${FRAMEBENCH_REQUIRE:-}," in
+    *,wrk,* | *,all,*) echo "error: FRAMEBENCH_REQUIRE requires it: $msg" >&2; exit 1 ;;
+  esac
+  echo "$msg"
   exit 0
 fi
 if ! command -v taskset >/dev/null; then
@@ -55,7 +62,7 @@ echo "## driver vs wrk"
 echo
 echo "- command: \`DURATION=$DURATION CONNS=\"$CONNS\" TARGETS=\"$TARGETS\" THREADS=$THREADS CLIENT_THREADS=$CLIENT_THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS ROUNDS=$ROUNDS scripts/vs-wrk.sh\`"
 echo "- environment: $(rustc -V) | $("$FRAMEBENCH" --version) | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r)"
-echo "- wrk: $(wrk -v 2>&1 | head -1)"
+echo "- wrk: $("$wrk" -v 2>&1 | head -1)"
 echo "- server pinned to cpu $SERVER_CPUS with --threads $THREADS; each client pinned to cpu $CLIENT_CPUS with $CLIENT_THREADS thread(s); best of $ROUNDS alternating runs per tool; $DURATION each"
 echo
 echo "| server | conns | wrk req/s | driver req/s | driver / wrk | wrk CPU µs/req | driver CPU µs/req |"
@@ -70,7 +77,7 @@ for target in $TARGETS; do
   for c in $CONNS; do
     best_wrk=0; best_drv=0; wrk_cost=0; drv_cost=0
     for _ in $(seq "$ROUNDS"); do
-      cpu=$(cpu_of taskset -c "$CLIENT_CPUS" wrk -t "$CLIENT_THREADS" -c "$c" -d "$DURATION" "$url/")
+      cpu=$(cpu_of taskset -c "$CLIENT_CPUS" "$wrk" -t "$CLIENT_THREADS" -c "$c" -d "$DURATION" "$url/")
       rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/out")
       n=$(awk '/requests in/ { print $1 }' "$tmp/out")
       if awk -v a="$rps" -v b="$best_wrk" 'BEGIN { exit !(a > b) }'; then

@@ -21,3 +21,4 @@ pub mod oracle;
 pub mod quick;
 pub mod redis;
 pub mod server;
+pub mod tools;

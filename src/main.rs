@@ -149,6 +149,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    // Commands that run frameworks for the user detect the optional tools first, build what
+    // they need (the Go peers), and honour FRAMEBENCH_REQUIRE. `serve` (the driver's child),
+    // `list` and `report` need none of it.
+    if !matches!(
+        cli.command,
+        Some(Command::Serve { .. } | Command::List | Command::Report(_))
+    ) {
+        prepare_tools()?;
+    }
     match cli.command {
         None if cli.full => driver_cmd(framebench::driver::cli::full_sweep()),
         None => quick_compare(),
@@ -184,6 +193,25 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             opts,
             redis,
         }) => check_cmd(&frameworks, opts.threads.into(), &redis),
+    }
+}
+
+/// Checks `FRAMEBENCH_REQUIRE` (with `go` in it, the Go peers must also build).
+fn prepare_tools() -> Result<(), Failure> {
+    framebench::tools::check_required().map_err(|e| Failure(1, e))?;
+    #[cfg(feature = "go")]
+    if framebench::tools::Tool::Go.required() {
+        frameworks::go::prepare()
+            .map_err(|e| Failure(1, format!("FRAMEBENCH_REQUIRE requires go: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Asks each of `entries` whether it can run here, before anything is timed: this builds the Go
+/// peers (a progress line, a bound of its own) and says once why anything is skipped.
+fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) {
+    for entry in entries {
+        let _ = entry.available();
     }
 }
 
@@ -294,6 +322,7 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
         names.iter().map(|n| find(n)).collect::<Result<_, _>>()?
     };
     let fixtures = load_fixtures()?;
+    prepare_entries(entries.iter().copied());
     let _redis = redis.provide(&fixtures)?;
     let mut rows = Vec::new();
     for entry in entries {
@@ -317,6 +346,7 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
 
 fn quick_compare() -> Result<ExitCode, Failure> {
     let fixtures = load_fixtures()?;
+    prepare_entries(REGISTRY);
     let _redis = RedisArg { redis: None }.provide(&fixtures)?;
     let entries: Vec<&Entry> = REGISTRY.iter().collect();
     let options = Options::default();

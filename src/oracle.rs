@@ -191,14 +191,16 @@ impl Scenario {
     /// Why this scenario cannot run with these fixtures (no Redis given to them), if so.
     /// Callers skip it with this message instead of failing it.
     pub fn skip_reason(&self, fixtures: &Fixtures) -> Option<String> {
-        (self.needs_redis() && fixtures.redis_url().is_none()).then(|| {
-            format!(
-                "no Redis for the {} scenario ({})",
-                self.name,
-                crate::redis::available()
-                    .err()
-                    .unwrap_or_else(|| "none started".to_owned())
-            )
+        if !self.needs_redis() || fixtures.redis_url().is_some() {
+            return None;
+        }
+        Some(match crate::redis::available() {
+            // Printed once per run, here, where the scenario would have run.
+            Err(_) => crate::tools::Tool::Redis.skip().to_owned(),
+            Ok(()) => format!(
+                "no Redis given to the fixtures of the {} scenario",
+                self.name
+            ),
         })
     }
 

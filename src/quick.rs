@@ -184,6 +184,13 @@ pub fn print_both(
         "", "", "", "", "", "", ""
     );
     let mut failed = Vec::new();
+    // Why cells say `skip` (a missing optional tool), once each, under the table.
+    let mut skipped: Vec<String> = Vec::new();
+    let mut skip = |why: &str| {
+        if !skipped.iter().any(|s| s == why) {
+            skipped.push(why.to_owned());
+        }
+    };
     let names = crate::frameworks::REGISTRY
         .iter()
         .map(|e| e.name)
@@ -193,7 +200,10 @@ pub fn print_both(
             let inproc = match rows.iter().find(|(n, _)| *n == name).map(|(_, c)| &c[k]) {
                 None => "–".to_owned(),
                 Some(Cell::Time(t)) => format_time(*t),
-                Some(Cell::Skipped(_)) => "skip".to_owned(),
+                Some(Cell::Skipped(why)) => {
+                    skip(why);
+                    "skip".to_owned()
+                }
                 Some(Cell::Failed(e)) => {
                     failed.push(format!("{name} {} in-process: {e}", s.name));
                     "FAIL".to_owned()
@@ -209,6 +219,12 @@ pub fn print_both(
                     "–".to_owned(),
                     "–".to_owned(),
                 ),
+                Some(c) if matches!(c.status, Status::Skipped(_)) => {
+                    if let Status::Skipped(why) = &c.status {
+                        skip(why);
+                    }
+                    ("skip".to_owned(), "–".into(), "–".into(), "–".into())
+                }
                 Some(c) if c.status == Status::Ok => (
                     kilo(c.rps),
                     us(c.latency.p99_us),
@@ -231,6 +247,9 @@ pub fn print_both(
                 s.name
             );
         }
+    }
+    for why in &skipped {
+        println!("skip: {why}");
     }
     for f in &failed {
         println!("FAIL {f}");

@@ -21,6 +21,7 @@ use anyhow::{bail, Context as _};
 use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
+use crate::tools::Tool;
 
 /// The keys the harness stores; the oracle expects `foo`'s value.
 pub const SEED: &[(&str, &str)] = &[("foo", VALUE), ("greeting", "Hello, Redis!")];
@@ -39,21 +40,10 @@ pub const CONTENT_TYPE: &str = "text/plain; charset=utf-8";
 /// Environment variable `serve` reads the URL from when `--redis` is not given.
 pub const REDIS_ENV: &str = "FRAMEBENCH_REDIS";
 
-/// Message when `redis-server` is missing.
-pub const INSTALL_HINT: &str =
-    "redis-server not found: install it with `apt-get install redis-server`";
-
-/// Whether `redis-server` can be started here.
+/// Whether `redis-server` can be started here (see [`Tool::Redis`]); the error is one line
+/// with the command that installs it.
 pub fn available() -> Result<(), String> {
-    match Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-    {
-        Ok(s) if s.success() => Ok(()),
-        _ => Err(INSTALL_HINT.to_owned()),
-    }
+    Tool::Redis.path().map(|_| ()).map_err(str::to_owned)
 }
 
 /// A `redis-server` child process on a loopback port. Dropping it kills and reaps it.
@@ -79,7 +69,8 @@ impl RedisServer {
     }
 
     fn start_on(port: u16) -> anyhow::Result<RedisServer> {
-        let mut cmd = Command::new("redis-server");
+        let program = Tool::Redis.path().map_err(anyhow::Error::msg)?;
+        let mut cmd = Command::new(program);
         cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .stdin(Stdio::null())
@@ -175,8 +166,9 @@ pub fn parse_url(url: &str) -> anyhow::Result<SocketAddr> {
 }
 
 /// Gives `fixtures` a Redis URL: `url` when given (checked, seeded), else a `redis-server`
-/// started here, which the caller keeps alive. Without `redis-server`, prints why the redis
-/// scenario is skipped and returns `Ok(None)`.
+/// started here, which the caller keeps alive. Without `redis-server` it returns `Ok(None)` and
+/// prints nothing: the redis scenario says why it is skipped where it would have run
+/// ([`crate::oracle::Scenario::skip_reason`]), and `serve` needs no message at all.
 pub fn provide(fixtures: &Fixtures, url: Option<&str>) -> anyhow::Result<Option<RedisServer>> {
     if let Some(url) = url {
         let addr = parse_url(url)?;
@@ -184,8 +176,7 @@ pub fn provide(fixtures: &Fixtures, url: Option<&str>) -> anyhow::Result<Option<
         fixtures.set_redis_url(url);
         return Ok(None);
     }
-    if let Err(why) = available() {
-        eprintln!("skipping the redis scenario: {why}");
+    if available().is_err() {
         return Ok(None);
     }
     let server = RedisServer::start()?;
@@ -203,13 +194,11 @@ pub fn children_can_serve(s: &crate::oracle::Scenario) -> bool {
     if !s.needs_redis() || std::env::var_os(REDIS_ENV).is_some() {
         return true;
     }
-    match available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("skipping the {} scenario: {why}", s.name);
-            false
-        }
+    if available().is_ok() {
+        return true;
     }
+    Tool::Redis.skip();
+    false
 }
 
 /// The result of one lookup.

@@ -37,7 +37,10 @@ fn list_shows_every_framework_with_version_and_every_scenario() {
             .find(|l| l.split_whitespace().next() == Some(e.name))
             .unwrap_or_else(|| panic!("{} missing from list", e.name));
         assert!(line.contains(e.version()), "{line}");
-        assert_ne!(e.version(), "?", "{} has no locked version", e.name);
+        // The Go peers' version is the toolchain's, which a machine without `go` lacks.
+        if e.available().is_ok() {
+            assert_ne!(e.version(), "?", "{} has no locked version", e.name);
+        }
     }
     for s in SCENARIOS {
         assert!(text.contains(s.name) && text.contains(s.path), "{}", s.name);

@@ -21,6 +21,40 @@ use crate::framework::{App, Config, Entry};
 use crate::options::{Io, Options};
 use crate::oracle::{Observed, Scenario};
 
+/// For the callgrind targets, before gungraun does anything: checks valgrind and
+/// `gungraun-runner` at exactly the gungraun version in Cargo.lock. When one is missing or of
+/// another version, prints one line per cause with the command that installs the right one and
+/// ends the process with 0, so that `cargo bench` goes on to the criterion targets; with
+/// `FRAMEBENCH_REQUIRE` naming the tool (or `callgrind`), with 1. When the runner is found, its
+/// folder goes first on `PATH`, where gungraun looks for it.
+pub fn callgrind_preflight(target: &str) {
+    use crate::tools::Tool;
+    if let Err(e) = crate::tools::check_required() {
+        eprintln!("error: {target}: {e}");
+        std::process::exit(1);
+    }
+    let missing: Vec<&str> = [Tool::Valgrind, Tool::Runner]
+        .into_iter()
+        .filter_map(|t| t.path().err())
+        .collect();
+    if missing.is_empty() {
+        if let Ok(runner) = Tool::Runner.path() {
+            if let (Some(dir), Some(path)) = (runner.parent(), std::env::var_os("PATH")) {
+                let dirs = std::iter::once(dir.to_owned()).chain(std::env::split_paths(&path));
+                if let Ok(joined) = std::env::join_paths(dirs) {
+                    // SAFETY: called from `main` of the bench binary before any thread starts.
+                    unsafe { std::env::set_var("PATH", joined) };
+                }
+            }
+        }
+        return;
+    }
+    for why in &missing {
+        eprintln!("skipping {target} (callgrind): {why}");
+    }
+    std::process::exit(0);
+}
+
 /// Scenarios whose route reads a file, so `io=disk` differs from `io=memory`.
 pub const IO_SCENARIOS: &[&str] = &["static", "paste"];
 

@@ -213,7 +213,9 @@ pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
     let _ = writeln!(out, "- Compiler: {}", env.rustc);
     let _ = writeln!(out, "- CPU: {} ({} cores available)", env.cpu, env.cores);
     let _ = writeln!(out, "- Kernel: Linux {}", env.kernel);
-    out.push_str("- Build: cargo's `bench` profile (optimized, `debug = 1`)\n");
+    out.push_str(
+        "- Build: cargo's `bench` profile (the release settings: optimized, no debug info)\n",
+    );
     let _ = writeln!(
         out,
         "- Threads: in-process benches run on one thread; loopback servers run with \

@@ -162,24 +162,26 @@ pub fn parse_url(text: &str) -> Result<SocketAddr, String> {
 }
 
 fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
-    if names.is_empty() {
-        // Issue 5: without a Redis the redis scenario is skipped with a message.
-        return Ok(SCENARIOS
+    let chosen: Vec<&'static Scenario> = if names.is_empty() {
+        SCENARIOS.iter().collect()
+    } else {
+        names
             .iter()
-            .filter(|s| crate::redis::children_can_serve(s))
-            .collect());
-    }
-    names
-        .iter()
-        .map(|n| {
-            oracle::scenario(n).ok_or_else(|| {
-                usage(format!(
-                    "unknown scenario '{n}' (known: {})",
-                    oracle::names().join(", ")
-                ))
+            .map(|n| {
+                oracle::scenario(n).ok_or_else(|| {
+                    usage(format!(
+                        "unknown scenario '{n}' (known: {})",
+                        oracle::names().join(", ")
+                    ))
+                })
             })
-        })
-        .collect()
+            .collect::<Result<_, _>>()?
+    };
+    // Without a Redis the redis scenario is skipped with one line, asked for or not.
+    Ok(chosen
+        .into_iter()
+        .filter(|s| crate::redis::children_can_serve(s))
+        .collect())
 }
 
 fn variants(opts: &LoadOpts) -> Vec<Options> {

@@ -19,7 +19,7 @@ pub mod stats;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -144,13 +144,7 @@ impl LoadParams {
 
 /// The Ctrl-C flag. Installed on first use; SIGINT sets it and every loop checks it.
 pub fn interrupted() -> &'static Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&flag));
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&flag));
-        flag
-    })
+    crate::tools::interrupted()
 }
 
 /// The request every connection sends: keep-alive, as wrk sends it.
@@ -246,6 +240,15 @@ pub fn run_cell(
     if stop.load(Ordering::Relaxed) {
         cell.status = Status::Interrupted;
         return cell;
+    }
+    // A framework this machine cannot serve (the Go peers without `go`, or whose build
+    // failed) is skipped; `available` said why, once, and built the Go peers before any
+    // server start-up timeout runs.
+    if let Target::Framework(e, _) = target {
+        if let Err(why) = e.available() {
+            cell.status = Status::Skipped(why);
+            return cell;
+        }
     }
     let expected = match scenario.expected(fixtures) {
         Ok(e) => e,
@@ -437,6 +440,12 @@ pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult
         indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}% ~{eta} left  {msg}")
             .expect("valid template"),
     );
+    // Build what the targets need (the Go peers) now, before the first cell starts a server.
+    for target in &plan.targets {
+        if let Target::Framework(e, _) = target {
+            let _ = e.available();
+        }
+    }
     let mut out = Vec::new();
     let mut done_ms = 0u64;
     let n = plan.cells();

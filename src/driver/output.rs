@@ -93,12 +93,12 @@ impl Report {
     pub fn failures(&self) -> Vec<String> {
         self.cells
             .iter()
-            .filter(|c| c.status != Status::Ok)
+            .filter(|c| !matches!(c.status, Status::Ok | Status::Skipped(_)))
             .map(|c| {
                 let reason = match &c.status {
                     Status::Failing(r) | Status::Crashed(r) | Status::Error(r) => r.as_str(),
                     Status::Interrupted => "interrupted by Ctrl-C",
-                    Status::Ok => "",
+                    Status::Ok | Status::Skipped(_) => "",
                 };
                 format!(
                     "{} {} {} {} c={}: {reason}",

@@ -23,6 +23,8 @@ pub enum Status {
     Error(String),
     /// Stopped by Ctrl-C.
     Interrupted,
+    /// Not run: an optional tool is missing (the Go peers without `go`); why. Not a failure.
+    Skipped(String),
 }
 
 impl Status {
@@ -34,6 +36,7 @@ impl Status {
             Status::Crashed(_) => "CRASH",
             Status::Error(_) => "ERROR",
             Status::Interrupted => "STOPPED",
+            Status::Skipped(_) => "skip",
         }
     }
 }

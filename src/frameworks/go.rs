@@ -1,13 +1,15 @@
 //! The Go peers of the seed articles: `go-nethttp` (the standard library's net/http) and
 //! `go-fiber` (Fiber v2 on fasthttp), two programs of the Go module in `peers/go/`.
 //!
-//! They are loopback-only frameworks behind the same trait: `serve` builds the program with
-//! `go build` into `target/go-peers/` (skipped when the binary is newer than every source
-//! file), starts it as a child process with the already-bound listener as file descriptor 3,
-//! `GOMAXPROCS` set to `threads`, and the logging and io variants as flags, and waits for its
-//! `listening on` line. Shutdown sends SIGTERM, then SIGKILL after [`server::GRACE`], and waits
-//! for the child. Without `go` on the PATH both are skipped with a message saying how to
-//! install it.
+//! They are loopback-only frameworks behind the same trait. [`prepare`] builds both programs
+//! with `go build` into `target/go-peers/` (skipped when the binaries are newer than every
+//! source file) once per process, under its own bound ([`BUILD_TIMEOUT`]) and before anything
+//! is timed: [`Framework::available`] calls it, so every command builds them before it starts a
+//! server, and no server start-up timeout ever runs during a build. `serve` starts the binary
+//! as a child process with the already-bound listener as file descriptor 3, `GOMAXPROCS` set
+//! to `threads`, and the logging and io variants as flags, and waits for its `listening on`
+//! line. Shutdown sends SIGTERM, then SIGKILL after [`server::GRACE`], and waits for the child.
+//! Without `go`, or when the build fails, both are skipped with one line saying why.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
@@ -22,9 +24,7 @@ use anyhow::{anyhow, bail, Context as _};
 
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::server;
-
-/// How to install Go, for the skip message.
-const INSTALL: &str = "install Go 1.22 or later (`apt-get install golang-go`, or https://go.dev/dl/) and put `go` on the PATH";
+use crate::tools::{self, Tool};
 
 /// One Go program of `peers/go/cmd/`.
 pub trait Program: 'static {
@@ -48,7 +48,7 @@ impl Program for NetHttp {
     const CMD: &'static str = "nethttp";
     const WHAT: &'static str = "net/http";
     fn version() -> String {
-        go_version().unwrap_or_else(|| "?".into())
+        go_version().unwrap_or_else(|| "(no go)".into())
     }
 }
 
@@ -77,19 +77,11 @@ pub fn module_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/go")
 }
 
-/// The `go` toolchain version (`go1.26.8`), or `None` without `go` on the PATH.
+/// The `go` toolchain version (`go1.26.8`), or `None` without `go` (see [`Tool::Go`]).
 pub fn go_version() -> Option<String> {
     static VERSION: OnceLock<Option<String>> = OnceLock::new();
     VERSION
-        .get_or_init(|| {
-            let out = Command::new("go")
-                .args(["env", "GOVERSION"])
-                .stderr(Stdio::null())
-                .output()
-                .ok()?;
-            let v = String::from_utf8(out.stdout).ok()?.trim().to_owned();
-            (out.status.success() && !v.is_empty()).then_some(v)
-        })
+        .get_or_init(|| tools::go_version_of(Tool::Go.path().ok()?))
         .clone()
 }
 
@@ -123,41 +115,117 @@ fn newest_source(dir: &Path) -> std::io::Result<SystemTime> {
     Ok(newest)
 }
 
-/// Builds `peers/go/cmd/<cmd>` into `target/go-peers/<cmd>` unless it is up to date.
-fn build_binary(cmd: &str) -> anyhow::Result<PathBuf> {
-    // One build at a time in this process: two apps of the same peer share the binary.
-    static LOCK: Mutex<()> = Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let module = module_dir();
-    let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go-peers");
-    let binary = out_dir.join(cmd);
-    let sources = newest_source(&module).context("cannot read peers/go")?;
-    let built = std::fs::metadata(&binary).and_then(|m| m.modified()).ok();
-    if built.is_some_and(|b| b >= sources) {
-        return Ok(binary);
+/// How long building the peers may take: a first build downloads the modules and compiles
+/// Fiber. A bound of its own, never a server's start-up timeout.
+pub const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The programs of `peers/go/cmd/`.
+const CMDS: [&str; 2] = [NetHttp::CMD, Fiber::CMD];
+
+/// Where the built peers go: `$FRAMEBENCH_GO_PEERS_DIR`, else `target/go-peers/`.
+pub fn bin_dir() -> PathBuf {
+    std::env::var_os("FRAMEBENCH_GO_PEERS_DIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go-peers"),
+            PathBuf::from,
+        )
+}
+
+/// Builds the Go peers when a source is newer than their binaries, once per process, before
+/// anything is timed: every command that serves them calls this (through
+/// [`Framework::available`]) before it starts a server. Prints a progress line when it builds.
+/// `Err` says why the peers are skipped (no `go`, or the build failed, which it prints once).
+pub fn prepare() -> Result<(), &'static str> {
+    static BUILT: OnceLock<Result<(), &'static str>> = OnceLock::new();
+    *BUILT.get_or_init(|| {
+        let go = Tool::Go.path().map_err(|_| Tool::Go.skip())?;
+        build_all(go).map_err(|e| {
+            let why: &'static str = Box::leak(format!("go build failed: {e}").into_boxed_str());
+            tools::say_once(&format!("{why}; the Go peers are skipped"));
+            why
+        })
+    })
+}
+
+/// Builds every stale peer with `go`, holding a lock on the output folder so that concurrent
+/// processes (test binaries, a user's second terminal) build it once between them.
+fn build_all(go: &Path) -> Result<(), String> {
+    let dir = bin_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let _lock = DirLock::take(&dir)?;
+    // Left by a run that was killed mid-build (SIGKILL): nobody else builds while we hold the
+    // lock, so any scratch folder here is stale.
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(".build-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
     }
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create {}", out_dir.display()))?;
-    // Built under a name of this process, then renamed: another process (tests run several)
-    // never executes a half-written binary.
-    let partial = out_dir.join(format!("{cmd}.{}.partial", std::process::id()));
-    let out = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&partial)
-        .arg(format!("./cmd/{cmd}"))
-        .current_dir(&module)
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("go not found on the PATH: {INSTALL}"))?;
-    if !out.status.success() {
-        bail!(
-            "go build ./cmd/{cmd} failed (run `go mod download` in peers/go first when offline): {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+    let sources = newest_source(&module_dir()).map_err(|e| format!("cannot read peers/go: {e}"))?;
+    let stale: Vec<&str> = CMDS
+        .into_iter()
+        .filter(|cmd| {
+            let built = std::fs::metadata(dir.join(cmd)).and_then(|m| m.modified());
+            !built.is_ok_and(|b| b >= sources)
+        })
+        .collect();
+    if stale.is_empty() {
+        return Ok(());
     }
-    std::fs::rename(&partial, &binary)
-        .with_context(|| format!("cannot move the build to {}", binary.display()))?;
-    Ok(binary)
+    eprintln!(
+        "building the Go peers with `go build` (first run only: module download and compile, \
+         at most {} min)…",
+        BUILD_TIMEOUT.as_secs() / 60
+    );
+    let start = Instant::now();
+    for cmd in stale {
+        let scratch = dir.join(format!(".build-{cmd}-{}", std::process::id()));
+        let mut build = Command::new(go);
+        build
+            .args(["build", "-o"])
+            .arg(scratch.join(cmd))
+            .arg(format!("./cmd/{cmd}"))
+            .current_dir(module_dir());
+        tools::build_step(build, &scratch, BUILD_TIMEOUT, |scratch| {
+            std::fs::rename(scratch.join(cmd), dir.join(cmd))
+        })
+        .map_err(|e| format!("./cmd/{cmd}: {e}"))?;
+    }
+    eprintln!(
+        "built the Go peers in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// An exclusive `flock` on `<dir>/.lock`, released when dropped.
+struct DirLock(std::fs::File);
+
+impl DirLock {
+    fn take(dir: &Path) -> Result<DirLock, String> {
+        let path = dir.join(".lock");
+        let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(format!(
+                "cannot lock {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(DirLock(file))
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        // SAFETY: unlocking the descriptor we locked.
+        unsafe {
+            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
 }
 
 impl<P: Program> Framework for GoPeer<P> {
@@ -167,10 +235,7 @@ impl<P: Program> Framework for GoPeer<P> {
     const IN_PROCESS: bool = false;
 
     fn available() -> Result<(), String> {
-        match go_version() {
-            Some(_) => Ok(()),
-            None => Err(format!("`go` not found: {INSTALL}")),
-        }
+        prepare().map_err(str::to_owned)
     }
 
     fn version() -> Option<&'static str> {
@@ -188,7 +253,7 @@ impl<P: Program> Framework for GoPeer<P> {
         <Self as Framework>::available().map_err(|e| anyhow!(e))?;
         Ok(GoPeer {
             config: config.clone(),
-            binary: build_binary(P::CMD)?,
+            binary: bin_dir().join(P::CMD),
             _program: std::marker::PhantomData,
         })
     }

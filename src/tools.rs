@@ -1,0 +1,502 @@
+//! The optional tools: `redis-server`, `go`, `wrk`, `valgrind`, `gungraun-runner` and
+//! libfaketime. framebench runs without any of them; each is detected once per process, here,
+//! and whatever needs a missing one is skipped with one line that names the tool and the command
+//! that installs it ([`Tool::skip`]). A missing tool is never an error, unless the run asks for
+//! it with `FRAMEBENCH_REQUIRE`.
+//!
+//! - `FRAMEBENCH_<TOOL>` (see [`Tool::env_var`]) overrides where a tool is looked for. A path
+//!   that does not exist hides the tool, which is how CI runs the suite as a fresh machine sees
+//!   it: `FRAMEBENCH_REDIS_SERVER=/nonexistent cargo test`.
+//! - `FRAMEBENCH_REQUIRE=redis,go,…` (or `all`) turns a missing tool into a failure: commands
+//!   exit 1 with one line, `cargo test` fails (`tests/tools.rs`), the callgrind benches exit 1.
+//!   CI sets it for its full run, so a silently skipped suite cannot pass there.
+//!
+//! [`build_step`] runs a build (the Go peers' `go build`) under a bound of its own, never inside
+//! a server's start-up timeout, and leaves nothing half-written behind.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Names the environment variable that makes tools required.
+pub const REQUIRE_ENV: &str = "FRAMEBENCH_REQUIRE";
+
+/// Where Debian's `faketime` package puts the preloadable library.
+const FAKETIME_DEFAULT: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// Where a tool is, or why it cannot be used.
+type Detected = Result<&'static Path, &'static str>;
+
+/// One optional tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tool {
+    /// `redis-server`, for the redis scenario.
+    Redis,
+    /// The Go toolchain, for the Go peers.
+    Go,
+    /// wrk, for `scripts/vs-wrk.sh`.
+    Wrk,
+    /// valgrind, for the callgrind benches.
+    Valgrind,
+    /// `gungraun-runner` at the gungraun version in Cargo.lock, for the callgrind benches.
+    Runner,
+    /// libfaketime, which freezes the clock the callgrind benches count under.
+    Faketime,
+}
+
+impl Tool {
+    /// Every tool.
+    pub const ALL: [Tool; 6] = [
+        Tool::Redis,
+        Tool::Go,
+        Tool::Wrk,
+        Tool::Valgrind,
+        Tool::Runner,
+        Tool::Faketime,
+    ];
+
+    /// The name `FRAMEBENCH_REQUIRE` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Redis => "redis",
+            Tool::Go => "go",
+            Tool::Wrk => "wrk",
+            Tool::Valgrind => "valgrind",
+            Tool::Runner => "gungraun-runner",
+            Tool::Faketime => "faketime",
+        }
+    }
+
+    /// The variable that overrides where the tool is looked for.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            Tool::Redis => "FRAMEBENCH_REDIS_SERVER",
+            Tool::Go => "FRAMEBENCH_GO",
+            Tool::Wrk => "FRAMEBENCH_WRK",
+            Tool::Valgrind => "FRAMEBENCH_VALGRIND",
+            Tool::Runner => "FRAMEBENCH_GUNGRAUN_RUNNER",
+            Tool::Faketime => "FRAMEBENCH_FAKETIME",
+        }
+    }
+
+    /// The program (or library) looked for when the variable is not set.
+    fn default_location(self) -> &'static str {
+        match self {
+            Tool::Redis => "redis-server",
+            Tool::Go => "go",
+            Tool::Wrk => "wrk",
+            Tool::Valgrind => "valgrind",
+            Tool::Runner => "gungraun-runner",
+            Tool::Faketime => FAKETIME_DEFAULT,
+        }
+    }
+
+    /// What is skipped without it, for the skip line.
+    pub fn what(self) -> &'static str {
+        match self {
+            Tool::Redis => "the redis scenario",
+            Tool::Go => "the Go peers (go-nethttp, go-fiber)",
+            Tool::Wrk => "the wrk comparison",
+            Tool::Valgrind | Tool::Runner => "the callgrind benches",
+            Tool::Faketime => "the frozen clock (some callgrind counts then vary between runs)",
+        }
+    }
+
+    /// The command that installs it.
+    pub fn install(self) -> String {
+        match self {
+            Tool::Redis => "apt-get install redis-server".into(),
+            Tool::Go => "apt-get install golang-go (or Go 1.22+ from go.dev/dl)".into(),
+            Tool::Wrk => "apt-get install wrk".into(),
+            Tool::Valgrind => "apt-get install valgrind".into(),
+            Tool::Runner => format!(
+                "cargo install gungraun-runner --version {} --locked",
+                gungraun_version()
+            ),
+            Tool::Faketime => "apt-get install faketime".into(),
+        }
+    }
+
+    /// Where the tool is, or one line saying why it cannot be used here. Detected once.
+    pub fn path(self) -> Result<&'static Path, &'static str> {
+        static FOUND: OnceLock<Mutex<Vec<(Tool, Detected)>>> = OnceLock::new();
+        let mut found = FOUND
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((_, r)) = found.iter().find(|(t, _)| *t == self) {
+            return *r;
+        }
+        let r = self
+            .detect()
+            .map(|p| &*Box::leak(p.into_boxed_path()))
+            .map_err(|e| &*Box::leak(e.into_boxed_str()));
+        found.push((self, r));
+        r
+    }
+
+    /// Whether the tool can be used here.
+    pub fn present(self) -> bool {
+        self.path().is_ok()
+    }
+
+    fn detect(self) -> Result<PathBuf, String> {
+        self.detect_with(std::env::var_os(self.env_var()).filter(|v| !v.is_empty()))
+    }
+
+    /// Detection with the override given, not read from the environment.
+    fn detect_with(self, overridden: Option<std::ffi::OsString>) -> Result<PathBuf, String> {
+        let wanted = overridden
+            .clone()
+            .map_or_else(|| PathBuf::from(self.default_location()), PathBuf::from);
+        let not_found = || {
+            let via = match &overridden {
+                Some(v) => format!(" at {} (${})", Path::new(v).display(), self.env_var()),
+                None => String::new(),
+            };
+            format!(
+                "{} not found{via}: install it with `{}`",
+                self.default_location_name(),
+                self.install()
+            )
+        };
+        if self == Tool::Faketime {
+            return if wanted.is_file() {
+                Ok(wanted)
+            } else {
+                Err(not_found())
+            };
+        }
+        let path = find_program(&wanted).ok_or_else(not_found)?;
+        match self {
+            Tool::Redis | Tool::Valgrind => {
+                let ok = Command::new(&path)
+                    .arg("--version")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok {
+                    return Err(format!(
+                        "{} does not run: install it with `{}`",
+                        path.display(),
+                        self.install()
+                    ));
+                }
+            }
+            Tool::Go => {
+                go_version_of(&path).ok_or_else(|| {
+                    format!(
+                        "{} does not run: install it with `{}`",
+                        path.display(),
+                        self.install()
+                    )
+                })?;
+            }
+            Tool::Runner => {
+                let want = gungraun_version();
+                let have = Command::new(&path)
+                    .arg("--version")
+                    .stdin(Stdio::null())
+                    .stderr(Stdio::null())
+                    .output()
+                    .ok()
+                    .and_then(|o| String::from_utf8(o.stdout).ok())
+                    .and_then(|s| s.split_whitespace().nth(1).map(str::to_owned))
+                    .unwrap_or_else(|| "of unknown version".into());
+                if have != want {
+                    return Err(format!(
+                        "gungraun-runner {have} found at {}, but gungraun is {want}: install the \
+                         matching one with `{}`",
+                        path.display(),
+                        self.install()
+                    ));
+                }
+            }
+            Tool::Wrk | Tool::Faketime => {}
+        }
+        Ok(path)
+    }
+
+    /// The tool's name in messages.
+    fn default_location_name(self) -> &'static str {
+        match self {
+            Tool::Faketime => "libfaketime",
+            _ => self.default_location(),
+        }
+    }
+
+    /// Whether `FRAMEBENCH_REQUIRE` names this tool (`callgrind` names valgrind and the runner).
+    pub fn required(self) -> bool {
+        required_names().iter().any(|n| {
+            n == "all"
+                || n == self.name()
+                || (n == "callgrind" && matches!(self, Tool::Valgrind | Tool::Runner))
+        })
+    }
+
+    /// Prints, once per process and tool, that [`Tool::what`] is skipped and why. Returns the
+    /// reason. Call it only where the tool would have been used.
+    pub fn skip(self) -> &'static str {
+        let why = self.path().err().unwrap_or("not used");
+        say_once(&format!("skipping {}: {why}", self.what()));
+        why
+    }
+}
+
+/// Prints `line` on stderr unless this process printed it already: one message per cause, not
+/// one per cell.
+pub fn say_once(line: &str) {
+    static SAID: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let mut said = SAID
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if said.insert(line.to_owned()) {
+        eprintln!("{line}");
+    }
+}
+
+/// The gungraun version in Cargo.lock, which `gungraun-runner` must match exactly.
+pub fn gungraun_version() -> &'static str {
+    crate::env::crate_version("gungraun", "").unwrap_or("?")
+}
+
+/// `go env GOVERSION` of the Go at `path`.
+pub fn go_version_of(path: &Path) -> Option<String> {
+    let out = Command::new(path)
+        .args(["env", "GOVERSION"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let v = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && !v.is_empty()).then_some(v)
+}
+
+/// `program` itself when it names a path, else the first match on `PATH`; executable files only.
+fn find_program(program: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.components().count() > 1 || program.is_absolute() {
+        return executable(program).then(|| program.to_owned());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+fn required_names() -> Vec<String> {
+    std::env::var(REQUIRE_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Checks `FRAMEBENCH_REQUIRE`: every name it lists is known, and every tool it names is here.
+/// The error is one line.
+pub fn check_required() -> Result<(), String> {
+    let names = required_names();
+    if let Some(bad) = names.iter().find(|n| {
+        !["all", "callgrind"].contains(&n.as_str()) && !Tool::ALL.iter().any(|t| t.name() == *n)
+    }) {
+        return Err(format!(
+            "{REQUIRE_ENV} names an unknown tool {bad:?} (known: all, callgrind, {})",
+            Tool::ALL.map(Tool::name).join(", ")
+        ));
+    }
+    let missing: Vec<&str> = Tool::ALL
+        .iter()
+        .filter(|t| t.required())
+        .filter_map(|t| t.path().err())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{REQUIRE_ENV} requires it: {}", missing.join("; ")))
+    }
+}
+
+/// The process's Ctrl-C flag: SIGINT and SIGTERM set it instead of killing the process, and
+/// every long loop (a build, a load) checks it. Installed on first use.
+pub fn interrupted() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&flag));
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&flag));
+        flag
+    })
+}
+
+/// Runs one build command under its own bound: `timeout`, or the value of
+/// `FRAMEBENCH_BUILD_TIMEOUT` in seconds. It writes only into `scratch`, a folder this function
+/// creates and always removes, whether the build succeeds, fails, times out or is interrupted
+/// with Ctrl-C; `finish` moves the result out of it on success. The error is one line with the
+/// end of the build's output.
+pub fn build_step(
+    mut cmd: Command,
+    scratch: &Path,
+    timeout: Duration,
+    finish: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> Result<(), String> {
+    struct Scratch<'a>(&'a Path);
+    impl Drop for Scratch<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(self.0);
+        }
+    }
+    let timeout = std::env::var("FRAMEBENCH_BUILD_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(timeout, Duration::from_secs_f64);
+    let _ = std::fs::remove_dir_all(scratch);
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let _scratch = Scratch(scratch);
+    let stop = interrupted();
+    let log = scratch.join("build.log");
+    let log_file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log_file)
+        .spawn()
+        .map_err(|e| format!("cannot start {:?}: {e}", cmd.get_program()))?;
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        if stop.load(Ordering::Relaxed) || start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(if stop.load(Ordering::Relaxed) {
+                "interrupted".into()
+            } else {
+                format!(
+                    "did not finish within {:.0} s (FRAMEBENCH_BUILD_TIMEOUT)",
+                    timeout.as_secs_f64()
+                )
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if !status.success() {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
+        return Err(format!("{status}: {tail}"));
+    }
+    finish(scratch).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_variables_are_distinct() {
+        let names: HashSet<_> = Tool::ALL.iter().map(|t| t.name()).collect();
+        let vars: HashSet<_> = Tool::ALL.iter().map(|t| t.env_var()).collect();
+        assert_eq!(names.len(), Tool::ALL.len());
+        assert_eq!(vars.len(), Tool::ALL.len());
+    }
+
+    #[test]
+    fn runner_install_names_the_locked_version() {
+        let v = gungraun_version();
+        assert!(v.starts_with("0."), "{v}");
+        assert!(Tool::Runner.install().contains(&format!("--version {v} ")));
+    }
+
+    #[test]
+    fn programs_are_found_on_path_and_by_path() {
+        assert!(find_program(Path::new("sh")).is_some());
+        assert!(find_program(Path::new("/bin/sh")).is_some());
+        assert!(find_program(Path::new("/nonexistent/sh")).is_none());
+        assert!(find_program(Path::new("framebench-no-such-program")).is_none());
+    }
+
+    #[test]
+    fn a_hidden_tool_says_how_to_install_it() {
+        for tool in Tool::ALL {
+            let why = tool
+                .detect_with(Some("/nonexistent/framebench-hidden".into()))
+                .unwrap_err();
+            assert!(
+                why.contains("not found at /nonexistent/framebench-hidden"),
+                "{why}"
+            );
+            assert!(why.contains(&tool.install()), "{why}");
+            assert!(!why.contains('\n'), "{why}");
+        }
+        let why = Tool::Faketime
+            .detect_with(Some("/nonexistent/libfaketime.so.1".into()))
+            .unwrap_err();
+        assert!(why.starts_with("libfaketime not found"), "{why}");
+        assert!(why.ends_with("`apt-get install faketime`"), "{why}");
+    }
+
+    #[test]
+    fn a_runner_of_another_version_names_both() {
+        let dir = std::env::temp_dir().join(format!("fb-runner-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fake = dir.join("gungraun-runner");
+        std::fs::write(&fake, "#!/bin/sh\necho 'gungraun-runner 0.0.1'\n").unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let why = Tool::Runner
+            .detect_with(Some(fake.clone().into_os_string()))
+            .unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(why.contains("gungraun-runner 0.0.1 found"), "{why}");
+        assert!(
+            why.contains(&format!("gungraun is {}", gungraun_version())),
+            "{why}"
+        );
+        assert!(
+            why.contains("cargo install gungraun-runner --version"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_failing_build_leaves_nothing_and_says_why() {
+        let scratch = std::env::temp_dir().join(format!("fb-build-{}", std::process::id()));
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "echo partial > \"$0\"/out.partial; echo boom >&2; exit 3",
+        ])
+        .arg(&scratch);
+        let err = build_step(cmd, &scratch, Duration::from_secs(10), |_| Ok(())).unwrap_err();
+        assert!(err.contains("boom"), "{err}");
+        assert!(!scratch.exists());
+    }
+
+    #[test]
+    fn a_build_past_its_bound_is_stopped_and_cleaned() {
+        let scratch = std::env::temp_dir().join(format!("fb-slow-{}", std::process::id()));
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo partial > \"$0\"/out.partial; exec sleep 30"])
+            .arg(&scratch);
+        let start = Instant::now();
+        let err = build_step(cmd, &scratch, Duration::from_millis(300), |_| Ok(())).unwrap_err();
+        assert!(err.contains("did not finish"), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(!scratch.exists());
+    }
+}
