@@ -210,8 +210,8 @@ impl Tool {
                     .unwrap_or_else(|| "of unknown version".into());
                 if have != want {
                     return Err(format!(
-                        "gungraun-runner {have} found at {}, but gungraun is {want}: install the \
-                         matching one with `{}`",
+                        "gungraun-runner {have} found at {}, but gungraun is {want}: install it \
+                         with `{}`",
                         path.display(),
                         self.install()
                     ));

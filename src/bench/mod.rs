@@ -50,7 +50,7 @@ pub fn callgrind_preflight(target: &str) {
         return;
     }
     for why in &missing {
-        eprintln!("skipping {target} (callgrind): {why}");
+        eprintln!("skipping `cargo bench --bench {target}`: {why}");
     }
     std::process::exit(0);
 }
