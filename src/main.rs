@@ -325,7 +325,12 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
     prepare_entries(entries.iter().copied());
     let _redis = redis.provide(&fixtures)?;
     let mut rows = Vec::new();
+    let stop = framebench::tools::interrupted();
     for entry in entries {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("interrupted");
+            return Ok(ExitCode::from(130));
+        }
         rows.extend(check::check_framework(
             entry,
             &fixtures,
@@ -352,6 +357,10 @@ fn quick_compare() -> Result<ExitCode, Failure> {
     let options = Options::default();
     let sample = Duration::from_millis(100);
     let rows = quick::run(&entries, &fixtures, options, sample);
+    if framebench::tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("interrupted");
+        return Ok(ExitCode::from(130));
+    }
     let (loopback, params) = framebench::driver::cli::quick_loopback(&fixtures, options);
     let failed = quick::print_both(&rows, &loopback, &params, options, sample);
     Ok(if failed > 0 {

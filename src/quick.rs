@@ -72,7 +72,11 @@ pub fn run(
         options,
     };
     let mut rows = Vec::new();
+    let stop = crate::tools::interrupted();
     for entry in entries.iter().filter(|e| e.in_process) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         let cells = match entry.build(&config) {
             Ok(app) => SCENARIOS
                 .iter()

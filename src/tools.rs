@@ -249,7 +249,8 @@ impl Tool {
 }
 
 /// Prints `line` on stderr unless this process printed it already: one message per cause, not
-/// one per cell.
+/// one per cell. It writes to the file descriptor itself, past the test harness's capture, so
+/// that `cargo test` also shows what it skipped.
 pub fn say_once(line: &str) {
     static SAID: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     let mut said = SAID
@@ -257,7 +258,8 @@ pub fn say_once(line: &str) {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     if said.insert(line.to_owned()) {
-        eprintln!("{line}");
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
     }
 }
 
@@ -380,17 +382,21 @@ pub fn build_step(
             Ok(None) => {}
             Err(e) => return Err(e.to_string()),
         }
-        if stop.load(Ordering::Relaxed) || start.elapsed() > timeout {
+        if stop.load(Ordering::Relaxed) {
+            // Ctrl-C: stop the build, remove what it wrote, and end the run as Ctrl-C would.
             let _ = child.kill();
             let _ = child.wait();
-            return Err(if stop.load(Ordering::Relaxed) {
-                "interrupted".into()
-            } else {
-                format!(
-                    "did not finish within {:.0} s (FRAMEBENCH_BUILD_TIMEOUT)",
-                    timeout.as_secs_f64()
-                )
-            });
+            drop(_scratch);
+            eprintln!("interrupted: the build was stopped and its files removed");
+            std::process::exit(130);
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "did not finish within {:.0} s (FRAMEBENCH_BUILD_TIMEOUT)",
+                timeout.as_secs_f64()
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     };

@@ -14,6 +14,7 @@ use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
 use framebench::oracle::{self, Observed, REDIS_SCENARIO};
 use framebench::redis::{self as fbredis, RedisServer, MISSING_KEY};
+use framebench::tools::Tool;
 
 /// The baselines answer the redis scenario from a canned value (docs/methodology.md): only the
 /// oracle's own request is theirs to answer.
@@ -26,8 +27,8 @@ const GONE_BOUND: Duration = Duration::from_secs(4);
 fn redis() -> Option<RedisServer> {
     match fbredis::available() {
         Ok(()) => Some(RedisServer::start().expect("redis-server starts")),
-        Err(why) => {
-            eprintln!("skipping: {why}");
+        Err(_) => {
+            Tool::Redis.skip();
             None
         }
     }
@@ -40,13 +41,8 @@ fn fixtures_with(server: &RedisServer) -> Arc<Fixtures> {
 }
 
 fn runnable() -> impl Iterator<Item = &'static Entry> {
-    REGISTRY.iter().filter(|e| match e.available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("skipping {}: {why}", e.name);
-            false
-        }
-    })
+    // `available` says once why a framework is skipped (the Go peers without `go`).
+    REGISTRY.iter().filter(|e| e.available().is_ok())
 }
 
 fn build(entry: &Entry, fixtures: &Arc<Fixtures>) -> Box<dyn App> {
@@ -126,8 +122,8 @@ fn without_a_redis_url_get_answers_503() {
 
 #[test]
 fn when_redis_goes_away_get_answers_502_or_503_and_the_rest_keeps_working() {
-    if let Err(why) = fbredis::available() {
-        eprintln!("skipping: {why}");
+    if fbredis::available().is_err() {
+        Tool::Redis.skip();
         return;
     }
     let mut failures = Vec::new();
