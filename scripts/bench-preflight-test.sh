@@ -77,6 +77,21 @@ expect 0 "valgrind not found" "gungraun-runner not found" -- \
 expect 1 "FRAMEBENCH_REQUIRE" "gungraun-runner not found" -- \
   FRAMEBENCH_GUNGRAUN_RUNNER=$hidden FRAMEBENCH_REQUIRE=callgrind
 
+# Without libfaketime, with valgrind and the runner present: one line, and the counts still run
+# (a filter that matches no benchmark keeps this quick).
+if command -v valgrind >/dev/null && [ "$(gungraun-runner --version 2>/dev/null | awk '{ print $2 }')" = "$want" ]; then
+  rc=0
+  err=$(env -u FRAMEBENCH_REQUIRE FRAMEBENCH_FAKETIME=$hidden "${exes[0]}" 'nothing::matches::*' --bench 2>&1) || rc=$?
+  if [ "$rc" = 0 ] && echo "$err" | grep -qF 'libfaketime not found' && echo "$err" | grep -qF 'apt-get install faketime' &&
+    [ "$(echo "$err" | grep -c skipping)" = 1 ]; then
+    passed=$((passed + 1))
+  else
+    fail "callgrind without libfaketime: exit $rc: $err"
+  fi
+else
+  echo "not tested here: callgrind without libfaketime (needs valgrind and gungraun-runner $want)"
+fi
+
 # The whole `cargo bench` with the runner hidden: the callgrind targets step aside, every
 # matching criterion cell runs (once each, in criterion's test mode).
 out=$(env -u FRAMEBENCH_REQUIRE FRAMEBENCH_GUNGRAUN_RUNNER=$hidden \

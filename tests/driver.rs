@@ -353,10 +353,16 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The `framebench serve` child of `pid`. Other children come and go first: with
+/// `FRAMEBENCH_REQUIRE` set, `load` asks each optional tool for its version.
 fn wait_for_child(pid: u32) -> u32 {
     let deadline = Instant::now() + Duration::from_secs(20);
+    let is_server = |c: &u32| {
+        std::fs::read(format!("/proc/{c}/cmdline"))
+            .is_ok_and(|cmd| cmd.split(|&b| b == 0).any(|arg| arg == b"serve"))
+    };
     loop {
-        if let Some(&c) = children(pid).first() {
+        if let Some(c) = children(pid).into_iter().find(is_server) {
             return c;
         }
         assert!(Instant::now() < deadline, "no child server appeared");
