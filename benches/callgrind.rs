@@ -157,9 +157,7 @@ fn config() -> LibraryBenchmarkConfig {
     let mut config = LibraryBenchmarkConfig::default();
     match Tool::Faketime.path() {
         Ok(faketime) => {
-            config
-                .env("LD_PRELOAD", faketime.display().to_string())
-                .env("FAKETIME", "2026-01-01 00:00:00");
+            config.envs(bench::faketime_env(faketime));
         }
         Err(_) => {
             Tool::Faketime.skip();

@@ -25,6 +25,7 @@ use framebench::bench::limit;
 use framebench::fixtures::Fixtures;
 use framebench::frameworks::REGISTRY;
 use framebench::oracle;
+use framebench::tools::Tool;
 
 /// Loopback port of the server under callgrind.
 const PORT: u16 = 47913;
@@ -83,13 +84,18 @@ fn frameworks() -> Vec<&'static str> {
         .collect()
 }
 
+/// The server under callgrind, with the same frozen clock and fixed random seed as the
+/// in-process counts when libfaketime is installed (`config` said once when it is not).
 fn command(framework: &str, n: u64) -> Command {
-    Command::new(env!("CARGO_BIN_EXE_framebench"))
-        .args(["serve", framework, "--threads", "1"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_framebench"));
+    cmd.args(["serve", framework, "--threads", "1"])
         .args(["--addr", &addr().to_string()])
         .args(["--max-requests", &n.to_string()])
-        .setup_parallel(true)
-        .build()
+        .setup_parallel(true);
+    if let Ok(faketime) = Tool::Faketime.path() {
+        cmd.envs(framebench::bench::faketime_env(faketime));
+    }
+    cmd.build()
 }
 
 fn setup_group(group: &mut BinaryBenchmarkGroup) {
@@ -120,6 +126,9 @@ binary_benchmark_group!(
 /// matching `gungraun-runner` the target says so in one line and ends with 0.
 fn config() -> BinaryBenchmarkConfig {
     framebench::bench::callgrind_preflight("callgrind_loopback");
+    if Tool::Faketime.path().is_err() {
+        Tool::Faketime.skip();
+    }
     BinaryBenchmarkConfig::default()
 }
 

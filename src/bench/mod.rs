@@ -55,6 +55,20 @@ pub fn callgrind_preflight(target: &str) {
     std::process::exit(0);
 }
 
+/// The environment of a counted process with libfaketime at `faketime` preloaded: a frozen
+/// clock (`FAKETIME`), read once (`FAKETIME_CACHE_DURATION` longer than any run, so libfaketime
+/// never re-parses it in the middle of a counted call), and a fixed `getrandom` stream
+/// (`FAKERANDOM_SEED`): std's `HashMap` seeds come from `getrandom`, and a different seed per
+/// run hashes, probes and grows the maps of axum's router, rocket and minijinja differently.
+pub fn faketime_env(faketime: &std::path::Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("LD_PRELOAD", faketime.display().to_string()),
+        ("FAKETIME", "2026-01-01 00:00:00".into()),
+        ("FAKETIME_CACHE_DURATION", "1000000".into()),
+        ("FAKERANDOM_SEED", "0x12345678DEADBEEF".into()),
+    ]
+}
+
 /// Scenarios whose route reads a file, so `io=disk` differs from `io=memory`.
 pub const IO_SCENARIOS: &[&str] = &["static", "paste"];
 
