@@ -18,12 +18,12 @@ run() {
   cargo bench --quiet --bench "$bench" "${args[@]}" 2>&1
 }
 
-first=$(run)
+first=$(run) || { echo "$first"; echo "cargo bench --bench $bench failed"; exit 1; }
 if echo "$first" | grep -q '^skipping `cargo bench'; then
   echo "$first" | grep '^skipping'
   exit 0
 fi
-second=$(run)
+second=$(run) || { echo "$second"; echo "cargo bench --bench $bench failed"; exit 1; }
 total=$(echo "$second" | grep -c '^  Instructions:' || true)
 same=$(echo "$second" | grep '^  Instructions:' | grep -c '(No change)' || true)
 if [ "$total" = 0 ]; then

@@ -16,10 +16,10 @@ cd "$(dirname "$0")/.."
 
 # wrk is optional (FRAMEBENCH_WRK overrides where it is looked for, as in src/tools.rs): without
 # it the comparison is skipped with one line and exit 0, unless FRAMEBENCH_REQUIRE names it.
-wrk=${FRAMEBENCH_WRK:-$(command -v wrk || true)}
+wrk=$(command -v "${FRAMEBENCH_WRK:-wrk}" || true)
 if [ -z "$wrk" ] || [ ! -x "$wrk" ]; then
   msg="skipping the wrk comparison: wrk not found${FRAMEBENCH_WRK:+ at $FRAMEBENCH_WRK}: install it with \`apt-get install wrk\`"
-  case ",${FRAMEBENCH_REQUIRE:-}," in
+  case ",$(echo "${FRAMEBENCH_REQUIRE:-}" | tr -d ' ' | tr 'A-Z' 'a-z')," in
     *,wrk,* | *,all,*) echo "error: FRAMEBENCH_REQUIRE requires it: $msg" >&2; exit 1 ;;
   esac
   echo "$msg"

@@ -288,7 +288,9 @@ fn find_program(program: &Path) -> Option<PathBuf> {
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     if program.components().count() > 1 || program.is_absolute() {
-        return executable(program).then(|| program.to_owned());
+        // Absolute, so that a build run in another folder finds it too.
+        let program = std::env::current_dir().ok()?.join(program);
+        return executable(&program).then_some(program);
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -341,62 +343,73 @@ pub fn interrupted() -> &'static Arc<AtomicBool> {
     })
 }
 
-/// Runs one build command under its own bound: `timeout`, or the value of
-/// `FRAMEBENCH_BUILD_TIMEOUT` in seconds. It writes only into `scratch`, a folder this function
-/// creates and always removes, whether the build succeeds, fails, times out or is interrupted
-/// with Ctrl-C; `finish` moves the result out of it on success. The error is one line with the
-/// end of the build's output.
+/// The bound on a build: `default`, or `FRAMEBENCH_BUILD_TIMEOUT` in seconds.
+pub fn build_timeout(default: Duration) -> Duration {
+    std::env::var("FRAMEBENCH_BUILD_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(default, Duration::from_secs_f64)
+}
+
+/// Runs one build command, in a process group of its own, until `deadline`. It writes only into
+/// `scratch`, a folder this function creates and always removes, whether the build succeeds,
+/// fails, runs out of time or is interrupted with Ctrl-C (then the whole group is killed and the
+/// process exits 130); `finish` moves the result out of it on success. The error is one line
+/// with the end of the build's output.
 pub fn build_step(
     mut cmd: Command,
     scratch: &Path,
-    timeout: Duration,
+    deadline: Instant,
     finish: impl FnOnce(&Path) -> std::io::Result<()>,
 ) -> Result<(), String> {
+    use std::os::unix::process::CommandExt as _;
     struct Scratch<'a>(&'a Path);
     impl Drop for Scratch<'_> {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(self.0);
         }
     }
-    let timeout = std::env::var("FRAMEBENCH_BUILD_TIMEOUT")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(timeout, Duration::from_secs_f64);
     let _ = std::fs::remove_dir_all(scratch);
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let _scratch = Scratch(scratch);
     let stop = interrupted();
     let log = scratch.join("build.log");
     let log_file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    // Its own process group: Ctrl-C at the terminal reaches only us (we stop the build), and
+    // killing the group also ends the compiler and linker processes `go build` started.
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
         .stderr(log_file)
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot start {:?}: {e}", cmd.get_program()))?;
-    let start = Instant::now();
+    let kill_group = |child: &mut std::process::Child| {
+        if let Ok(pid) = i32::try_from(child.id()) {
+            // SAFETY: signalling the process group of our own child, which is not reaped yet.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+        let _ = child.wait();
+    };
     let status = loop {
+        if stop.load(Ordering::Relaxed) {
+            // Ctrl-C: stop the build, remove what it wrote, and end the run as Ctrl-C would.
+            kill_group(&mut child);
+            drop(_scratch);
+            eprintln!("interrupted: the build was stopped and its files removed");
+            std::process::exit(130);
+        }
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) => {}
             Err(e) => return Err(e.to_string()),
         }
-        if stop.load(Ordering::Relaxed) {
-            // Ctrl-C: stop the build, remove what it wrote, and end the run as Ctrl-C would.
-            let _ = child.kill();
-            let _ = child.wait();
-            drop(_scratch);
-            eprintln!("interrupted: the build was stopped and its files removed");
-            std::process::exit(130);
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!(
-                "did not finish within {:.0} s (FRAMEBENCH_BUILD_TIMEOUT)",
-                timeout.as_secs_f64()
-            ));
+        if Instant::now() > deadline {
+            kill_group(&mut child);
+            return Err("did not finish in time (FRAMEBENCH_BUILD_TIMEOUT, seconds)".into());
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -488,7 +501,8 @@ mod tests {
             "echo partial > \"$0\"/out.partial; echo boom >&2; exit 3",
         ])
         .arg(&scratch);
-        let err = build_step(cmd, &scratch, Duration::from_secs(10), |_| Ok(())).unwrap_err();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let err = build_step(cmd, &scratch, deadline, |_| Ok(())).unwrap_err();
         assert!(err.contains("boom"), "{err}");
         assert!(!scratch.exists());
     }
@@ -500,7 +514,8 @@ mod tests {
         cmd.args(["-c", "echo partial > \"$0\"/out.partial; exec sleep 30"])
             .arg(&scratch);
         let start = Instant::now();
-        let err = build_step(cmd, &scratch, Duration::from_millis(300), |_| Ok(())).unwrap_err();
+        let deadline = start + Duration::from_millis(300);
+        let err = build_step(cmd, &scratch, deadline, |_| Ok(())).unwrap_err();
         assert!(err.contains("did not finish"), "{err}");
         assert!(start.elapsed() < Duration::from_secs(10));
         assert!(!scratch.exists());

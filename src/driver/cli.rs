@@ -161,7 +161,10 @@ pub fn parse_url(text: &str) -> Result<SocketAddr, String> {
     Ok(addr)
 }
 
-fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
+/// The scenarios named (default: all). For framework targets, whose servers need a local
+/// redis-server for the redis scenario, that scenario is skipped with one line without one; a
+/// URL target brings its own server.
+fn scenarios(names: &[String], url_target: bool) -> Result<Vec<&'static Scenario>, CliError> {
     let chosen: Vec<&'static Scenario> = if names.is_empty() {
         SCENARIOS.iter().collect()
     } else {
@@ -180,7 +183,7 @@ fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
     // Without a Redis the redis scenario is skipped with one line, asked for or not.
     Ok(chosen
         .into_iter()
-        .filter(|s| crate::redis::children_can_serve(s))
+        .filter(|s| url_target || crate::redis::children_can_serve(s))
         .collect())
 }
 
@@ -255,7 +258,8 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
 
 /// `framebench load`.
 pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
-    let targets = if args.target.contains("://") {
+    let url_target = args.target.contains("://");
+    let targets = if url_target {
         let addr = parse_url(&args.target).map_err(usage)?;
         vec![Target::Url(addr)]
     } else {
@@ -263,7 +267,7 @@ pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
     };
     let plan = Plan {
         targets,
-        scenarios: scenarios(&args.scenario)?,
+        scenarios: scenarios(&args.scenario, url_target)?,
         connections: conns(&args.opts, &[10]),
         params: params(&args.opts, Duration::from_secs(10))?,
     };
@@ -274,7 +278,7 @@ pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
 pub fn compare(args: CompareArgs) -> Result<ExitCode, CliError> {
     let plan = Plan {
         targets: framework_targets(&args.frameworks, &args.opts)?,
-        scenarios: scenarios(&args.scenarios)?,
+        scenarios: scenarios(&args.scenarios, false)?,
         connections: conns(&args.opts, &[5, 10, 25, 50, 100, 500]),
         params: params(&args.opts, Duration::from_secs(5))?,
     };

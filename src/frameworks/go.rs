@@ -124,12 +124,14 @@ const CMDS: [&str; 2] = [NetHttp::CMD, Fiber::CMD];
 
 /// Where the built peers go: `$FRAMEBENCH_GO_PEERS_DIR`, else `target/go-peers/`.
 pub fn bin_dir() -> PathBuf {
-    std::env::var_os("FRAMEBENCH_GO_PEERS_DIR")
+    let dir = std::env::var_os("FRAMEBENCH_GO_PEERS_DIR")
         .filter(|v| !v.is_empty())
         .map_or_else(
             || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go-peers"),
             PathBuf::from,
-        )
+        );
+    // Absolute: `go build` runs in peers/go, where a relative `-o` would land.
+    std::env::current_dir().map_or(dir.clone(), |cwd| cwd.join(dir))
 }
 
 /// Builds the Go peers when a source is newer than their binaries, once per process, before
@@ -142,7 +144,10 @@ pub fn prepare() -> Result<(), &'static str> {
         let go = Tool::Go.path().map_err(|_| Tool::Go.skip())?;
         build_all(go).map_err(|e| {
             let why: &'static str = Box::leak(format!("go build failed: {e}").into_boxed_str());
-            tools::say_once(&format!("{why}; the Go peers are skipped"));
+            // Required, the caller fails with this reason instead; nothing is skipped.
+            if !Tool::Go.required() {
+                tools::say_once(&format!("{why}; the Go peers are skipped"));
+            }
             why
         })
     })
@@ -174,12 +179,14 @@ fn build_all(go: &Path) -> Result<(), String> {
     if stale.is_empty() {
         return Ok(());
     }
+    let bound = tools::build_timeout(BUILD_TIMEOUT);
     eprintln!(
         "building the Go peers with `go build` (first run only: module download and compile, \
-         at most {} min)…",
-        BUILD_TIMEOUT.as_secs() / 60
+         at most {:.0} s)…",
+        bound.as_secs_f64()
     );
     let start = Instant::now();
+    let deadline = start + bound;
     for cmd in stale {
         let scratch = dir.join(format!(".build-{cmd}-{}", std::process::id()));
         let mut build = Command::new(go);
@@ -188,7 +195,7 @@ fn build_all(go: &Path) -> Result<(), String> {
             .arg(scratch.join(cmd))
             .arg(format!("./cmd/{cmd}"))
             .current_dir(module_dir());
-        tools::build_step(build, &scratch, BUILD_TIMEOUT, |scratch| {
+        tools::build_step(build, &scratch, deadline, |scratch| {
             std::fs::rename(scratch.join(cmd), dir.join(cmd))
         })
         .map_err(|e| format!("./cmd/{cmd}: {e}"))?;
@@ -204,18 +211,35 @@ fn build_all(go: &Path) -> Result<(), String> {
 struct DirLock(std::fs::File);
 
 impl DirLock {
+    /// Waits for the lock, saying so once, for at most the build bound; Ctrl-C ends the wait
+    /// (and the run, with 130).
     fn take(dir: &Path) -> Result<DirLock, String> {
         let path = dir.join(".lock");
         let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(format!(
-                "cannot lock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            ));
+        let deadline = Instant::now() + tools::build_timeout(BUILD_TIMEOUT);
+        let mut said = false;
+        loop {
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(DirLock(file));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(format!("cannot lock {}: {e}", path.display()));
+            }
+            if !said {
+                eprintln!("waiting for another framebench to finish building the Go peers…");
+                said = true;
+            }
+            if tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("interrupted");
+                std::process::exit(130);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("{} stayed locked by another build", path.display()));
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
-        Ok(DirLock(file))
     }
 }
 
