@@ -123,6 +123,16 @@ impl Report {
             "non2xx/err/to", "starved", "srv cpu", "srv rss", "cli cpu"
         );
         for c in &self.cells {
+            // A skipped cell measured nothing: dashes, not zeros.
+            if let Status::Skipped(_) = c.status {
+                let _ = writeln!(
+                    s,
+                    "{:<14} {:<10} {:<20} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>7}  skip",
+                    c.target, c.scenario, c.variant, c.connections,
+                    "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–"
+                );
+                continue;
+            }
             let _ = writeln!(
                 s,
                 "{:<14} {:<10} {:<20} {:>5} {:>10.0} {:>9.2} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>7}  {}",
