@@ -223,10 +223,11 @@ pub fn print_both(
                     "–".to_owned(),
                     "–".to_owned(),
                 ),
-                Some(c) if matches!(c.status, Status::Skipped(_)) => {
-                    if let Status::Skipped(why) = &c.status {
-                        skip(why);
-                    }
+                Some(crate::driver::stats::CellResult {
+                    status: Status::Skipped(why),
+                    ..
+                }) => {
+                    skip(why);
                     ("skip".to_owned(), "–".into(), "–".into(), "–".into())
                 }
                 Some(c) if c.status == Status::Ok => (

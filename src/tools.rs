@@ -138,11 +138,6 @@ impl Tool {
         r
     }
 
-    /// Whether the tool can be used here.
-    pub fn present(self) -> bool {
-        self.path().is_ok()
-    }
-
     fn detect(self) -> Result<PathBuf, String> {
         self.detect_with(std::env::var_os(self.env_var()).filter(|v| !v.is_empty()))
     }
@@ -171,32 +166,15 @@ impl Tool {
             };
         }
         let path = find_program(&wanted).ok_or_else(not_found)?;
-        match self {
-            Tool::Redis | Tool::Valgrind => {
-                let ok = Command::new(&path)
-                    .arg("--version")
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok {
-                    return Err(format!(
-                        "{} does not run: install it with `{}`",
-                        path.display(),
-                        self.install()
-                    ));
-                }
-            }
-            Tool::Go => {
-                go_version_of(&path).ok_or_else(|| {
-                    format!(
-                        "{} does not run: install it with `{}`",
-                        path.display(),
-                        self.install()
-                    )
-                })?;
-            }
+        let runs = match self {
+            Tool::Redis | Tool::Valgrind => Command::new(&path)
+                .arg("--version")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success()),
+            Tool::Go => go_version_of(&path).is_some(),
             Tool::Runner => {
                 let want = gungraun_version();
                 let have = Command::new(&path)
@@ -216,8 +194,16 @@ impl Tool {
                         self.install()
                     ));
                 }
+                true
             }
-            Tool::Wrk | Tool::Faketime => {}
+            Tool::Wrk | Tool::Faketime => true,
+        };
+        if !runs {
+            return Err(format!(
+                "{} does not run: install it with `{}`",
+                path.display(),
+                self.install()
+            ));
         }
         Ok(path)
     }

@@ -142,10 +142,8 @@ impl LoadParams {
     }
 }
 
-/// The Ctrl-C flag. Installed on first use; SIGINT sets it and every loop checks it.
-pub fn interrupted() -> &'static Arc<AtomicBool> {
-    crate::tools::interrupted()
-}
+/// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
+pub use crate::tools::interrupted;
 
 /// The request every connection sends: keep-alive, as wrk sends it.
 pub fn encode_request(path: &str) -> Vec<u8> {
