@@ -21,7 +21,6 @@ use gungraun::{
 };
 
 use framebench::bench::client::KeepAlive;
-use framebench::bench::limit;
 use framebench::fixtures::Fixtures;
 use framebench::frameworks::REGISTRY;
 use framebench::oracle;
@@ -79,7 +78,7 @@ fn client_n2() {
 fn frameworks() -> Vec<&'static str> {
     REGISTRY
         .iter()
-        .filter(|e| e.loopback && limit::SUPPORTED.contains(&e.name))
+        .filter(|e| e.loopback && e.counts_requests)
         .map(|e| e.name)
         .collect()
 }

@@ -1,7 +1,9 @@
 //! The one trait every framework implements, and the registry entry that names it.
 //!
-//! A framework file reads the same way in every case: `build` the app from the shared fixtures
-//! and options, `dispatch` one request in-process, `serve` on a listener.
+//! A framework `build`s its app from the shared fixtures and options, `dispatch`es one request
+//! in-process and `serve`s on a listener. What a framework is or can do is a constant of the
+//! trait, copied into its registry [`Entry`], so that no caller needs a list of names. The order
+//! every framework file follows is stated in [`crate::frameworks`].
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
 use crate::options::Options;
+use crate::tools::Tool;
 
 /// An in-process request. Always a complete value: the body is already collected.
 pub type Request = http::Request<Bytes>;
@@ -32,12 +35,18 @@ pub trait Framework: Sized + 'static {
     const NAME: &'static str;
     /// The crate measured, whose locked version `list` prints.
     const CRATE: &'static str;
-    /// Its major version, to pick the right entry of Cargo.lock (`"0.10."`, `"1."`).
-    const MAJOR: &'static str;
+    /// The start of its version, to pick the right entry of Cargo.lock (`"0.10."`, `"1."`).
+    const VERSION_PREFIX: &'static str;
     /// Whether [`Framework::dispatch`] works without a socket.
     const IN_PROCESS: bool = true;
     /// Whether [`Framework::serve`] works.
     const LOOPBACK: bool = true;
+    /// The optional tool it needs to run at all (the Go peers need `go`). With that tool in
+    /// `FRAMEBENCH_REQUIRE`, [`Framework::available`] failing is an error, not a skip.
+    const TOOL: Option<Tool> = None;
+    /// Whether its server counts responses for `serve --max-requests`
+    /// ([`crate::server::limit`]), which the loopback callgrind bench needs.
+    const COUNTS_REQUESTS: bool = false;
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -87,12 +96,16 @@ pub struct Entry {
     pub name: &'static str,
     /// See [`Framework::CRATE`].
     pub krate: &'static str,
-    /// See [`Framework::MAJOR`].
-    pub major: &'static str,
+    /// See [`Framework::VERSION_PREFIX`].
+    pub version_prefix: &'static str,
     /// See [`Framework::IN_PROCESS`].
     pub in_process: bool,
     /// See [`Framework::LOOPBACK`].
     pub loopback: bool,
+    /// See [`Framework::COUNTS_REQUESTS`].
+    pub counts_requests: bool,
+    /// See [`Framework::TOOL`].
+    pub tool: Option<Tool>,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     available: fn() -> Result<(), String>,
     version: fn() -> Option<&'static str>,
@@ -108,9 +121,11 @@ impl Entry {
         Entry {
             name: F::NAME,
             krate: F::CRATE,
-            major: F::MAJOR,
+            version_prefix: F::VERSION_PREFIX,
             in_process: F::IN_PROCESS,
             loopback: F::LOOPBACK,
+            counts_requests: F::COUNTS_REQUESTS,
+            tool: F::TOOL,
             build: build_boxed::<F>,
             available: F::available,
             version: F::version,
@@ -131,7 +146,7 @@ impl Entry {
     /// [`Framework::version`]).
     pub fn version(&self) -> &'static str {
         (self.version)()
-            .or_else(|| crate::env::crate_version(self.krate, self.major))
+            .or_else(|| crate::env::crate_version(self.krate, self.version_prefix))
             .unwrap_or("?")
     }
 }

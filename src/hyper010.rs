@@ -40,6 +40,7 @@ use hyper010::version::HttpVersion;
 use crate::framework::{Request, Response, ServerHandle};
 use crate::http1;
 use crate::options::KEEP_ALIVE;
+use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
 use crate::server::{self, Threads};
 
 /// The peer address in-process requests come from.
@@ -47,22 +48,19 @@ pub const PEER: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOS
 /// The local address in-process requests arrive at.
 pub const LOCAL: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
 
-/// `text/plain; charset=utf-8` in hyper 0.10's mime types (iron's and nickel's).
-pub fn text_plain() -> Mime {
-    Mime(
-        TopLevel::Text,
-        SubLevel::Plain,
-        vec![(Attr::Charset, Value::Utf8)],
-    )
-}
-
-/// `text/html; charset=utf-8` in hyper 0.10's mime types.
-pub fn text_html() -> Mime {
-    Mime(
-        TopLevel::Text,
-        SubLevel::Html,
-        vec![(Attr::Charset, Value::Utf8)],
-    )
+/// A content type in hyper 0.10's mime types, which iron and nickel share. The oracle's
+/// constants are built directly, as a handler would write them; only a static file's type is
+/// parsed.
+pub fn mime(content_type: &str) -> Mime {
+    let utf8 = || vec![(Attr::Charset, Value::Utf8)];
+    match content_type {
+        TEXT_PLAIN => Mime(TopLevel::Text, SubLevel::Plain, utf8()),
+        TEXT_HTML => Mime(TopLevel::Text, SubLevel::Html, utf8()),
+        JSON => Mime(TopLevel::Application, SubLevel::Json, vec![]),
+        other => other
+            .parse()
+            .unwrap_or_else(|()| Mime(TopLevel::Application, SubLevel::OctetStream, vec![])),
+    }
 }
 
 /// Sends one request through a hyper 0.10 handler without a socket.
@@ -97,14 +95,14 @@ pub fn serve<H: Handler + 'static>(
     handler: H,
 ) -> anyhow::Result<ServerHandle> {
     // `serve --max-requests`: the counting wrapper exists only when a limit is set.
-    match crate::bench::limit::active() {
+    match crate::server::limit::active() {
         Some(limit) => serve_pool(listener, threads, Counted(handler, limit)),
         None => serve_pool(listener, threads, handler),
     }
 }
 
 /// Counts each handled request for `serve --max-requests`.
-struct Counted<H>(H, &'static crate::bench::limit::Limit);
+struct Counted<H>(H, &'static crate::server::limit::Limit);
 
 impl<H: Handler> Handler for Counted<H> {
     fn handle<'a, 'k>(

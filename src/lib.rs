@@ -12,6 +12,7 @@ pub mod env;
 pub mod fixtures;
 pub mod framework;
 pub mod frameworks;
+pub mod handlers;
 pub mod http1;
 #[cfg(feature = "hyper010")]
 pub mod hyper010;
@@ -21,4 +22,5 @@ pub mod oracle;
 pub mod quick;
 pub mod redis;
 pub mod server;
+pub mod store;
 pub mod tools;

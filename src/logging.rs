@@ -1,7 +1,7 @@
 //! Request logging for the `sink` and `stdout` variants.
 //!
-//! Each framework attaches its idiomatic logger (actix's `Logger`, tower-http's trace layer, a
-//! middleware for iron and nickel). They all end here: a `log` logger and a `tracing`
+//! Each framework attaches its idiomatic logger: its own logger middleware, tower-http's trace
+//! layer ([`trace`]), or a hand-written middleware around [`Started`]. They all end here: a `log` logger and a `tracing`
 //! subscriber that route by target, so a `sink` app formats every line and discards it while a
 //! `stdout` app prints it, even in the same process.
 
@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::net::SocketAddr;
 use std::sync::Once;
-use std::time::{Duration, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use crate::options::Logging;
 
@@ -86,27 +86,43 @@ impl log::Log for RouteLogger {
     }
 }
 
-/// Logs one request line through the `log` crate, in the format every hand-written logger
-/// middleware uses: `timestamp peer "METHOD URI" status latency`.
-pub fn log_request(
+/// One request a hand-written logger middleware has seen arrive. [`Started::finish`] logs its
+/// line through the `log` crate once the status is known, in the format every such middleware
+/// uses: `timestamp peer "METHOD URI" status latency`.
+pub struct Started {
     target: &'static str,
     peer: Option<SocketAddr>,
-    method: &str,
-    uri: &str,
-    status: u16,
-    latency: Duration,
-) {
-    let peer = peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
-    log::info!(
-        target: target,
-        "{} {} \"{} {}\" {} {:.6}s",
-        httpdate::fmt_http_date(SystemTime::now()),
-        peer,
-        method,
-        uri,
-        status,
-        latency.as_secs_f64()
-    );
+    method: String,
+    uri: String,
+    at: Instant,
+}
+
+impl Started {
+    /// A request arriving now.
+    pub fn now(target: &'static str, peer: Option<SocketAddr>, method: &str, uri: String) -> Self {
+        Started {
+            target,
+            peer,
+            method: method.to_owned(),
+            uri,
+            at: Instant::now(),
+        }
+    }
+
+    /// Logs the line: the request answered with `status`.
+    pub fn finish(&self, status: u16) {
+        let peer = self.peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
+        log::info!(
+            target: self.target,
+            "{} {} \"{} {}\" {} {:.6}s",
+            httpdate::fmt_http_date(SystemTime::now()),
+            peer,
+            self.method,
+            self.uri,
+            status,
+            self.at.elapsed().as_secs_f64()
+        );
+    }
 }
 
 /// The peer address, as a request extension set by servers that have one.
@@ -116,6 +132,7 @@ pub struct Peer(pub SocketAddr);
 /// tower-http's trace layer, set up to log one line per request to the variant's target.
 #[cfg(feature = "tokio-stack")]
 pub mod trace {
+    use std::net::SocketAddr;
     use std::time::Duration;
 
     use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
@@ -128,32 +145,36 @@ pub mod trace {
     /// The layer type every tokio-based app uses.
     pub type Layer = TraceLayer<SharedClassifier<ServerErrorsAsFailures>, MakeSpan, (), OnResponse>;
 
-    /// A trace layer logging to `logging`'s target (which must not be `Off`).
-    pub fn layer(logging: Logging) -> Layer {
+    /// Where a framework keeps the peer address among a request's extensions.
+    pub type PeerOf = fn(&http::Extensions) -> Option<SocketAddr>;
+
+    /// A trace layer logging to `logging`'s target (which must not be `Off`), reading the
+    /// peer address with `peer`.
+    pub fn layer(logging: Logging, peer: PeerOf) -> Layer {
         super::install();
         TraceLayer::new_for_http()
-            .make_span_with(MakeSpan(logging))
+            .make_span_with(MakeSpan { logging, peer })
             .on_request(())
             .on_response(OnResponse(logging))
     }
 
-    fn peer(ext: &http::Extensions) -> String {
-        #[cfg(feature = "axum")]
-        if let Some(ci) = ext.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>() {
-            return ci.0.to_string();
-        }
-        ext.get::<Peer>()
-            .map_or_else(|| "-".to_owned(), |p| p.0.to_string())
+    /// The peer address as a [`Peer`] extension, for servers that insert one.
+    pub fn peer_extension(ext: &http::Extensions) -> Option<SocketAddr> {
+        ext.get::<Peer>().map(|p| p.0)
     }
 
     /// Opens a span with peer, method and URI.
     #[derive(Debug, Clone, Copy)]
-    pub struct MakeSpan(Logging);
+    pub struct MakeSpan {
+        logging: Logging,
+        peer: PeerOf,
+    }
 
     impl<B> tower_http::trace::MakeSpan<B> for MakeSpan {
         fn make_span(&mut self, req: &http::Request<B>) -> Span {
-            let peer = peer(req.extensions());
-            match self.0 {
+            let peer =
+                (self.peer)(req.extensions()).map_or_else(|| "-".to_owned(), |p| p.to_string());
+            match self.logging {
                 Logging::Stdout => tracing::info_span!(target: STDOUT, "request",
                     peer = %peer, method = %req.method(), uri = %req.uri()),
                 _ => tracing::info_span!(target: SINK, "request",

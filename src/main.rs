@@ -196,13 +196,19 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     }
 }
 
-/// Checks `FRAMEBENCH_REQUIRE` (with `go` in it, the Go peers must also build).
+/// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
+/// Go peers must build).
 fn prepare_tools() -> Result<(), Failure> {
     framebench::tools::check_required().map_err(|e| Failure(1, e))?;
-    #[cfg(feature = "go")]
-    if framebench::tools::Tool::Go.required() {
-        frameworks::go::prepare()
-            .map_err(|e| Failure(1, format!("FRAMEBENCH_REQUIRE requires go: {e}")))?;
+    for entry in frameworks::REGISTRY {
+        if let Some(tool) = entry.tool.filter(|t| t.required()) {
+            entry.available().map_err(|e| {
+                Failure(
+                    1,
+                    format!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()),
+                )
+            })?;
+        }
     }
     Ok(())
 }
@@ -284,7 +290,7 @@ fn serve(
     let listener =
         TcpListener::bind(addr).map_err(|e| Failure(1, format!("cannot bind {addr}: {e}")))?;
     let server = app.serve(listener).map_err(fail)?;
-    if let Some(limit) = framebench::bench::limit::active() {
+    if let Some(limit) = framebench::server::limit::active() {
         announce(&server);
         return bench_cmd(framebench::bench::cli::serve_until_limit(server, limit));
     }

@@ -9,6 +9,17 @@ use bytes::Bytes;
 use crate::fixtures::Fixtures;
 use crate::framework::Request;
 
+/// Content type of the plain-text answers: hello, paste, redis.
+pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+/// Content type of the rendered template.
+pub const TEXT_HTML: &str = "text/html; charset=utf-8";
+/// Content type of the json scenario.
+pub const JSON: &str = "application/json";
+/// The hello scenario's body.
+pub const HELLO: &str = "Hello, World!";
+/// The value of `foo`, the key the redis scenario reads (seeded by [`crate::redis`]).
+pub const REDIS_VALUE: &str = "bar: a value stored in a real Redis";
+
 /// What the body of a response must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Body {
@@ -42,8 +53,8 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "hello",
         path: "/",
         status: 200,
-        content_type: Some("text/plain; charset=utf-8"),
-        body: Body::Text("Hello, World!"),
+        content_type: Some(TEXT_PLAIN),
+        body: Body::Text(HELLO),
     },
     Scenario {
         name: "not_found",
@@ -63,30 +74,30 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "template",
         path: "/template",
         status: 200,
-        content_type: Some("text/html; charset=utf-8"),
+        content_type: Some(TEXT_HTML),
         body: Body::Fixture("expected/template.html"),
     },
     Scenario {
         name: "paste",
         path: "/paste/mysrc",
         status: 200,
-        content_type: Some("text/plain; charset=utf-8"),
+        content_type: Some(TEXT_PLAIN),
         body: Body::Fixture("pastes/mysrc"),
     },
     Scenario {
         name: "json",
         path: "/json",
         status: 200,
-        content_type: Some("application/json"),
+        content_type: Some(JSON),
         body: Body::Text(r#"{"message":"Hello, World!"}"#),
     },
-    // Issue 5: needs a real Redis (see `Scenario::needs_redis`); seeded by `crate::redis`.
+    // Needs a real Redis (see `Scenario::needs_redis`), seeded by `crate::redis`.
     Scenario {
         name: REDIS_SCENARIO,
         path: "/get?key=foo",
         status: 200,
-        content_type: Some(crate::redis::CONTENT_TYPE),
-        body: Body::Text(crate::redis::VALUE),
+        content_type: Some(TEXT_PLAIN),
+        body: Body::Text(REDIS_VALUE),
     },
 ];
 
@@ -194,10 +205,10 @@ impl Scenario {
         if !self.needs_redis() || fixtures.redis_url().is_some() {
             return None;
         }
-        Some(match crate::redis::available() {
+        Some(match crate::tools::Tool::Redis.path() {
             // Printed once per run, here, where the scenario would have run.
             Err(_) => crate::tools::Tool::Redis.skip().to_owned(),
-            Ok(()) => format!(
+            Ok(_) => format!(
                 "no Redis given to the fixtures of the {} scenario",
                 self.name
             ),

@@ -15,6 +15,8 @@ use std::thread::{self, JoinHandle};
 
 use crate::framework::ServerHandle;
 
+pub mod limit;
+
 /// How connections are given threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Threads {
@@ -136,7 +138,6 @@ pub const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// `serve` gets the listener and a future that resolves when the server must stop; it should
 /// stop accepting then and let open connections finish. Whatever is still running [`GRACE`]
 /// after the stop is dropped with the runtime, so a stalled connection cannot hold it up.
-#[cfg(any(feature = "tokio-stack", feature = "rocket", feature = "gotham"))]
 pub fn spawn_tokio<F, Fut>(
     listener: TcpListener,
     threads: usize,
@@ -186,10 +187,8 @@ where
 }
 
 /// Resolves once the server is asked to stop.
-#[cfg(any(feature = "tokio-stack", feature = "rocket", feature = "gotham"))]
 pub struct Stopped(tokio::sync::watch::Receiver<bool>);
 
-#[cfg(any(feature = "tokio-stack", feature = "rocket", feature = "gotham"))]
 impl std::future::IntoFuture for Stopped {
     type Output = ();
     type IntoFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;

@@ -7,7 +7,6 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use framebench::bench::client::KeepAlive;
-use framebench::bench::limit;
 use framebench::bench::server::ServerProcess;
 use framebench::fixtures::Fixtures;
 use framebench::frameworks::{self, REGISTRY};
@@ -33,10 +32,7 @@ fn assert_usage_error(out: &Output, needle: &str) {
 fn serve_max_requests_exits_after_n() {
     let fixtures = Fixtures::load_default().unwrap();
     let hello = oracle::scenario("hello").unwrap();
-    for entry in REGISTRY
-        .iter()
-        .filter(|e| e.loopback && limit::SUPPORTED.contains(&e.name))
-    {
+    for entry in REGISTRY.iter().filter(|e| e.loopback && e.counts_requests) {
         let mut child = Command::new(BIN)
             .args(["serve", entry.name, "--threads", "1", "--max-requests", "5"])
             .stdout(Stdio::piped())
@@ -86,10 +82,7 @@ fn serve_max_requests_exits_after_n() {
 fn serve_max_requests_rejects_zero_and_non_counting_servers() {
     let out = run(&["serve", "axum", "--max-requests", "0"]);
     assert_eq!(out.status.code(), Some(2));
-    if let Some(other) = REGISTRY
-        .iter()
-        .find(|e| e.loopback && !limit::SUPPORTED.contains(&e.name))
-    {
+    if let Some(other) = REGISTRY.iter().find(|e| e.loopback && !e.counts_requests) {
         let out = run(&["serve", other.name, "--max-requests", "3"]);
         assert_usage_error(&out, "does not count requests");
     }

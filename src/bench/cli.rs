@@ -11,9 +11,9 @@ use crate::frameworks;
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
 
-use super::limit::{self, Limit};
 use super::profile::{self, ProfileMode};
 use super::report;
+use crate::server::limit::{self, Limit};
 
 /// A failure with its exit code: 2 for usage errors, 1 for everything else.
 pub struct CliError(pub u8, pub String);
@@ -155,10 +155,15 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
 
 /// Installs the `--max-requests` limit for `framework`, before its app is built.
 pub fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
-    if !limit::SUPPORTED.contains(&framework) {
+    if !crate::frameworks::find(framework).is_some_and(|e| e.counts_requests) {
+        let counting: Vec<_> = crate::frameworks::REGISTRY
+            .iter()
+            .filter(|e| e.counts_requests)
+            .map(|e| e.name)
+            .collect();
         return Err(usage(format!(
             "{framework} does not count requests; --max-requests works with: {}",
-            limit::SUPPORTED.join(", ")
+            counting.join(", ")
         )));
     }
     limit::install(max)

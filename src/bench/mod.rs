@@ -7,7 +7,6 @@
 
 pub mod cli;
 pub mod client;
-pub mod limit;
 pub mod profile;
 pub mod report;
 pub mod server;

@@ -16,24 +16,25 @@ use std::future::{poll_fn, Future as _};
 use std::io;
 use std::net::TcpListener;
 use std::pin::Pin;
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::task::Poll;
 use std::thread;
 
 use actix_files::Files;
 use actix_web::body::{self, MessageBody};
 use actix_web::dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::http::header::ContentType;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
 use actix_web::middleware::{Condition, Logger};
-use actix_web::{get, test, web, App, HttpResponse, HttpServer};
+use actix_web::{get, test, web, App, HttpRequest, HttpResponse, HttpServer, Responder};
 use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 
-use crate::fixtures::{content_type_for, Fixtures, Miss};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, AppState, Reply};
 use crate::logging;
 use crate::options::{Io, KEEP_ALIVE};
-use crate::redis::AsyncStore;
+use crate::store::AsyncStore;
 
 /// actix-web behind the framebench trait.
 pub struct Actix {
@@ -44,11 +45,7 @@ pub struct Actix {
 }
 
 /// What the handlers share, as `web::Data`.
-struct AppState {
-    fixtures: Arc<Fixtures>,
-    io: Io,
-    redis: AsyncStore,
-}
+type Shared = web::Data<AppState<AsyncStore>>;
 
 /// The request line every logged request gets: time, peer, request line, status, latency.
 const LOG_FORMAT: &str = "%t %a \"%r\" %s %T";
@@ -65,13 +62,9 @@ fn app(
         InitError = (),
     >,
 > {
-    let state = web::Data::new(AppState {
-        fixtures: Arc::clone(&config.fixtures),
-        io: config.options.io,
-        // One pool per `App`, so per worker: each worker has its own runtime, where its
-        // connections' tasks run (docs/methodology.md).
-        redis: AsyncStore::new(&config.fixtures),
-    });
+    // One pool per `App`, so per worker: each worker has its own runtime, where its
+    // connections' tasks run (docs/methodology.md).
+    let state = Shared::new(AppState::new_async(config));
     let app = App::new()
         .app_data(state)
         .service(hello)
@@ -81,7 +74,7 @@ fn app(
         .service(paste);
     let app = match config.options.io {
         Io::Disk => app.service(Files::new("/static", config.fixtures.static_dir())),
-        Io::Memory => app.service(static_memory),
+        Io::Memory => app.service(static_file),
     };
     // Fairness: `Condition` is actix's way to make a middleware optional while keeping one app
     // type. With logging off no `Logger` is attached, but every request still passes one
@@ -94,7 +87,8 @@ fn app(
 impl Framework for Actix {
     const NAME: &'static str = "actix";
     const CRATE: &'static str = "actix-web";
-    const MAJOR: &'static str = "4.";
+    const VERSION_PREFIX: &'static str = "4.";
+    const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         if logging::target(config.options.logging).is_some() {
@@ -151,57 +145,47 @@ impl Framework for Actix {
 }
 
 #[get("/")]
-async fn hello() -> &'static str {
-    "Hello, World!"
+async fn hello() -> Reply {
+    handlers::hello()
 }
 
 #[get("/json")]
-async fn json() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(ContentType::json())
-        .body(super::json_body())
+async fn json() -> Reply {
+    handlers::json()
 }
 
 #[get("/get")]
-async fn redis_get(state: web::Data<AppState>, req: actix_web::HttpRequest) -> HttpResponse {
+async fn redis_get(state: Shared, req: HttpRequest) -> Reply {
     let query = Some(req.query_string()).filter(|q| !q.is_empty());
-    let found = state.redis.get(crate::redis::key_from_query(query)).await;
-    let status = actix_web::http::StatusCode::from_u16(found.status())
-        .unwrap_or(actix_web::http::StatusCode::BAD_GATEWAY);
-    HttpResponse::build(status)
-        .content_type(crate::redis::CONTENT_TYPE)
-        .body(found.body())
+    state.redis_get(query).await
 }
 
 #[get("/template")]
-async fn template(state: web::Data<AppState>) -> web::Html {
-    web::Html::new(state.fixtures.render())
+async fn template(state: Shared) -> Reply {
+    state.template()
 }
 
 #[get("/paste/{name}")]
-async fn paste(state: web::Data<AppState>, name: web::Path<String>) -> HttpResponse {
-    match state.fixtures.paste(&name, state.io) {
-        Ok(body) => HttpResponse::Ok()
-            .content_type(ContentType::plaintext())
-            .body(body),
-        Err(miss) => miss_response(miss),
-    }
+async fn paste(state: Shared, name: web::Path<String>) -> Reply {
+    state.paste(&name)
 }
 
 #[get("/static/{name}")]
-async fn static_memory(state: web::Data<AppState>, name: web::Path<String>) -> HttpResponse {
-    match state.fixtures.static_file(&name, Io::Memory) {
-        Ok(body) => HttpResponse::Ok()
-            .content_type(content_type_for(&name))
-            .body(body),
-        Err(miss) => miss_response(miss),
-    }
+async fn static_file(state: Shared, name: web::Path<String>) -> Reply {
+    state.static_file(&name)
 }
 
-fn miss_response(miss: Miss) -> HttpResponse {
-    match miss {
-        Miss::BadName => HttpResponse::BadRequest().finish(),
-        Miss::NotFound => HttpResponse::NotFound().finish(),
+impl Responder for Reply {
+    type Body = Bytes;
+
+    fn respond_to(self, _: &HttpRequest) -> HttpResponse<Bytes> {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::NOT_FOUND);
+        let mut res = HttpResponse::with_body(status, self.body);
+        if let Some(content_type) = self.content_type {
+            res.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        }
+        res
     }
 }
 
@@ -216,7 +200,7 @@ async fn count_response(
     next: actix_web::middleware::Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let res = next.call(req).await?;
-    if let Some(limit) = crate::bench::limit::active() {
+    if let Some(limit) = crate::server::limit::active() {
         limit.record();
     }
     Ok(res)
@@ -233,7 +217,7 @@ async fn run(
     let threads = config.options.threads.max(1);
     // Fairness: `serve --max-requests` counts responses in a middleware under `Condition`; when
     // no limit is set that is one `match` per request (docs/methodology.md).
-    let counted = crate::bench::limit::active().is_some();
+    let counted = crate::server::limit::active().is_some();
     // Called once in every worker thread: that worker's own `App`.
     let factory = move || {
         WORKER_ALIVE.with_borrow_mut(|slot| *slot = Some(alive.clone()));

@@ -5,9 +5,9 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
-use axum::response::{Html, IntoResponse};
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::serve::ListenerExt as _;
 use axum::Router;
@@ -16,12 +16,12 @@ use http_body_util::BodyExt as _;
 use tower::ServiceExt as _;
 use tower_http::services::ServeDir;
 
-use crate::fixtures::{content_type_for, Fixtures};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, AppState, Reply};
 use crate::logging;
 use crate::options::{Io, Logging};
-use crate::redis::AsyncStore;
 use crate::server;
+use crate::store::AsyncStore;
 
 /// axum behind the framebench trait.
 pub struct Axum {
@@ -30,21 +30,13 @@ pub struct Axum {
     rt: tokio::runtime::Runtime,
 }
 
-#[derive(Clone)]
-struct AppState {
-    fixtures: Arc<Fixtures>,
-    io: Io,
-    redis: AsyncStore,
-}
+/// What the handlers share.
+type Shared = State<Arc<AppState<AsyncStore>>>;
 
 /// Builds the router: every route, and the trace layer when logging is on.
 fn app(config: &Config) -> Router {
-    let state = AppState {
-        fixtures: Arc::clone(&config.fixtures),
-        io: config.options.io,
-        // One pool per router: in-process and served requests run on different runtimes.
-        redis: AsyncStore::new(&config.fixtures),
-    };
+    // One pool per router: in-process and served requests run on different runtimes.
+    let state = Arc::new(AppState::new_async(config));
     let router = Router::new()
         .route("/", get(hello))
         .route("/json", get(json))
@@ -53,19 +45,23 @@ fn app(config: &Config) -> Router {
         .route("/paste/{name}", get(paste));
     let router = match config.options.io {
         Io::Disk => router.nest_service("/static", ServeDir::new(config.fixtures.static_dir())),
-        Io::Memory => router.route("/static/{name}", get(static_memory)),
+        Io::Memory => router.route("/static/{name}", get(static_file)),
     };
     let router = router.with_state(state);
     match config.options.logging {
         Logging::Off => router,
-        logging => router.layer(logging::trace::layer(logging)),
+        // tower-http's trace layer; the peer comes from axum's `ConnectInfo`.
+        logging => router.layer(logging::trace::layer(logging, |ext| {
+            ext.get::<ConnectInfo<SocketAddr>>().map(|ci| ci.0)
+        })),
     }
 }
 
 impl Framework for Axum {
     const NAME: &'static str = "axum";
     const CRATE: &'static str = "axum";
-    const MAJOR: &'static str = "0.8.";
+    const VERSION_PREFIX: &'static str = "0.8.";
+    const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         // ServeDir reads files through tokio::fs, which needs the blocking pool: enable_all.
@@ -95,7 +91,7 @@ impl Framework for Axum {
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         let router = app(&self.config);
         // `serve --max-requests`: the counting layer exists only when a limit is set.
-        let router = match crate::bench::limit::active() {
+        let router = match crate::server::limit::active() {
             Some(limit) => router.layer(tower::util::MapResponseLayer::new(
                 move |res: axum::response::Response| {
                     limit.record();
@@ -124,44 +120,38 @@ impl Framework for Axum {
     }
 }
 
-async fn hello() -> &'static str {
-    "Hello, World!"
+async fn hello() -> Reply {
+    handlers::hello()
 }
 
-async fn json() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, super::JSON)], super::json_body())
+async fn json() -> Reply {
+    handlers::json()
 }
 
-async fn redis_get(State(state): State<AppState>, uri: axum::http::Uri) -> impl IntoResponse {
-    let found = state
-        .redis
-        .get(crate::redis::key_from_query(uri.query()))
-        .await;
-    let status = StatusCode::from_u16(found.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    (
-        status,
-        [(header::CONTENT_TYPE, crate::redis::CONTENT_TYPE)],
-        found.body(),
-    )
+async fn redis_get(State(state): Shared, uri: Uri) -> Reply {
+    state.redis_get(uri.query()).await
 }
 
-async fn template(State(state): State<AppState>) -> Html<String> {
-    Html(state.fixtures.render())
+async fn template(State(state): Shared) -> Reply {
+    state.template()
 }
 
-async fn paste(State(state): State<AppState>, Path(name): Path<String>) -> impl IntoResponse {
-    match state.fixtures.paste(&name, state.io) {
-        Ok(body) => Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body)),
-        Err(miss) => Err(StatusCode::from_u16(miss.status()).unwrap_or(StatusCode::NOT_FOUND)),
-    }
+async fn paste(State(state): Shared, Path(name): Path<String>) -> Reply {
+    state.paste(&name)
 }
 
-async fn static_memory(
-    State(state): State<AppState>,
-    Path(name): Path<String>,
-) -> impl IntoResponse {
-    match state.fixtures.static_file(&name, Io::Memory) {
-        Ok(body) => Ok(([(header::CONTENT_TYPE, content_type_for(&name))], body)),
-        Err(miss) => Err(StatusCode::from_u16(miss.status()).unwrap_or(StatusCode::NOT_FOUND)),
+async fn static_file(State(state): Shared, Path(name): Path<String>) -> Reply {
+    state.static_file(&name)
+}
+
+impl IntoResponse for Reply {
+    fn into_response(self) -> axum::response::Response {
+        let mut res = axum::response::Response::new(axum::body::Body::from(self.body));
+        *res.status_mut() = StatusCode::from_u16(self.status).unwrap_or(StatusCode::NOT_FOUND);
+        if let Some(content_type) = self.content_type {
+            res.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        }
+        res
     }
 }

@@ -255,8 +255,9 @@ impl Drop for DirLock {
 impl<P: Program> Framework for GoPeer<P> {
     const NAME: &'static str = P::NAME;
     const CRATE: &'static str = P::WHAT;
-    const MAJOR: &'static str = "";
+    const VERSION_PREFIX: &'static str = "";
     const IN_PROCESS: bool = false;
+    const TOOL: Option<Tool> = Some(Tool::Go);
 
     fn available() -> Result<(), String> {
         prepare().map_err(str::to_owned)

@@ -13,9 +13,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::panic::{AssertUnwindSafe, RefUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
 
-use bytes::Bytes;
 use futures_util::FutureExt as _;
 use gotham::handler::{DirHandler, FilePathExtractor, Handler, HandlerFuture, NewHandler};
 use gotham::helpers::http::response::{create_empty_response, create_response};
@@ -30,12 +28,13 @@ use gotham::state::{client_addr, FromState as _, State, StateData};
 use http_body_util::{BodyExt as _, Full};
 use serde::Deserialize;
 
-use crate::fixtures::{content_type_for, Fixtures};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
-use crate::logging;
+use crate::handlers::{self, AppState, Reply};
+use crate::logging::{self, Started};
 use crate::options::Io;
-use crate::redis::AsyncStore;
+use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
 use crate::server;
+use crate::store::AsyncStore;
 
 /// The Gotham app.
 pub struct Gotham {
@@ -46,7 +45,8 @@ pub struct Gotham {
 }
 
 /// The peer address in-process requests carry.
-const LOCAL: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+const IN_PROCESS_PEER: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
 
 /// Builds the router: every route, and the logger middleware when logging is on.
 fn app(config: &Config) -> Router {
@@ -66,39 +66,38 @@ where
     C: PipelineHandleChain<P> + Copy + Send + Sync + 'static,
     P: RefUnwindSafe + Send + Sync + 'static,
 {
-    let fixtures = &config.fixtures;
-    let io = config.options.io;
+    // One pool per router: in-process and served requests run on different runtimes.
+    let app = Arc::new(AppState::new_async(config));
+    let with = |handle| Route {
+        app: Arc::clone(&app),
+        handle,
+    };
     route.get("/").to(hello);
     route.get("/json").to(json);
-    // One pool per router: in-process and served requests run on different runtimes.
-    route
-        .get("/get")
-        .to_new_handler(RedisGet(AsyncStore::new(fixtures)));
-    route
-        .get("/template")
-        .to_new_handler(Fixture::new(fixtures, io, Kind::Template));
+    route.get("/get").to_new_handler(RedisGet(Arc::clone(&app)));
+    route.get("/template").to_new_handler(with(template));
     route
         .get("/paste/:name")
         .with_path_extractor::<NameParam>()
-        .to_new_handler(Fixture::new(fixtures, io, Kind::Paste));
-    match io {
+        .to_new_handler(with(paste));
+    match config.options.io {
         Io::Disk => route
             .get("/static/*")
             .with_path_extractor::<FilePathExtractor>()
             .to_new_handler(NulGuard(DirHandler::new(
-                fixtures.static_dir().to_path_buf(),
+                config.fixtures.static_dir().to_path_buf(),
             ))),
         Io::Memory => route
             .get("/static/:name")
             .with_path_extractor::<NameParam>()
-            .to_new_handler(Fixture::new(fixtures, io, Kind::Static)),
+            .to_new_handler(with(static_file)),
     }
 }
 
 impl Framework for Gotham {
     const NAME: &'static str = "gotham";
     const CRATE: &'static str = "gotham";
-    const MAJOR: &'static str = "0.8.";
+    const VERSION_PREFIX: &'static str = "0.8.";
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         // Gotham's `to_dir` reads files through tokio::fs, which needs the blocking pool.
@@ -115,7 +114,7 @@ impl Framework for Gotham {
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
         self.rt.block_on(async {
-            let state = State::from_request(req.map(Full::new), LOCAL);
+            let state = State::from_request(req.map(Full::new), IN_PROCESS_PEER);
             let res =
                 gotham::service::call_handler(self.router.clone(), AssertUnwindSafe(state)).await?;
             let (parts, body) = res.into_parts();
@@ -145,24 +144,63 @@ impl Framework for Gotham {
     }
 }
 
-fn hello(state: State) -> (State, gotham::hyper::Response<gotham::helpers::http::Body>) {
-    let res = create_response(
-        &state,
-        StatusCode::OK,
-        mime::TEXT_PLAIN_UTF_8,
-        "Hello, World!",
-    );
+fn hello(state: State) -> (State, Res) {
+    let res = respond(&state, handlers::hello());
     (state, res)
 }
 
-fn json(state: State) -> (State, gotham::hyper::Response<gotham::helpers::http::Body>) {
-    let res = create_response(
-        &state,
-        StatusCode::OK,
-        mime::APPLICATION_JSON,
-        super::json_body(),
-    );
+fn json(state: State) -> (State, Res) {
+    let res = respond(&state, handlers::json());
     (state, res)
+}
+
+fn template(app: &App, _: &mut State) -> Reply {
+    app.template()
+}
+
+fn paste(app: &App, state: &mut State) -> Reply {
+    let NameParam { name } = NameParam::take_from(state);
+    app.paste(&name)
+}
+
+fn static_file(app: &App, state: &mut State) -> Reply {
+    let NameParam { name } = NameParam::take_from(state);
+    app.static_file(&name)
+}
+
+/// `/get`: the value of `key` in Redis, through the router's async pool.
+#[derive(Clone)]
+struct RedisGet(Arc<App>);
+
+impl Handler for RedisGet {
+    fn handle(self, state: State) -> Pin<Box<HandlerFuture>> {
+        let reply = self.0.redis_get(Uri::borrow_from(&state).query());
+        Box::pin(async move {
+            let reply = reply.await;
+            let res = respond(&state, reply);
+            Ok((state, res))
+        })
+    }
+}
+
+/// Gotham's response type.
+type Res = gotham::hyper::Response<gotham::helpers::http::Body>;
+
+/// A [`Reply`] as Gotham's response, made with Gotham's response helpers.
+fn respond(state: &State, reply: Reply) -> Res {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::NOT_FOUND);
+    let Some(content_type) = reply.content_type else {
+        return create_empty_response(state, status);
+    };
+    // The oracle's constants map to Gotham's own mime values, as a handler would name them; only
+    // a static file's type is parsed.
+    let mime = match content_type {
+        TEXT_PLAIN => mime::TEXT_PLAIN_UTF_8,
+        TEXT_HTML => mime::TEXT_HTML_UTF_8,
+        JSON => mime::APPLICATION_JSON,
+        other => other.parse().unwrap_or(mime::APPLICATION_OCTET_STREAM),
+    };
+    create_response(state, status, mime, reply.body)
 }
 
 /// The `:name` segment of `/paste/:name` and `/static/:name`.
@@ -171,63 +209,23 @@ struct NameParam {
     name: String,
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Template,
-    Paste,
-    Static,
-}
+/// The app's state.
+type App = AppState<AsyncStore>;
 
-/// A handler that answers from the fixtures.
+/// A synchronous route: one of the functions above, with the app's state.
 #[derive(Clone)]
-struct Fixture {
-    fixtures: Arc<Fixtures>,
-    io: Io,
-    kind: Kind,
+struct Route {
+    app: Arc<App>,
+    handle: fn(&App, &mut State) -> Reply,
 }
 
-impl Fixture {
-    fn new(fixtures: &Arc<Fixtures>, io: Io, kind: Kind) -> Self {
-        Fixture {
-            fixtures: Arc::clone(fixtures),
-            io,
-            kind,
-        }
-    }
+// Gotham requires `RefUnwindSafe` of every `NewHandler`. The fixtures are read-only after
+// startup and the Redis pool is internally synchronized (a connection checked out by a
+// panicking handler is dropped, not returned): a panic cannot leave either half updated.
+impl RefUnwindSafe for Route {}
+impl RefUnwindSafe for RedisGet {}
 
-    fn respond(&self, state: &mut State) -> gotham::hyper::Response<gotham::helpers::http::Body> {
-        let (found, mime) = match self.kind {
-            Kind::Template => {
-                let page = Bytes::from(self.fixtures.render());
-                return create_response(state, StatusCode::OK, mime::TEXT_HTML_UTF_8, page);
-            }
-            Kind::Paste => {
-                let NameParam { name } = NameParam::take_from(state);
-                (self.fixtures.paste(&name, self.io), mime::TEXT_PLAIN_UTF_8)
-            }
-            Kind::Static => {
-                let NameParam { name } = NameParam::take_from(state);
-                let mime = content_type_for(&name)
-                    .parse()
-                    .unwrap_or(mime::APPLICATION_OCTET_STREAM);
-                (self.fixtures.static_file(&name, Io::Memory), mime)
-            }
-        };
-        match found {
-            Ok(body) => create_response(state, StatusCode::OK, mime, body),
-            Err(miss) => create_empty_response(
-                state,
-                StatusCode::from_u16(miss.status()).unwrap_or(StatusCode::NOT_FOUND),
-            ),
-        }
-    }
-}
-
-// The fixtures are read-only after startup: a panic in a handler cannot leave them half
-// updated, which is what `RefUnwindSafe` asks (Gotham requires it of every `NewHandler`).
-impl RefUnwindSafe for Fixture {}
-
-impl NewHandler for Fixture {
+impl NewHandler for Route {
     type Instance = Self;
 
     fn new_handler(&self) -> anyhow::Result<Self> {
@@ -235,38 +233,19 @@ impl NewHandler for Fixture {
     }
 }
 
-impl Handler for Fixture {
+impl Handler for Route {
     fn handle(self, mut state: State) -> Pin<Box<HandlerFuture>> {
-        let res = self.respond(&mut state);
+        let reply = (self.handle)(&self.app, &mut state);
+        let res = respond(&state, reply);
         Box::pin(std::future::ready(Ok((state, res))))
     }
 }
-
-/// `/get`: the value of `key` in Redis, through the router's async pool.
-#[derive(Clone)]
-struct RedisGet(AsyncStore);
-
-// The pool is shared, internally synchronized state that a panicking handler cannot leave half
-// updated (a connection checked out by it is dropped, not returned).
-impl RefUnwindSafe for RedisGet {}
 
 impl NewHandler for RedisGet {
     type Instance = Self;
 
     fn new_handler(&self) -> anyhow::Result<Self> {
         Ok(self.clone())
-    }
-}
-
-impl Handler for RedisGet {
-    fn handle(self, state: State) -> Pin<Box<HandlerFuture>> {
-        let key = crate::redis::key_from_query(Uri::borrow_from(&state).query());
-        Box::pin(async move {
-            let found = self.0.get(key).await;
-            let status = StatusCode::from_u16(found.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-            let res = create_response(&state, status, mime::TEXT_PLAIN_UTF_8, found.body());
-            Ok((state, res))
-        })
     }
 }
 
@@ -321,18 +300,18 @@ impl Middleware for Logger {
     where
         Chain: FnOnce(State) -> Pin<Box<HandlerFuture>> + Send + 'static,
     {
-        let start = Instant::now();
-        let method = Method::borrow_from(&state).clone();
-        let uri = Uri::borrow_from(&state).to_string();
-        let peer = client_addr(&state).filter(|a| *a != LOCAL);
-        let target = self.target;
+        let started = Started::now(
+            self.target,
+            client_addr(&state).filter(|a| *a != IN_PROCESS_PEER),
+            Method::borrow_from(&state).as_str(),
+            Uri::borrow_from(&state).to_string(),
+        );
         chain(state)
             .map(move |result| {
-                let status = match &result {
+                started.finish(match &result {
                     Ok((_, res)) => res.status().as_u16(),
                     Err((_, err)) => err.status().as_u16(),
-                };
-                logging::log_request(target, peer, method.as_str(), &uri, status, start.elapsed());
+                });
                 result
             })
             .boxed()

@@ -16,33 +16,67 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tower::{Layer as _, Service, ServiceExt as _};
 
-use crate::fixtures::{content_type_for, Fixtures, Miss};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Peer};
-use crate::options::{Io, Logging, KEEP_ALIVE};
-use crate::redis::{AsyncStore, Lookup};
+use crate::options::{Logging, KEEP_ALIVE};
 use crate::server;
+use crate::store::AsyncStore;
 
 /// Raw hyper behind the framebench trait.
 pub struct Hyper {
     config: Config,
     rt: tokio::runtime::Runtime,
-    /// The in-process Redis pool (its connections live on `rt`).
-    redis: AsyncStore,
+    /// The in-process app's state (its Redis pool's connections live on `rt`).
+    state: Arc<AppState<AsyncStore>>,
 }
 
-/// What the handler needs: the fixtures and the io mode.
-#[derive(Clone)]
-struct AppState {
-    fixtures: Arc<Fixtures>,
-    io: Io,
-    redis: AsyncStore,
+/// The response every route gives.
+type Res = http::Response<Full<Bytes>>;
+
+/// The whole app: one service routing on the path.
+fn app<B>(
+    state: Arc<AppState<AsyncStore>>,
+) -> impl Service<http::Request<B>, Response = Res, Error = Infallible, Future = RouteFuture>
+       + Clone
+       + Send {
+    tower::service_fn(move |req: http::Request<B>| {
+        let (method, uri) = (req.method(), req.uri());
+        if method != http::Method::GET && method != http::Method::HEAD {
+            return RouteFuture::Ready(Some(respond(Reply::error(405))));
+        }
+        let reply = match uri.path() {
+            "/" => handlers::hello(),
+            "/json" => handlers::json(),
+            "/template" => state.template(),
+            "/get" => {
+                // Fairness: the one route that waits on I/O is a boxed future; every other
+                // route stays a ready value (docs/methodology.md).
+                let reply = state.redis_get(uri.query());
+                return RouteFuture::Redis(Box::pin(async move { respond(reply.await) }));
+            }
+            path => {
+                if let Some(name) = path.strip_prefix("/paste/") {
+                    state.paste(name)
+                } else if let Some(name) = path.strip_prefix("/static/") {
+                    // Our own static-file path, for io=disk too: the same validated lookup as
+                    // pastes, reading the file with std::fs inside the async handler (small
+                    // files).
+                    state.static_file(name)
+                } else {
+                    Reply::error(404)
+                }
+            }
+        };
+        RouteFuture::Ready(Some(respond(reply)))
+    })
 }
 
 impl Framework for Hyper {
     const NAME: &'static str = "hyper";
     const CRATE: &'static str = "hyper";
-    const MAJOR: &'static str = "1.";
+    const VERSION_PREFIX: &'static str = "1.";
+    const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -51,22 +85,23 @@ impl Framework for Hyper {
         Ok(Hyper {
             config: config.clone(),
             rt,
-            redis: AsyncStore::new(&config.fixtures),
+            state: Arc::new(AppState::new_async(config)),
         })
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
         let req = req.map(Full::new);
-        let state = self.state();
+        let state = Arc::clone(&self.state);
         self.rt.block_on(async move {
             let res = match self.config.options.logging {
                 Logging::Off => app(state).oneshot(req).await?,
                 logging => {
-                    let (parts, body) = logging::trace::layer(logging)
-                        .layer(app(state))
-                        .oneshot(req)
-                        .await?
-                        .into_parts();
+                    let (parts, body) =
+                        logging::trace::layer(logging, logging::trace::peer_extension)
+                            .layer(app(state))
+                            .oneshot(req)
+                            .await?
+                            .into_parts();
                     http::Response::from_parts(parts, Full::new(body.collect().await?.to_bytes()))
                 }
             };
@@ -80,14 +115,11 @@ impl Framework for Hyper {
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         // The server's own Redis pool: its connections live on the server's runtime.
-        let state = AppState {
-            redis: AsyncStore::new(&self.config.fixtures),
-            ..self.state()
-        };
+        let state = Arc::new(AppState::new_async(&self.config));
         let logging = self.config.options.logging;
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
         // limit is set that is one predictable branch per request (docs/methodology.md).
-        let limit = crate::bench::limit::active();
+        let limit = crate::server::limit::active();
         server::spawn_tokio(
             listener,
             self.config.options.threads,
@@ -111,7 +143,7 @@ impl Framework for Hyper {
                             if let Some(limit) = limit {
                                 limit.record();
                             }
-                            app(state.clone()).oneshot(req)
+                            app(Arc::clone(&state)).oneshot(req)
                         }
                     });
                     // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how long a
@@ -129,7 +161,9 @@ impl Framework for Hyper {
                             });
                         }
                         logging => {
-                            let svc = logging::trace::layer(logging).layer(app);
+                            let svc =
+                                logging::trace::layer(logging, logging::trace::peer_extension)
+                                    .layer(app);
                             let conn = builder.serve_connection(io, TowerToHyperService::new(svc));
                             let conn = graceful.watch(conn);
                             tokio::spawn(async move {
@@ -145,40 +179,6 @@ impl Framework for Hyper {
             },
         )
     }
-}
-
-impl Hyper {
-    fn state(&self) -> AppState {
-        AppState {
-            fixtures: Arc::clone(&self.config.fixtures),
-            io: self.config.options.io,
-            redis: self.redis.clone(),
-        }
-    }
-}
-
-/// The response every route gives.
-type Res = http::Response<Full<Bytes>>;
-
-/// The whole app: one service routing on the path.
-fn app<B>(
-    state: AppState,
-) -> impl Service<http::Request<B>, Response = Res, Error = Infallible, Future = RouteFuture>
-       + Clone
-       + Send {
-    tower::service_fn(move |req: http::Request<B>| {
-        let (method, uri) = (req.method(), req.uri());
-        if uri.path() == "/get" && (method == http::Method::GET || method == http::Method::HEAD) {
-            // Fairness: the one route that waits on I/O is a boxed future; every other route
-            // stays a ready value (docs/methodology.md).
-            let redis = state.redis.clone();
-            let key = crate::redis::key_from_query(uri.query());
-            return RouteFuture::Redis(Box::pin(
-                async move { redis_response(redis.get(key).await) },
-            ));
-        }
-        RouteFuture::Ready(Some(route(&state, method, uri.path())))
-    })
 }
 
 /// The future of one request: ready for every route but `/get`, which waits on Redis.
@@ -200,66 +200,16 @@ impl Future for RouteFuture {
     }
 }
 
-fn redis_response(found: Lookup) -> Res {
-    let mut res = ok(crate::redis::CONTENT_TYPE, Bytes::new());
+/// A [`Reply`] as hyper's response.
+fn respond(reply: Reply) -> Res {
+    let mut res = http::Response::new(Full::new(reply.body));
     *res.status_mut() =
-        http::StatusCode::from_u16(found.status()).unwrap_or(http::StatusCode::BAD_GATEWAY);
-    *res.body_mut() = Full::new(found.body());
-    res
-}
-
-fn route(state: &AppState, method: &http::Method, path: &str) -> http::Response<Full<Bytes>> {
-    if method != http::Method::GET && method != http::Method::HEAD {
-        return empty(405);
+        http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::NOT_FOUND);
+    if let Some(content_type) = reply.content_type {
+        res.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(content_type),
+        );
     }
-    match path {
-        "/" => ok(
-            "text/plain; charset=utf-8",
-            Bytes::from_static(b"Hello, World!"),
-        ),
-        "/json" => ok(super::JSON, Bytes::from(super::json_body())),
-        "/template" => ok(
-            "text/html; charset=utf-8",
-            Bytes::from(state.fixtures.render()),
-        ),
-        _ => {
-            if let Some(name) = path.strip_prefix("/paste/") {
-                file(
-                    state.fixtures.paste(name, state.io),
-                    "text/plain; charset=utf-8",
-                )
-            } else if let Some(name) = path.strip_prefix("/static/") {
-                // Our own static-file path: the same validated lookup as pastes. With io=disk
-                // it reads the file with std::fs inside the async handler (small files).
-                file(
-                    state.fixtures.static_file(name, state.io),
-                    content_type_for(name),
-                )
-            } else {
-                empty(404)
-            }
-        }
-    }
-}
-
-fn ok(content_type: &'static str, body: Bytes) -> http::Response<Full<Bytes>> {
-    let mut res = http::Response::new(Full::new(body));
-    res.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static(content_type),
-    );
-    res
-}
-
-fn file(found: Result<Bytes, Miss>, content_type: &'static str) -> http::Response<Full<Bytes>> {
-    match found {
-        Ok(body) => ok(content_type, body),
-        Err(miss) => empty(miss.status()),
-    }
-}
-
-fn empty(status: u16) -> http::Response<Full<Bytes>> {
-    let mut res = http::Response::new(Full::new(Bytes::new()));
-    *res.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::NOT_FOUND);
     res
 }

@@ -8,24 +8,21 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
-use std::time::Instant;
 
 use hyper010::server::{
     Handler as HyperHandler, Request as HyperRequest, Response as HyperResponse,
 };
 use hyper010::uri::RequestUri;
-use iron::mime::{Mime, SubLevel, TopLevel};
 use iron::{status, AroundMiddleware, Chain, Handler, IronResult, Protocol, Response};
 use mount::Mount;
 use router::Router;
 use staticfile::Static;
 
-use crate::fixtures::{self, Fixtures};
 use crate::framework::{Config, Framework, Request, ServerHandle};
-use crate::hyper010::{text_html, text_plain};
-use crate::logging;
+use crate::handlers::{self, AppState, Reply};
+use crate::logging::{self, Started};
 use crate::options::Io;
-use crate::redis::SyncStore;
+use crate::store::SyncStore;
 
 /// The iron app.
 pub struct Iron {
@@ -34,59 +31,66 @@ pub struct Iron {
     in_process: DotGuard<RawHandler>,
 }
 
+/// What the routes share.
+type App = Arc<AppState<SyncStore>>;
+
+/// Builds the app: `Router` for the routes, `Mount` for `/static/`, and a `Chain` with the
+/// logger around it all when logging is on.
+fn app(config: &Config) -> Arc<dyn Handler> {
+    let app: App = Arc::new(AppState::new_sync(config));
+    let mut router = Router::new();
+    router.get("/", hello, "hello");
+    router.get("/json", json, "json");
+    let a = Arc::clone(&app);
+    router.get(
+        "/get",
+        move |req: &mut iron::Request| redis_get(req, &a),
+        "redis",
+    );
+    let a = Arc::clone(&app);
+    router.get(
+        "/template",
+        move |_: &mut iron::Request| template(&a),
+        "template",
+    );
+    let a = Arc::clone(&app);
+    router.get(
+        "/paste/:name",
+        move |req: &mut iron::Request| paste(req, &a),
+        "paste",
+    );
+
+    let mut mount = Mount::new();
+    mount.mount("/", router);
+    match config.options.io {
+        Io::Disk => mount.mount(
+            "/static/",
+            Guarded(Static::new(config.fixtures.static_dir())),
+        ),
+        Io::Memory => mount.mount("/static/", move |req: &mut iron::Request| {
+            static_file(req, &app)
+        }),
+    };
+
+    match logging::target(config.options.logging) {
+        None => Arc::new(mount),
+        Some(target) => {
+            logging::install();
+            let mut chain = Chain::new(mount);
+            chain.link_around(Logger { target });
+            Arc::new(chain)
+        }
+    }
+}
+
 impl Framework for Iron {
     const NAME: &'static str = "iron";
     const CRATE: &'static str = "iron";
-    const MAJOR: &'static str = "0.6.";
+    const VERSION_PREFIX: &'static str = "0.6.";
+    const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let fixtures = &config.fixtures;
-        let io = config.options.io;
-
-        let mut router = Router::new();
-        router.get("/", hello, "hello");
-        router.get("/json", json, "json");
-        // One blocking pool, shared by every worker thread and by in-process requests.
-        let redis = SyncStore::new(fixtures);
-        router.get(
-            "/get",
-            move |req: &mut iron::Request| redis_get(req, &redis),
-            "redis",
-        );
-        let f = Arc::clone(fixtures);
-        router.get(
-            "/template",
-            move |_: &mut iron::Request| template(&f),
-            "template",
-        );
-        let f = Arc::clone(fixtures);
-        router.get(
-            "/paste/:name",
-            move |req: &mut iron::Request| paste(req, &f, io),
-            "paste",
-        );
-
-        let mut mount = Mount::new();
-        mount.mount("/", router);
-        match io {
-            Io::Disk => mount.mount("/static/", Guarded(Static::new(fixtures.static_dir()))),
-            Io::Memory => {
-                let f = Arc::clone(fixtures);
-                mount.mount("/static/", move |req: &mut iron::Request| {
-                    static_memory(req, &f)
-                })
-            }
-        };
-
-        let handler: Arc<dyn Handler> = match logging::target(config.options.logging) {
-            None => Arc::new(mount),
-            Some(target) => {
-                logging::install();
-                let mut chain = Chain::new(mount);
-                chain.link_around(Logger { target });
-                Arc::new(chain)
-            }
-        };
+        let handler = app(config);
         Ok(Iron {
             in_process: DotGuard(RawHandler::new(
                 Arc::clone(&handler),
@@ -108,53 +112,46 @@ impl Framework for Iron {
 }
 
 fn hello(_: &mut iron::Request) -> IronResult<Response> {
-    Ok(Response::with((status::Ok, text_plain(), "Hello, World!")))
-}
-
-fn redis_get(req: &mut iron::Request, redis: &SyncStore) -> IronResult<Response> {
-    let found = redis.get(crate::redis::key_from_query(req.url.query()));
-    let status = status::Status::from_u16(found.status());
-    Ok(Response::with((
-        status,
-        text_plain(),
-        found.body().to_vec(),
-    )))
+    Ok(respond(handlers::hello()))
 }
 
 fn json(_: &mut iron::Request) -> IronResult<Response> {
-    let mime = Mime(TopLevel::Application, SubLevel::Json, vec![]);
-    Ok(Response::with((status::Ok, mime, super::json_body())))
+    Ok(respond(handlers::json()))
 }
 
-fn template(fixtures: &Fixtures) -> IronResult<Response> {
-    Ok(Response::with((status::Ok, text_html(), fixtures.render())))
+fn redis_get(req: &mut iron::Request, app: &App) -> IronResult<Response> {
+    Ok(respond(app.redis_get(req.url.query())))
 }
 
-fn paste(req: &mut iron::Request, fixtures: &Fixtures, io: Io) -> IronResult<Response> {
+fn template(app: &App) -> IronResult<Response> {
+    Ok(respond(app.template()))
+}
+
+fn paste(req: &mut iron::Request, app: &App) -> IronResult<Response> {
     let name = req
         .extensions
         .get::<Router>()
         .and_then(|params| params.find("name"))
         .unwrap_or_default();
-    Ok(match fixtures.paste(name, io) {
-        Ok(body) => Response::with((status::Ok, text_plain(), &body[..])),
-        Err(miss) => Response::with(status::Status::from_u16(miss.status())),
-    })
+    Ok(respond(app.paste(name)))
 }
 
 /// `/static/<name>` with io=memory; `Mount` has removed the prefix.
-fn static_memory(req: &mut iron::Request, fixtures: &Fixtures) -> IronResult<Response> {
+fn static_file(req: &mut iron::Request, app: &App) -> IronResult<Response> {
     let path = req.url.path();
     let name = if path.len() == 1 { path[0] } else { "" };
-    Ok(match fixtures.static_file(name, Io::Memory) {
-        Ok(body) => {
-            let mime: Mime = fixtures::content_type_for(name)
-                .parse()
-                .unwrap_or_else(|()| Mime(TopLevel::Application, SubLevel::OctetStream, vec![]));
-            Response::with((status::Ok, mime, &body[..]))
-        }
-        Err(miss) => Response::with(status::Status::from_u16(miss.status())),
-    })
+    Ok(respond(app.static_file(name)))
+}
+
+/// A [`Reply`] as iron's response.
+fn respond(reply: Reply) -> Response {
+    let status = status::Status::from_u16(reply.status);
+    let Some(content_type) = reply.content_type else {
+        return Response::with(status);
+    };
+    // `Vec::from` keeps a rendered page's buffer (no copy); shared bytes are copied, as before.
+    let body = Vec::from(reply.body);
+    Response::with((status, crate::hyper010::mime(content_type), body))
 }
 
 /// `staticfile::Static` behind a guard.
@@ -201,22 +198,19 @@ impl AroundMiddleware for Logger {
 
 impl Handler for Logged {
     fn handle(&self, req: &mut iron::Request) -> IronResult<Response> {
-        let start = Instant::now();
+        let started = Started::now(
+            self.target,
+            Some(req.remote_addr),
+            req.method.as_ref(),
+            req.url.to_string(),
+        );
         let res = self.handler.handle(req);
         let status = match &res {
             Ok(res) => res.status,
             Err(err) => err.response.status,
         };
         // iron's `write_back` sends 404 when no status was set.
-        let status = status.map_or(404, |s| s.to_u16());
-        logging::log_request(
-            self.target,
-            Some(req.remote_addr),
-            req.method.as_ref(),
-            &req.url.to_string(),
-            status,
-            start.elapsed(),
-        );
+        started.finish(status.map_or(404, |s| s.to_u16()));
         res
     }
 }

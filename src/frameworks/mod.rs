@@ -1,11 +1,30 @@
 //! The registry: one line per framework. Adding a framework means one Cargo feature, one file
-//! here and one line in [`REGISTRY`].
+//! here and one line in [`REGISTRY`] (docs/adding-a-framework.md walks through it).
+//!
+//! Every framework file reads in the same order, so that knowing one is knowing them all:
+//!
+//! 1. **Module doc**: the framework and its version, how the app is written (its router, static
+//!    files, logger), how in-process requests reach it, how it serves and what `threads` means.
+//! 2. **The app type**, `pub struct <Name>`: what `build` keeps.
+//! 3. **`fn app(config)`**: the one place the app is put together (routes, static files for each
+//!    io mode, the logger when logging is on), used by in-process and served requests alike.
+//!    The shared state is [`crate::handlers::AppState`].
+//! 4. **`impl Framework`**: the constants, then `build`, `dispatch`, `serve`.
+//! 5. **Handlers**, one per route, in the order of the routes: each extracts what the framework
+//!    hands it and calls [`crate::handlers`], which answers with a [`crate::handlers::Reply`].
+//! 6. **Glue**: the one conversion from `Reply` into the framework's response, then whatever
+//!    this framework needs that the others do not (guards, a logger middleware around
+//!    [`crate::logging::Started`], copies of private framework code). Each difference carries
+//!    its fairness comment where it happens.
+//!
+//! The baselines (`null`, `null-hyper010`, `raw`) serve [`canned`] answers instead of handlers,
+//! and the Go peers are programs of their own; they follow the same order where it applies.
 
 use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
-use crate::options::Io;
+use crate::oracle::SCENARIOS;
 
 #[cfg(feature = "actix")]
 pub mod actix;
@@ -45,7 +64,7 @@ pub const REGISTRY: &[Entry] = &[
     #[cfg(feature = "hyper")]
     Entry::of::<hyper::Hyper>(),
     #[cfg(feature = "rocket")]
-    Entry::of::<rocket::Rocket5>(),
+    Entry::of::<rocket::Rocket>(),
     #[cfg(feature = "gotham")]
     Entry::of::<gotham::Gotham>(),
     #[cfg(feature = "go")]
@@ -72,72 +91,24 @@ pub(crate) struct Canned {
     pub body: Bytes,
 }
 
-/// The answer to every scenario path, prepared ahead. The baselines serve these; the not-found
-/// case is the fallback, not a row.
+/// The answer to every scenario the oracle answers with a body, prepared ahead from the
+/// oracle's own table. The baselines serve these; the not-found case is the fallback, not a
+/// row.
+// Fairness: the baselines answer the redis scenario from the seeded value, canned, without
+// asking Redis: they stay the floor and ceiling of the HTTP work alone (docs/methodology.md).
 pub(crate) fn canned(fixtures: &Fixtures) -> anyhow::Result<Vec<Canned>> {
-    let missing = |what: &str| anyhow::anyhow!("fixture {what} missing");
-    Ok(vec![
-        Canned {
-            path: "/",
-            status: 200,
-            content_type: "text/plain; charset=utf-8",
-            body: Bytes::from_static(b"Hello, World!"),
-        },
-        Canned {
-            path: "/static/webupload.html",
-            status: 200,
-            content_type: "text/html",
-            body: fixtures
-                .static_file("webupload.html", Io::Memory)
-                .map_err(|_| missing("static/webupload.html"))?,
-        },
-        Canned {
-            path: "/template",
-            status: 200,
-            content_type: "text/html; charset=utf-8",
-            body: Bytes::from(fixtures.render()),
-        },
-        Canned {
-            path: "/paste/mysrc",
-            status: 200,
-            content_type: "text/plain; charset=utf-8",
-            body: fixtures
-                .paste("mysrc", Io::Memory)
-                .map_err(|_| missing("pastes/mysrc"))?,
-        },
-        Canned {
-            path: "/json",
-            status: 200,
-            content_type: JSON,
-            body: Bytes::from(json_body()),
-        },
-        // Fairness: the baselines answer the redis scenario from the seeded value, canned,
-        // without asking Redis: they stay the floor and ceiling of the HTTP work alone
-        // (docs/methodology.md).
-        Canned {
-            path: "/get?key=foo",
-            status: 200,
-            content_type: crate::redis::CONTENT_TYPE,
-            body: Bytes::from_static(crate::redis::VALUE.as_bytes()),
-        },
-    ])
-}
-
-/// Content type of the json scenario.
-pub(crate) const JSON: &str = "application/json";
-
-/// The json scenario's object.
-#[derive(serde::Serialize)]
-pub(crate) struct Message {
-    /// Always `Hello, World!`.
-    pub message: &'static str,
-}
-
-/// Serializes the json scenario's body with serde_json. Every framework calls this per request
-/// (TechEmpower's rule: no response cached); the baselines call it once.
-pub(crate) fn json_body() -> Vec<u8> {
-    serde_json::to_vec(&Message {
-        message: "Hello, World!",
-    })
-    .expect("a struct of one string serializes")
+    SCENARIOS
+        .iter()
+        .filter_map(|s| Some((s, s.content_type?)))
+        .map(|(scenario, content_type)| {
+            let expected = scenario.expected(fixtures)?;
+            let body = expected.body().cloned().unwrap_or_default();
+            Ok(Canned {
+                path: scenario.path,
+                status: scenario.status,
+                content_type,
+                body,
+            })
+        })
+        .collect()
 }

@@ -14,10 +14,8 @@
 use std::borrow::Cow;
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::time::Instant;
 
 use hyper010::header::ContentType;
-use hyper010::mime::{Mime, SubLevel, TopLevel};
 use hyper010::server::{
     Handler as HyperHandler, Request as HyperRequest, Response as HyperResponse,
 };
@@ -28,12 +26,11 @@ use nickel::{
     MiddlewareResult, Mount, ReloadPolicy, StaticFilesHandler, TemplateCache,
 };
 
-use crate::fixtures::{self, Fixtures, Miss};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
-use crate::hyper010::{text_html, text_plain};
-use crate::logging;
+use crate::handlers::{self, AppState, Reply};
+use crate::logging::{self, Started};
 use crate::options::Io;
-use crate::redis::SyncStore;
+use crate::store::SyncStore;
 
 /// The nickel app.
 pub struct Nickel {
@@ -41,82 +38,64 @@ pub struct Nickel {
     threads: usize,
 }
 
+/// What the routes share.
+type App = Arc<AppState<SyncStore>>;
+
+/// Builds the middleware stack as `Nickel::utilize` and `Nickel::listen` would: the logger when
+/// logging is on, the router, `/static/`, then the 404 fallback.
+fn app(config: &Config) -> Server {
+    let app: App = Arc::new(AppState::new_sync(config));
+    // What `Nickel::with_data_and_options` and `utilize` would hold.
+    let mut handlers: Vec<Box<dyn Middleware<()>>> = Vec::new();
+    let error_handlers: Vec<Box<dyn ErrorHandler<()>>> = vec![Box::new(DefaultErrorHandler)];
+
+    if let Some(target) = logging::target(config.options.logging) {
+        logging::install();
+        handlers.push(Box::new(Logger { target }));
+    }
+
+    let mut router = nickel::Nickel::router();
+    let with = |handle| Route {
+        app: Arc::clone(&app),
+        handle,
+    };
+    router.get("/", with(hello));
+    router.get("/json", with(json));
+    router.get("/get", with(redis_get));
+    router.get("/template", with(template));
+    router.get("/paste/:name", with(paste));
+    handlers.push(Box::new(router));
+
+    handlers.push(match config.options.io {
+        Io::Disk => Box::new(Mount::new(
+            "/static/",
+            StaticFilesHandler::new(config.fixtures.static_dir()),
+        )),
+        Io::Memory => Box::new(Mount::new("/static/", StaticMemory(app))),
+    });
+
+    // What `Nickel::listen` adds last.
+    handlers.push(Box::new(middleware! {
+        (StatusCode::NotFound, "File Not Found")
+    }));
+
+    Server {
+        handlers,
+        error_handlers,
+        templates: TemplateCache::with_policy(ReloadPolicy::Never),
+        data: (),
+    }
+}
+
 impl Framework for Nickel {
     const NAME: &'static str = "nickel";
     const CRATE: &'static str = "nickel";
-    const MAJOR: &'static str = "0.11.";
+    const VERSION_PREFIX: &'static str = "0.11.";
+    const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let fixtures = &config.fixtures;
-        let io = config.options.io;
-        // What `Nickel::with_data_and_options` and `utilize` would hold.
-        let mut handlers: Vec<Box<dyn Middleware<()>>> = Vec::new();
-        let error_handlers: Vec<Box<dyn ErrorHandler<()>>> = vec![Box::new(DefaultErrorHandler)];
-
-        if let Some(target) = logging::target(config.options.logging) {
-            logging::install();
-            handlers.push(Box::new(Logger { target }));
-        }
-
-        let mut router = nickel::Nickel::router();
-        router.get(
-            "/",
-            middleware! { |_, mut res|
-                res.set(ContentType(text_plain()));
-                "Hello, World!"
-            },
-        );
-        router.get(
-            "/json",
-            middleware! { |_, mut res|
-                res.set(ContentType(Mime(TopLevel::Application, SubLevel::Json, vec![])));
-                super::json_body()
-            },
-        );
-        // One blocking pool, shared by every worker thread and by in-process requests.
-        router.get("/get", RedisGet(SyncStore::new(fixtures)));
-        let f = Arc::clone(fixtures);
-        router.get(
-            "/template",
-            middleware! { |_, mut res|
-                res.set(ContentType(text_html()));
-                f.render()
-            },
-        );
-        router.get(
-            "/paste/:name",
-            Paste {
-                fixtures: Arc::clone(fixtures),
-                io,
-            },
-        );
-        handlers.push(Box::new(router));
-
-        match io {
-            Io::Disk => handlers.push(Box::new(Mount::new(
-                "/static/",
-                StaticFilesHandler::new(fixtures.static_dir()),
-            ))),
-            Io::Memory => handlers.push(Box::new(Mount::new(
-                "/static/",
-                StaticMemory {
-                    fixtures: Arc::clone(fixtures),
-                },
-            ))),
-        }
-
-        // What `Nickel::listen` adds last.
-        handlers.push(Box::new(middleware! {
-            (StatusCode::NotFound, "File Not Found")
-        }));
-
         Ok(Nickel {
-            server: ArcServer(Arc::new(Server {
-                handlers,
-                error_handlers,
-                templates: TemplateCache::with_policy(ReloadPolicy::Never),
-                data: (),
-            })),
+            server: ArcServer(Arc::new(app(config))),
             threads: config.options.threads,
         })
     }
@@ -130,79 +109,84 @@ impl Framework for Nickel {
     }
 }
 
-/// `/get`: the value of `key` in Redis, through the blocking pool.
-struct RedisGet(SyncStore);
+fn hello(_: &App, _: &mut NickelRequest) -> Reply {
+    handlers::hello()
+}
 
-impl Middleware<()> for RedisGet {
+fn json(_: &App, _: &mut NickelRequest) -> Reply {
+    handlers::json()
+}
+
+fn redis_get(app: &App, req: &mut NickelRequest) -> Reply {
+    let query = match &req.origin.uri {
+        hyper010::uri::RequestUri::AbsolutePath(p) => p.split_once('?').map(|(_, q)| q),
+        _ => None,
+    };
+    app.redis_get(query)
+}
+
+fn template(app: &App, _: &mut NickelRequest) -> Reply {
+    app.template()
+}
+
+/// nickel's route pattern splits a trailing `.ext` into a `format` parameter, so the name is put
+/// back together.
+fn paste(app: &App, req: &mut NickelRequest) -> Reply {
+    let name = req.param("name").unwrap_or_default();
+    let name = match req.param("format") {
+        Some(format) if !format.is_empty() => Cow::Owned(format!("{name}.{format}")),
+        _ => Cow::Borrowed(name),
+    };
+    app.paste(&name)
+}
+
+/// A request as the routes see it.
+type NickelRequest<'mw, 'conn> = nickel::Request<'mw, 'conn>;
+
+/// A route: one of the functions above, with the app's state.
+struct Route {
+    app: App,
+    handle: for<'mw, 'conn> fn(&App, &mut NickelRequest<'mw, 'conn>) -> Reply,
+}
+
+impl Middleware<()> for Route {
     fn invoke<'mw, 'conn>(
         &'mw self,
         req: &mut nickel::Request<'mw, 'conn>,
-        mut res: nickel::Response<'mw>,
+        res: nickel::Response<'mw>,
     ) -> MiddlewareResult<'mw> {
-        let query = match &req.origin.uri {
-            hyper010::uri::RequestUri::AbsolutePath(p) => p.split_once('?').map(|(_, q)| q),
-            _ => None,
-        };
-        let found = self.0.get(crate::redis::key_from_query(query));
-        res.set(StatusCode::from_u16(found.status()));
-        res.set(ContentType(text_plain()));
-        res.send(&found.body()[..])
+        respond(res, (self.handle)(&self.app, req))
     }
 }
 
-/// `/paste/:name`. nickel's route pattern splits a trailing `.ext` into a `format` parameter,
-/// so the name is put back together.
-struct Paste {
-    fixtures: Arc<Fixtures>,
-    io: Io,
-}
-
-impl Middleware<()> for Paste {
-    fn invoke<'mw, 'conn>(
-        &'mw self,
-        req: &mut nickel::Request<'mw, 'conn>,
-        mut res: nickel::Response<'mw>,
-    ) -> MiddlewareResult<'mw> {
-        let name = req.param("name").unwrap_or_default();
-        let name = match req.param("format") {
-            Some(format) if !format.is_empty() => Cow::Owned(format!("{name}.{format}")),
-            _ => Cow::Borrowed(name),
-        };
-        match self.fixtures.paste(&name, self.io) {
-            Ok(body) => {
-                res.set(ContentType(text_plain()));
-                res.send(&body[..])
-            }
-            Err(miss) => res.error(StatusCode::from_u16(miss.status()), "no such paste"),
-        }
-    }
+/// A [`Reply`] as nickel's response; an error without a body goes to nickel's error handler.
+fn respond(mut res: nickel::Response<'_>, reply: Reply) -> MiddlewareResult<'_> {
+    let status = StatusCode::from_u16(reply.status);
+    let Some(content_type) = reply.content_type else {
+        return res.error(status, "no such file");
+    };
+    res.set(status);
+    res.set(ContentType(crate::hyper010::mime(content_type)));
+    res.send(&reply.body[..])
 }
 
 /// `/static/<name>` with io=memory, behaving as `StaticFilesHandler` does: a bad name is a 400
 /// error, a missing file falls through to the next middleware.
-struct StaticMemory {
-    fixtures: Arc<Fixtures>,
-}
+struct StaticMemory(App);
 
 impl Middleware<()> for StaticMemory {
     fn invoke<'mw, 'conn>(
         &'mw self,
         req: &mut nickel::Request<'mw, 'conn>,
-        mut res: nickel::Response<'mw>,
+        res: nickel::Response<'mw>,
     ) -> MiddlewareResult<'mw> {
         // `Mount` leaves `/<name>`.
         let path = req.path_without_query().unwrap_or_default();
-        let name = path.strip_prefix('/').unwrap_or(path);
-        match self.fixtures.static_file(name, Io::Memory) {
-            Ok(body) => {
-                if let Ok(mime) = fixtures::content_type_for(name).parse::<Mime>() {
-                    res.set(ContentType(mime));
-                }
-                res.send(&body[..])
-            }
-            Err(Miss::NotFound) => res.next_middleware(),
-            Err(Miss::BadName) => res.error(StatusCode::BadRequest, "bad file name"),
+        let reply = self.0.static_file(path.strip_prefix('/').unwrap_or(path));
+        if reply.is_error() && reply.status == 404 {
+            return res.next_middleware();
         }
+        respond(res, reply)
     }
 }
 
@@ -219,15 +203,13 @@ impl Middleware<()> for Logger {
         req: &mut nickel::Request<'mw, 'conn>,
         mut res: nickel::Response<'mw>,
     ) -> MiddlewareResult<'mw> {
-        let start = Instant::now();
-        let target = self.target;
-        let peer = req.origin.remote_addr;
-        let method = req.origin.method.to_string();
-        let uri = req.origin.uri.to_string();
-        res.on_send(move |res| {
-            let status = res.status().to_u16();
-            logging::log_request(target, Some(peer), &method, &uri, status, start.elapsed());
-        });
+        let started = Started::now(
+            self.target,
+            Some(req.origin.remote_addr),
+            req.origin.method.as_ref(),
+            req.origin.uri.to_string(),
+        );
+        res.on_send(move |res| started.finish(res.status().to_u16()));
         res.next_middleware()
     }
 }

@@ -27,7 +27,7 @@ fn response(status: u16, content_type: &str, body: Bytes) -> Response {
 impl Framework for Null {
     const NAME: &'static str = "null";
     const CRATE: &'static str = "framebench";
-    const MAJOR: &'static str = "";
+    const VERSION_PREFIX: &'static str = "";
     const LOOPBACK: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -23,7 +23,7 @@ pub struct Null010 {
 impl Framework for Null010 {
     const NAME: &'static str = "null-hyper010";
     const CRATE: &'static str = "hyper";
-    const MAJOR: &'static str = "0.10.";
+    const VERSION_PREFIX: &'static str = "0.10.";
     const LOOPBACK: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {

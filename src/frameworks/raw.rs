@@ -37,7 +37,8 @@ fn encode(status: u16, reason: &str, content_type: &str, body: &[u8], close: boo
 impl Framework for Raw {
     const NAME: &'static str = "raw";
     const CRATE: &'static str = "framebench";
-    const MAJOR: &'static str = "";
+    const VERSION_PREFIX: &'static str = "";
+    const COUNTS_REQUESTS: bool = true;
     const IN_PROCESS: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -65,7 +66,7 @@ impl Framework for Raw {
         let routes = Arc::clone(&self.routes);
         // Fairness: `serve --max-requests` counts in the request loop; when no limit is set
         // that is one predictable branch per request (docs/methodology.md).
-        let limit = crate::bench::limit::active();
+        let limit = crate::server::limit::active();
         let handler = Arc::new(
             move |stream: TcpStream, _peer: SocketAddr, stop: &AtomicBool| {
                 let _ = connection(stream, &routes, stop, limit);
@@ -79,7 +80,7 @@ fn connection(
     mut stream: TcpStream,
     routes: &[(&'static str, Vec<u8>)],
     stop: &AtomicBool,
-    limit: Option<&crate::bench::limit::Limit>,
+    limit: Option<&crate::server::limit::Limit>,
 ) -> std::io::Result<()> {
     stream.set_read_timeout(Some(KEEP_ALIVE))?;
     let not_found = encode(404, "Not Found", "text/plain; charset=utf-8", b"", false);

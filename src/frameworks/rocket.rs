@@ -9,38 +9,36 @@
 
 use std::io::Cursor;
 use std::net::{SocketAddr, TcpListener};
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 use rocket::config::{LogLevel, Shutdown};
 use rocket::fairing::{AdHoc, Fairing, Info, Kind};
 use rocket::fs::FileServer;
+use rocket::http::uri::Origin;
 use rocket::http::{ContentType, Header, Status};
 use rocket::local::blocking::Client;
-use rocket::response::content::RawHtml;
 use rocket::response::Responder;
-use rocket::{Build, Data, Rocket, State};
+use rocket::{Build, Data, State};
 
-use crate::fixtures::{content_type_for, Fixtures, Miss};
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
-use crate::logging;
+use crate::handlers::{self, AppState, Reply};
+use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
-use crate::redis::AsyncStore;
+use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
 use crate::server;
+use crate::store::AsyncStore;
 
 /// The Rocket app.
-pub struct Rocket5 {
+pub struct Rocket {
     config: Config,
     client: Client,
 }
 
-struct AppState {
-    fixtures: Arc<Fixtures>,
-    io: Io,
-    redis: AsyncStore,
-}
+/// What the handlers share, as managed state.
+type Shared<'r> = &'r State<AppState<AsyncStore>>;
 
 /// Rocket's configuration: quiet, no signal handling of its own (framebench's `serve` handles
 /// SIGINT and SIGTERM), keep-alive set explicitly, a short shutdown grace.
@@ -65,26 +63,22 @@ fn rocket_config(addr: SocketAddr, threads: usize) -> rocket::Config {
 }
 
 /// Builds the app: every route, static files, the logger fairing when logging is on.
-fn app(config: &Config, rocket_config: rocket::Config) -> Rocket<Build> {
+fn app(config: &Config, rocket_config: rocket::Config) -> rocket::Rocket<Build> {
     // Fairness: framebench's logger is installed before Rocket ignites, so Rocket's own logger
     // (which would print a launch banner and set the process-wide log level) is never set.
     // Rocket's internal `log` records still reach framebench's logger, which drops every
     // record whose target is not one of its two: one string comparison per record.
     logging::install();
     let rocket = rocket::custom(rocket_config)
-        .manage(AppState {
-            fixtures: Arc::clone(&config.fixtures),
-            io: config.options.io,
-            // One pool per app: the local client and the server run on different runtimes.
-            redis: AsyncStore::new(&config.fixtures),
-        })
+        // One pool per app: the local client and the server run on different runtimes.
+        .manage(AppState::new_async(config))
         .mount(
             "/",
             rocket::routes![hello, json, redis_get, template, paste],
         );
     let rocket = match config.options.io {
         Io::Disk => rocket.mount("/static", FileServer::from(config.fixtures.static_dir())),
-        Io::Memory => rocket.mount("/", rocket::routes![static_memory]),
+        Io::Memory => rocket.mount("/", rocket::routes![static_file]),
     };
     match logging::target(config.options.logging) {
         None => rocket,
@@ -92,16 +86,16 @@ fn app(config: &Config, rocket_config: rocket::Config) -> Rocket<Build> {
     }
 }
 
-impl Framework for Rocket5 {
+impl Framework for Rocket {
     const NAME: &'static str = "rocket";
     const CRATE: &'static str = "rocket";
-    const MAJOR: &'static str = "0.5.";
+    const VERSION_PREFIX: &'static str = "0.5.";
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let local = SocketAddr::from(([127, 0, 0, 1], 0));
         let rocket = app(config, rocket_config(local, config.options.threads));
         let client = Client::untracked(rocket).map_err(|e| anyhow!("rocket: {e}"))?;
-        Ok(Rocket5 {
+        Ok(Rocket {
             config: config.clone(),
             client,
         })
@@ -184,67 +178,59 @@ impl Framework for Rocket5 {
     }
 }
 
-/// A body from the fixtures with its content type, without copying it.
-struct Body(ContentType, Bytes);
-
-impl<'r> Responder<'r, 'static> for Body {
-    fn respond_to(self, _: &'r rocket::Request<'_>) -> rocket::response::Result<'static> {
-        rocket::Response::build()
-            .header(self.0)
-            .sized_body(self.1.len(), Cursor::new(self.1))
-            .ok()
-    }
-}
-
-fn miss_status(miss: Miss) -> Status {
-    Status::from_code(miss.status()).unwrap_or(Status::NotFound)
-}
-
 #[rocket::get("/")]
-fn hello() -> &'static str {
-    "Hello, World!"
+fn hello() -> Reply {
+    handlers::hello()
 }
 
 #[rocket::get("/json")]
-fn json() -> (ContentType, Vec<u8>) {
-    (ContentType::JSON, super::json_body())
+fn json() -> Reply {
+    handlers::json()
 }
 
 #[rocket::get("/get")]
-async fn redis_get(state: &State<AppState>, uri: &rocket::http::uri::Origin<'_>) -> (Status, Body) {
-    let key = crate::redis::key_from_query(uri.query().map(|q| q.as_str()));
-    let found = state.redis.get(key).await;
-    let status = Status::from_code(found.status()).unwrap_or(Status::BadGateway);
-    (status, Body(ContentType::Plain, found.body()))
+async fn redis_get(state: Shared<'_>, uri: &Origin<'_>) -> Reply {
+    state.redis_get(uri.query().map(|q| q.as_str())).await
 }
 
 #[rocket::get("/template")]
-fn template(state: &State<AppState>) -> RawHtml<String> {
-    RawHtml(state.fixtures.render())
+fn template(state: Shared<'_>) -> Reply {
+    state.template()
 }
 
 #[rocket::get("/paste/<name>")]
-fn paste(state: &State<AppState>, name: &str) -> Result<Body, Status> {
-    state
-        .fixtures
-        .paste(name, state.io)
-        .map(|body| Body(ContentType::Plain, body))
-        .map_err(miss_status)
+fn paste(state: Shared<'_>, name: &str) -> Reply {
+    state.paste(name)
 }
 
 #[rocket::get("/static/<name>")]
-fn static_memory(state: &State<AppState>, name: &str) -> Result<Body, Status> {
-    let content_type =
-        ContentType::parse_flexible(content_type_for(name)).unwrap_or(ContentType::Binary);
-    state
-        .fixtures
-        .static_file(name, Io::Memory)
-        .map(|body| Body(content_type, body))
-        .map_err(miss_status)
+fn static_file(state: Shared<'_>, name: &str) -> Reply {
+    state.static_file(name)
 }
 
-/// When a request arrived, kept in its local cache.
-struct Started(Instant);
+/// A [`Reply`] as Rocket's response, without copying the body. An error without a body goes to
+/// Rocket's catcher, as a handler's `Err(Status)` does.
+impl<'r> Responder<'r, 'static> for Reply {
+    fn respond_to(self, _: &'r rocket::Request<'_>) -> rocket::response::Result<'static> {
+        let status = Status::from_code(self.status).unwrap_or(Status::NotFound);
+        let Some(content_type) = self.content_type else {
+            return Err(status);
+        };
+        // The oracle's constants map to Rocket's own, as a handler would name them; only a static
+        // file's type is parsed.
+        let content_type = match content_type {
+            TEXT_PLAIN => ContentType::Plain,
+            TEXT_HTML => ContentType::HTML,
+            JSON => ContentType::JSON,
+            other => ContentType::parse_flexible(other).unwrap_or(ContentType::Binary),
+        };
+        rocket::Response::build()
+            .status(status)
+            .header(content_type)
+            .sized_body(self.body.len(), Cursor::new(self.body))
+            .ok()
+    }
+}
 
 /// A request logger fairing: one line per response, to the variant's target.
 struct Logger {
@@ -261,18 +247,21 @@ impl Fairing for Logger {
     }
 
     async fn on_request(&self, req: &mut rocket::Request<'_>, _: &mut Data<'_>) {
-        req.local_cache(|| Started(Instant::now()));
+        let uri = req.uri().to_string();
+        req.local_cache(|| {
+            Some(Started::now(
+                self.target,
+                req.remote(),
+                req.method().as_str(),
+                uri,
+            ))
+        });
     }
 
     async fn on_response<'r>(&self, req: &'r rocket::Request<'_>, res: &mut rocket::Response<'r>) {
-        let started = req.local_cache(|| Started(Instant::now()));
-        logging::log_request(
-            self.target,
-            req.remote(),
-            req.method().as_str(),
-            &req.uri().to_string(),
-            res.status().code,
-            started.0.elapsed(),
-        );
+        // Always set by `on_request`; `None` only for a request the fairing never saw.
+        if let Some(started) = req.local_cache(|| None::<Started>) {
+            started.finish(res.status().code);
+        }
     }
 }

@@ -4,16 +4,15 @@
 //!
 //! The limit is process-wide and set once, before the app is built. Frameworks read it once when
 //! they start serving ([`active`]) and install their counting hook only when it is set; see each
-//! framework's `serve` and docs/methodology.md for what the hook costs.
+//! framework's `serve` and docs/methodology.md for what the hook costs. A framework whose server
+//! counts says so with [`crate::framework::Framework::COUNTS_REQUESTS`]; the others refuse
+//! `--max-requests`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 static LIMIT: OnceLock<Limit> = OnceLock::new();
-
-/// Frameworks whose server counts responses. Others refuse `--max-requests`.
-pub const SUPPORTED: &[&str] = &["raw", "iron", "nickel", "actix", "axum", "hyper"];
 
 /// A response counter with a target.
 #[derive(Debug)]

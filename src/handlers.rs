@@ -1,0 +1,202 @@
+//! What every app answers, once, framework-neutral: the body, status and content type of each
+//! route. A framework file keeps only what that framework does differently: its routing, its
+//! extractors, and one conversion from [`Reply`] into its own response type.
+//!
+//! Every handler returns a [`Reply`] built from the oracle's constants, so the bytes a framework
+//! sends are the same by construction; what a benchmark compares is how each framework routes,
+//! extracts and writes them.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::fixtures::{content_type_for, Fixtures, Miss};
+use crate::framework::Config;
+use crate::oracle::{HELLO, JSON, TEXT_HTML, TEXT_PLAIN};
+use crate::store::{AsyncStore, Lookup, SyncStore};
+
+/// One answer, before a framework turns it into its own response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The content type, or `None` for an error without a body, which each framework answers
+    /// its own way (an empty response, or its error catcher).
+    pub content_type: Option<&'static str>,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl Reply {
+    /// A 200 with a body.
+    pub fn ok(content_type: &'static str, body: impl Into<Bytes>) -> Reply {
+        Reply {
+            status: 200,
+            content_type: Some(content_type),
+            body: body.into(),
+        }
+    }
+
+    /// An error without a body.
+    pub fn error(status: u16) -> Reply {
+        Reply {
+            status,
+            content_type: None,
+            body: Bytes::new(),
+        }
+    }
+
+    /// Whether this is an error without a body.
+    pub fn is_error(&self) -> bool {
+        self.content_type.is_none()
+    }
+}
+
+/// What the handlers share: the fixtures, the io mode and a Redis client. `R` is the client:
+/// [`AsyncStore`] for the async frameworks, [`SyncStore`] for the blocking ones.
+pub struct AppState<R> {
+    /// The shared fixtures.
+    pub fixtures: Arc<Fixtures>,
+    /// Where the static and paste routes read from.
+    pub io: crate::options::Io,
+    /// The redis scenario's client.
+    pub redis: R,
+}
+
+impl<R: Clone> Clone for AppState<R> {
+    fn clone(&self) -> Self {
+        AppState {
+            fixtures: Arc::clone(&self.fixtures),
+            io: self.io,
+            redis: self.redis.clone(),
+        }
+    }
+}
+
+impl AppState<AsyncStore> {
+    /// The state of an async app. Build one per runtime that serves requests: the pool's
+    /// connections live on the runtime that opened them.
+    pub fn new_async(config: &Config) -> Self {
+        let redis = AsyncStore::new(config.fixtures.redis_url());
+        Self::with(config, redis)
+    }
+
+    /// `/get?key=…`: the key's value in Redis. The future owns what it needs, so a framework
+    /// may box it or spawn it.
+    pub fn redis_get(&self, query: Option<&str>) -> impl Future<Output = Reply> + Send + 'static {
+        let (redis, key) = (self.redis.clone(), key_from_query(query));
+        async move { lookup(redis.get(key).await) }
+    }
+}
+
+impl AppState<SyncStore> {
+    /// The state of a blocking app: one pool, shared by every worker thread and by in-process
+    /// requests.
+    pub fn new_sync(config: &Config) -> Self {
+        let redis = SyncStore::new(config.fixtures.redis_url());
+        Self::with(config, redis)
+    }
+
+    /// `/get?key=…`: the key's value in Redis.
+    pub fn redis_get(&self, query: Option<&str>) -> Reply {
+        lookup(self.redis.get(key_from_query(query)))
+    }
+}
+
+impl<R> AppState<R> {
+    fn with(config: &Config, redis: R) -> Self {
+        AppState {
+            fixtures: Arc::clone(&config.fixtures),
+            io: config.options.io,
+            redis,
+        }
+    }
+
+    /// `/template`: the page rendered per request.
+    pub fn template(&self) -> Reply {
+        Reply::ok(TEXT_HTML, self.fixtures.render())
+    }
+
+    /// `/paste/<name>`: the paste, or 400 for a bad name and 404 for a missing one.
+    pub fn paste(&self, name: &str) -> Reply {
+        found(self.fixtures.paste(name, self.io), TEXT_PLAIN)
+    }
+
+    /// `/static/<name>`, or 400 for a bad name and 404 for a missing one. Frameworks with a
+    /// static-file facility of their own route here only with io=memory.
+    pub fn static_file(&self, name: &str) -> Reply {
+        found(
+            self.fixtures.static_file(name, self.io),
+            content_type_for(name),
+        )
+    }
+}
+
+/// `/`: the hello scenario.
+pub fn hello() -> Reply {
+    Reply::ok(TEXT_PLAIN, Bytes::from_static(HELLO.as_bytes()))
+}
+
+/// `/json`: serialized with serde_json on every request (TechEmpower's rule: no response
+/// cached).
+pub fn json() -> Reply {
+    Reply::ok(JSON, json_body())
+}
+
+/// The json scenario's object.
+#[derive(serde::Serialize)]
+struct Message {
+    message: &'static str,
+}
+
+/// The json scenario's body.
+pub fn json_body() -> Vec<u8> {
+    serde_json::to_vec(&Message { message: HELLO }).expect("a struct of one string serializes")
+}
+
+fn found(file: Result<Bytes, Miss>, content_type: &'static str) -> Reply {
+    match file {
+        Ok(body) => Reply::ok(content_type, body),
+        Err(miss) => Reply::error(miss.status()),
+    }
+}
+
+/// A Redis lookup as an answer: the value, or the reason with its status.
+fn lookup(found: Lookup) -> Reply {
+    Reply {
+        status: found.status(),
+        content_type: Some(TEXT_PLAIN),
+        body: found.body(),
+    }
+}
+
+/// The `key` parameter of a query string (`key=foo&x=y`), percent-decoded. Every Rust framework
+/// calls this on the raw query, so none pays for a different parser.
+pub fn key_from_query(query: Option<&str>) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == "key" && !v.is_empty()).then(|| {
+            percent_encoding::percent_decode_str(&v.replace('+', " "))
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_keys() {
+        assert_eq!(key_from_query(Some("key=foo")).as_deref(), Some("foo"));
+        assert_eq!(
+            key_from_query(Some("a=1&key=f%20o")).as_deref(),
+            Some("f o")
+        );
+        assert_eq!(key_from_query(Some("key=")), None);
+        assert_eq!(key_from_query(Some("keys=foo")), None);
+        assert_eq!(key_from_query(None), None);
+    }
+}
