@@ -5,6 +5,7 @@
 //! subscriber that route by target, so a `sink` app formats every line and discards it while a
 //! `stdout` app prints it, even in the same process.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
@@ -92,7 +93,7 @@ impl log::Log for RouteLogger {
 pub struct Started {
     target: &'static str,
     peer: Option<SocketAddr>,
-    method: String,
+    method: Cow<'static, str>,
     uri: String,
     at: Instant,
 }
@@ -103,7 +104,7 @@ impl Started {
         Started {
             target,
             peer,
-            method: method.to_owned(),
+            method: static_method(method),
             uri,
             at: Instant::now(),
         }
@@ -122,6 +123,15 @@ impl Started {
             status,
             self.at.elapsed().as_secs_f64()
         );
+    }
+}
+
+/// A standard method without an allocation (what the loggers it replaces did); others copied.
+fn static_method(method: &str) -> Cow<'static, str> {
+    const STANDARD: &[&str] = &["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"];
+    match STANDARD.iter().find(|m| **m == method) {
+        Some(m) => Cow::Borrowed(m),
+        None => Cow::Owned(method.to_owned()),
     }
 }
 
