@@ -43,6 +43,8 @@ pub mod nickel;
 pub mod null;
 #[cfg(feature = "hyper010")]
 pub mod null010;
+#[cfg(feature = "poem")]
+pub mod poem;
 pub mod raw;
 #[cfg(feature = "rocket")]
 pub mod rocket;
@@ -67,6 +69,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<rocket::Rocket>(),
     #[cfg(feature = "gotham")]
     Entry::of::<gotham::Gotham>(),
+    #[cfg(feature = "poem")]
+    Entry::of::<poem::Poem>(),
     #[cfg(feature = "go")]
     Entry::of::<go::GoPeer<go::NetHttp>>(),
     #[cfg(feature = "go")]

@@ -1,0 +1,219 @@
+//! poem 3: a `Route` of `#[handler]` functions with the state as endpoint data,
+//! `StaticFilesEndpoint` for static files (io=disk), and, when logging is on, an `around`
+//! middleware that logs one line per response. `app()` is the only place the app is built:
+//! in-process requests call the endpoint directly (`Endpoint::get_response`, which turns an
+//! error into its response as poem's server does) on a current-thread runtime, without a
+//! socket, and `poem::Server` serves the same endpoint on the listener with a tokio runtime of
+//! `threads` workers.
+
+use std::future::IntoFuture as _;
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use poem::endpoint::{BoxEndpoint, StaticFilesEndpoint};
+use poem::http::header::CONTENT_TYPE;
+use poem::http::{HeaderValue, StatusCode, Uri};
+use poem::listener::Acceptor;
+use poem::web::{Data, LocalAddr, Path, RemoteAddr};
+use poem::{get, handler, Endpoint, EndpointExt as _, IntoResponse, Route, Server};
+
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, AppState, Reply};
+use crate::logging::{self, Started};
+use crate::options::{Io, KEEP_ALIVE};
+use crate::server;
+use crate::store::AsyncStore;
+
+/// poem behind the framebench trait.
+pub struct Poem {
+    config: Config,
+    endpoint: BoxEndpoint<'static>,
+    rt: tokio::runtime::Runtime,
+}
+
+/// What the handlers share, as endpoint data.
+type Shared<'a> = Data<&'a Arc<AppState<AsyncStore>>>;
+
+/// Builds the endpoint: every route, and the logger when logging is on.
+fn app(config: &Config) -> BoxEndpoint<'static> {
+    // One pool per endpoint: in-process and served requests run on different runtimes.
+    let state = Arc::new(AppState::new_async(config));
+    let route = Route::new()
+        .at("/", get(hello))
+        .at("/json", get(json))
+        .at("/get", get(redis_get))
+        .at("/template", get(template))
+        .at("/paste/:name", get(paste));
+    let route = match config.options.io {
+        Io::Disk => route.nest(
+            "/static",
+            StaticFilesEndpoint::new(config.fixtures.static_dir()),
+        ),
+        Io::Memory => route.at("/static/:name", get(static_file)),
+    };
+    let endpoint = route.data(state);
+    match logging::target(config.options.logging) {
+        None => endpoint.boxed(),
+        // Fairness: poem's own `Tracing` middleware logs through `tracing` under poem's target,
+        // which framebench's subscriber does not route; an `around` middleware, poem's way to
+        // wrap an endpoint, logs the same line every hand-written logger does.
+        Some(target) => {
+            logging::install();
+            endpoint
+                .around(move |ep, req| async move {
+                    let started = Started::now(
+                        target,
+                        req.remote_addr().as_socket_addr().copied(),
+                        req.method().as_str(),
+                        req.uri().to_string(),
+                    );
+                    let res = ep.get_response(req).await;
+                    started.finish(res.status().as_u16());
+                    Ok(res)
+                })
+                .boxed()
+        }
+    }
+}
+
+impl Framework for Poem {
+    const NAME: &'static str = "poem";
+    const CRATE: &'static str = "poem";
+    const VERSION_PREFIX: &'static str = "3.";
+    const COUNTS_REQUESTS: bool = true;
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        // StaticFilesEndpoint reads files through tokio::fs, which needs the blocking pool.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Poem {
+            config: config.clone(),
+            endpoint: app(config),
+            rt,
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        self.rt.block_on(async {
+            let (parts, body) = req.into_parts();
+            let mut builder = poem::Request::builder()
+                .method(parts.method)
+                .uri(parts.uri)
+                .version(parts.version);
+            for (name, value) in &parts.headers {
+                builder = builder.header(name, value);
+            }
+            let res = self.endpoint.get_response(builder.body(body)).await;
+            let (parts, body) = res.into_parts();
+            let mut out = Response::new(body.into_bytes().await?);
+            *out.status_mut() = parts.status;
+            *out.headers_mut() = parts.headers;
+            Ok(out)
+        })
+    }
+
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        let endpoint = app(&self.config);
+        // `serve --max-requests`: the counting endpoint exists only when a limit is set.
+        let endpoint = match crate::server::limit::active() {
+            Some(limit) => endpoint
+                .after(move |res| async move {
+                    limit.record();
+                    res
+                })
+                .boxed(),
+            None => endpoint,
+        };
+        server::spawn_tokio(
+            listener,
+            self.config.options.threads,
+            |listener, stop| async move {
+                let Ok(acceptor) = NoDelay::new(listener) else {
+                    return;
+                };
+                let _ = Server::new_with_acceptor(acceptor)
+                    .idle_timeout(KEEP_ALIVE)
+                    .run_with_graceful_shutdown(endpoint, stop.into_future(), Some(server::GRACE))
+                    .await;
+            },
+        )
+    }
+}
+
+#[handler]
+fn hello() -> Reply {
+    handlers::hello()
+}
+
+#[handler]
+fn json() -> Reply {
+    handlers::json()
+}
+
+#[handler]
+async fn redis_get(Data(state): Shared<'_>, uri: &Uri) -> Reply {
+    state.redis_get(uri.query()).await
+}
+
+#[handler]
+fn template(Data(state): Shared<'_>) -> Reply {
+    state.template()
+}
+
+#[handler]
+fn paste(Data(state): Shared<'_>, Path(name): Path<String>) -> Reply {
+    state.paste(&name)
+}
+
+#[handler]
+fn static_file(Data(state): Shared<'_>, Path(name): Path<String>) -> Reply {
+    state.static_file(&name)
+}
+
+impl IntoResponse for Reply {
+    fn into_response(self) -> poem::Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::NOT_FOUND);
+        let mut res = poem::Response::builder().status(status).body(self.body);
+        if let Some(content_type) = self.content_type {
+            res.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+        }
+        res
+    }
+}
+
+/// poem's own `TcpAcceptor` with `TCP_NODELAY` set on every accepted connection, as every
+/// framebench server does (poem's leaves it off and has no setting).
+struct NoDelay {
+    listener: tokio::net::TcpListener,
+    local: LocalAddr,
+}
+
+impl NoDelay {
+    fn new(listener: tokio::net::TcpListener) -> std::io::Result<Self> {
+        let local = LocalAddr(listener.local_addr()?.into());
+        Ok(NoDelay { listener, local })
+    }
+}
+
+impl Acceptor for NoDelay {
+    type Io = tokio::net::TcpStream;
+
+    fn local_addr(&self) -> Vec<LocalAddr> {
+        vec![self.local.clone()]
+    }
+
+    async fn accept(
+        &mut self,
+    ) -> std::io::Result<(Self::Io, LocalAddr, RemoteAddr, poem::http::uri::Scheme)> {
+        let (io, peer) = self.listener.accept().await?;
+        let _ = io.set_nodelay(true);
+        Ok((
+            io,
+            self.local.clone(),
+            RemoteAddr(peer.into()),
+            poem::http::uri::Scheme::HTTP,
+        ))
+    }
+}
