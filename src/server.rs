@@ -131,6 +131,15 @@ fn accept_loop(
     }
 }
 
+/// The runtime a tokio framework dispatches in-process requests on: one current thread, like
+/// one worker, with time and I/O enabled and the blocking pool that `tokio::fs` (static-file
+/// facilities) needs.
+pub fn in_process_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
 /// How long a tokio server waits for open connections to finish after being told to stop.
 pub const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 

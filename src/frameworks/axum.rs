@@ -64,10 +64,7 @@ impl Framework for Axum {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        // ServeDir reads files through tokio::fs, which needs the blocking pool: enable_all.
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let rt = server::in_process_runtime()?;
         Ok(Axum {
             config: config.clone(),
             router: app(config),

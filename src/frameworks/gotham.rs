@@ -100,10 +100,7 @@ impl Framework for Gotham {
     const VERSION_PREFIX: &'static str = "0.8.";
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        // Gotham's `to_dir` reads files through tokio::fs, which needs the blocking pool.
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let rt = server::in_process_runtime()?;
         Ok(Gotham {
             router: app(config),
             config: config.clone(),

@@ -79,9 +79,7 @@ impl Framework for Hyper {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let rt = server::in_process_runtime()?;
         Ok(Hyper {
             config: config.clone(),
             rt,

@@ -15,15 +15,6 @@ pub struct Null {
     not_found: Response,
 }
 
-fn response(status: u16, content_type: &str, body: Bytes) -> Response {
-    http::Response::builder()
-        .status(status)
-        .header(http::header::CONTENT_TYPE, content_type)
-        .header(http::header::CONTENT_LENGTH, body.len())
-        .body(body)
-        .expect("valid canned response")
-}
-
 impl Framework for Null {
     const NAME: &'static str = "null";
     const CRATE: &'static str = "framebench";
@@ -56,4 +47,13 @@ impl Framework for Null {
     fn serve(&self, _listener: TcpListener) -> anyhow::Result<ServerHandle> {
         bail!("null is in-process only: it has no server (use raw for the loopback ceiling)")
     }
+}
+
+fn response(status: u16, content_type: &str, body: Bytes) -> Response {
+    http::Response::builder()
+        .status(status)
+        .header(http::header::CONTENT_TYPE, content_type)
+        .header(http::header::CONTENT_LENGTH, body.len())
+        .body(body)
+        .expect("valid canned response")
 }

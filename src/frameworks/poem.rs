@@ -83,10 +83,7 @@ impl Framework for Poem {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        // StaticFilesEndpoint reads files through tokio::fs, which needs the blocking pool.
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let rt = server::in_process_runtime()?;
         Ok(Poem {
             config: config.clone(),
             endpoint: app(config),

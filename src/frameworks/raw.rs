@@ -23,17 +23,6 @@ pub struct Raw {
     routes: Arc<Vec<(&'static str, Vec<u8>)>>,
 }
 
-fn encode(status: u16, reason: &str, content_type: &str, body: &[u8], close: bool) -> Vec<u8> {
-    let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{}\r\n",
-        body.len(),
-        if close { "Connection: close\r\n" } else { "" }
-    )
-    .into_bytes();
-    out.extend_from_slice(body);
-    out
-}
-
 impl Framework for Raw {
     const NAME: &'static str = "raw";
     const CRATE: &'static str = "framebench";
@@ -74,6 +63,17 @@ impl Framework for Raw {
         );
         Ok(server::serve(listener, Threads::PerConnection, handler)?)
     }
+}
+
+fn encode(status: u16, reason: &str, content_type: &str, body: &[u8], close: bool) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{}\r\n",
+        body.len(),
+        if close { "Connection: close\r\n" } else { "" }
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
 }
 
 fn connection(
