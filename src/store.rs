@@ -1,6 +1,7 @@
 //! The clients the frameworks read Redis with, for the redis scenario.
 //!
-//! [`AsyncStore`] (deadpool-redis, a pool of async connections on tokio) serves the async
+//! [`AsyncStore`] (a `deadpool` pool of the redis crate's multiplexed connections, with a small
+//! manager of ours) serves the async
 //! frameworks, [`SyncStore`] (r2d2 over the redis crate) the blocking ones. Both connect lazily
 //! with [`CONNECT_TIMEOUT`] and bound every command by [`COMMAND_TIMEOUT`], so a Redis that goes
 //! away makes `/get` answer 502 quickly instead of hanging. The `redis-server` they talk to is
