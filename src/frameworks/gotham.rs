@@ -60,6 +60,7 @@ fn app(config: &Config) -> Router {
     }
 }
 
+/// Every route, drawn the same way with or without the logger's pipeline.
 fn draw<D, C, P>(route: &mut D, config: &Config)
 where
     D: DrawRoutes<C, P>,
