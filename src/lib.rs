@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod cli;
 pub mod driver;
 pub mod env;
 pub mod fixtures;
