@@ -16,20 +16,19 @@ pub mod plot;
 pub mod proc;
 pub mod stats;
 
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context as _};
 use serde::Serialize;
 
+use crate::check::precheck;
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
-use crate::http1;
+use crate::http1::{self, Connection};
 use crate::options::Options;
-use crate::oracle::{Expected, Observed, Scenario};
+use crate::oracle::{Observed, Scenario};
 
 use child::ServerProcess;
 use stats::{CellResult, Latency, Merged, PerConnection, Status};
@@ -145,57 +144,6 @@ impl LoadParams {
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
 pub use crate::tools::interrupted;
 
-/// The request every connection sends: keep-alive, as wrk sends it.
-pub fn encode_request(path: &str) -> Vec<u8> {
-    format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").into_bytes()
-}
-
-/// Sends `depth` requests for `expected` in one write on a new connection and checks every
-/// answer against the oracle. With `depth > 1` this is the pipelining check.
-pub fn precheck(
-    addr: SocketAddr,
-    expected: &Expected,
-    depth: usize,
-    timeout: Duration,
-) -> Result<(), String> {
-    let run = || -> anyhow::Result<Result<(), String>> {
-        let mut s = TcpStream::connect_timeout(&addr, timeout)?;
-        s.set_read_timeout(Some(timeout))?;
-        s.set_write_timeout(Some(timeout))?;
-        s.write_all(&encode_request(expected.scenario.path).repeat(depth.max(1)))?;
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 64 * 1024];
-        let mut got = 0;
-        let deadline = Instant::now() + timeout;
-        while got < depth.max(1) {
-            match http1::parse_response(&buf, false)? {
-                Some((res, used)) => {
-                    if let Err(e) = expected.check(&Observed::from_response(&res)) {
-                        return Ok(Err(format!("response {} of {depth}: {e}", got + 1)));
-                    }
-                    buf.drain(..used);
-                    got += 1;
-                    continue;
-                }
-                None if Instant::now() > deadline => bail!("timed out"),
-                None => {}
-            }
-            let n = s.read(&mut chunk).context("reading")?;
-            if n == 0 {
-                return Ok(Err(format!(
-                    "connection closed after {got} of {depth} responses"
-                )));
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        Ok(Ok(()))
-    };
-    match run() {
-        Ok(r) => r,
-        Err(e) => Err(format!("{e:#}")),
-    }
-}
-
 /// Runs one cell. `progress` is called every 100 ms with the elapsed time of the cell.
 pub fn run_cell(
     target: &Target,
@@ -298,7 +246,7 @@ pub fn run_cell(
         );
     let spec = client::ClientSpec {
         addr,
-        request: encode_request(scenario.path),
+        request: http1::get_request(scenario.path, Connection::KeepAlive),
         connections,
         threads: params.pinning.client_threads,
         pipeline: params.pipeline,
