@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use super::output::{EnvJson, Report};
 use super::stats::CellResult;
-use super::{interrupted, plot, proc, run_plan, LoadParams, Pinning, Plan, Target};
+use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::frameworks::{self, REGISTRY};
 use crate::options::{Io, Logging, Options};
 use crate::oracle::{self, Scenario, SCENARIOS};
+use crate::pinning::{self, Pinning};
 
 /// Parses `10s`, `500ms`, `2m`, `1.5s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -42,7 +43,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub struct CpuList(pub Vec<usize>);
 
 fn parse_cpus(text: &str) -> Result<CpuList, String> {
-    proc::parse_cpus(text).map(CpuList)
+    pinning::parse_cpus(text).map(CpuList)
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -225,12 +226,12 @@ fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, C
 }
 
 fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, CliError> {
-    let all = proc::allowed_cpus();
+    let all = pinning::allowed_cpus();
     for CpuList(cpus) in [&opts.server_cpus, &opts.client_cpus].into_iter().flatten() {
         if let Some(c) = cpus.iter().find(|c| !all.contains(c)) {
             return Err(CliError::usage(format!(
                 "cpu {c} is not available (this process may use {})",
-                proc::format_cpus(&all)
+                pinning::format_cpus(&all)
             )));
         }
     }

@@ -2,13 +2,13 @@
 //! quick compare.
 //!
 //! A cell is one target × scenario × connection count. For a framework, each cell starts a fresh
-//! `framebench serve` child pinned to the server CPUs ([`child`]), checks the scenario once
-//! against the oracle (with the cell's pipelining depth), then runs the client ([`client`])
+//! `framebench serve` child pinned to the server CPUs ([`crate::child`], [`crate::pinning`]),
+//! checks the scenario once against the oracle with the cell's pipelining depth
+//! ([`crate::check::precheck`]), then runs the client ([`client`])
 //! pinned to the client CPUs, samples responses against the oracle during the load, and reads
 //! the server's CPU and peak RSS from /proc ([`proc`]). Results carry their environment
 //! ([`output`]) and can be drawn ([`plot`]).
 
-pub mod child;
 pub mod cli;
 pub mod client;
 pub mod output;
@@ -24,13 +24,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::check::precheck;
+use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::http1::{self, Connection};
 use crate::options::Options;
 use crate::oracle::{Observed, Scenario};
+use crate::pinning::Pinning;
 
-use child::ServerProcess;
 use stats::{CellResult, Latency, Merged, PerConnection, Status};
 
 /// What is loaded.
@@ -48,61 +49,6 @@ impl Target {
             Target::Framework(e, _) => e.name.to_owned(),
             Target::Url(a) => format!("http://{a}"),
         }
-    }
-}
-
-/// Where the server and the client run.
-#[derive(Debug, Clone, Serialize)]
-pub struct Pinning {
-    /// Server CPUs (empty: not pinned).
-    pub server_cpus: Vec<usize>,
-    /// Client CPUs (empty: not pinned).
-    pub client_cpus: Vec<usize>,
-    /// Client threads.
-    pub client_threads: usize,
-}
-
-impl Pinning {
-    /// Defaults: with two or more CPUs, the first half for the server and the rest for the
-    /// client (on 2 cores: server on CPU 0, client on CPU 1); one client thread per client CPU.
-    pub fn resolve(
-        server: Option<Vec<usize>>,
-        client: Option<Vec<usize>>,
-        threads: Option<usize>,
-    ) -> Pinning {
-        let all = proc::allowed_cpus();
-        let half = all.len() / 2;
-        let server_cpus = server.unwrap_or_else(|| {
-            if all.len() >= 2 {
-                all[..half].to_vec()
-            } else {
-                Vec::new()
-            }
-        });
-        let client_cpus = client.unwrap_or_else(|| {
-            if all.len() >= 2 {
-                all[half..].to_vec()
-            } else {
-                Vec::new()
-            }
-        });
-        let client_threads = threads.unwrap_or(client_cpus.len().max(1));
-        Pinning {
-            server_cpus,
-            client_cpus,
-            client_threads,
-        }
-    }
-
-    /// `server cpu 0, client cpu 1 (1 thread)`.
-    pub fn label(&self) -> String {
-        format!(
-            "server on cpu {}, client on cpu {} ({} thread{})",
-            proc::format_cpus(&self.server_cpus),
-            proc::format_cpus(&self.client_cpus),
-            self.client_threads,
-            if self.client_threads == 1 { "" } else { "s" }
-        )
     }
 }
 
@@ -207,7 +153,9 @@ pub fn run_cell(
     let addr = match target {
         Target::Url(a) => *a,
         Target::Framework(e, o) => {
-            match ServerProcess::start(e.name, *o, &params.pinning.server_cpus) {
+            match framebench_exe()
+                .and_then(|exe| ServerProcess::start(&exe, e.name, *o, &params.pinning.server_cpus))
+            {
                 Ok(s) => {
                     let a = s.addr();
                     server = Some(s);
