@@ -4,10 +4,10 @@
 //! A cell is one target × scenario × connection count. For a framework, each cell starts a fresh
 //! `framebench serve` child pinned to the server CPUs ([`crate::child`], [`crate::pinning`]),
 //! checks the scenario once against the oracle with the cell's pipelining depth
-//! ([`crate::check::precheck`]), then runs the client ([`client`])
-//! pinned to the client CPUs, samples responses against the oracle during the load, and reads
-//! the server's CPU and peak RSS from /proc ([`proc`]). Results carry their environment
-//! ([`output`]) and can be drawn ([`plot`]).
+//! ([`crate::check::precheck`]), then runs the client ([`client`]) pinned to the client CPUs,
+//! samples responses against the oracle during the load, and reads the server's CPU and peak
+//! RSS from /proc ([`proc`]). Results carry their environment ([`output`]) and can be drawn
+//! ([`plot`]).
 
 pub mod cli;
 pub mod client;
