@@ -5,7 +5,7 @@
 //! with a read timeout. A second id per framework, `<fw>/reqwest`, uses reqwest's blocking
 //! client to show what a typical client adds.
 //!
-//! With two or more cores and `taskset`, the server runs on core 0 and this process on core 1.
+//! With two or more cores, the server runs on the first and this process on the second.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -14,13 +14,14 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 use framebench::bench::client::KeepAlive;
-use framebench::bench::server::{self, ServerProcess};
 use framebench::bench::{self, LOOPBACK_THREADS};
 use framebench::check;
+use framebench::child::ServerProcess;
 use framebench::fixtures::Fixtures;
 use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
 use framebench::oracle::{Scenario, SCENARIOS};
+use framebench::pinning::{format_cpus, pin_current_thread, Pinning};
 
 fn loopback(c: &mut Criterion) {
     if let Err(e) = framebench::tools::check_required() {
@@ -32,17 +33,7 @@ fn loopback(c: &mut Criterion) {
     // one that scenario is skipped with one line saying how to install it.
     let _redis = framebench::redis::provide(&fixtures, None).expect("redis-server starts");
     let bin = Path::new(env!("CARGO_BIN_EXE_framebench"));
-    let pinning = server::pinning();
-    match pinning {
-        Some(p) => match server::pin_self(p.client) {
-            Ok(()) => eprintln!(
-                "loopback: server pinned to core {}, client (this bench) to core {}",
-                p.server, p.client
-            ),
-            Err(e) => eprintln!("loopback: not pinned ({e:#})"),
-        },
-        None => eprintln!("loopback: not pinned (needs 2 cores and taskset, from util-linux)"),
-    }
+    let pinning = pin_this_client();
     let options = Options {
         threads: LOOPBACK_THREADS,
         ..Options::default()
@@ -56,7 +47,7 @@ fn loopback(c: &mut Criterion) {
         .iter()
         .filter(|e| e.loopback && e.available().is_ok())
     {
-        match ServerProcess::spawn(bin, entry.name, options, pinning.map(|p| p.server)) {
+        match ServerProcess::start(bin, entry.name, options, &pinning.server_cpus) {
             Ok(s) => servers.push((entry.name, s)),
             Err(e) => {
                 eprintln!("FAIL loopback/{}: {e:#} (skipped)", entry.name);
@@ -114,6 +105,24 @@ fn loopback(c: &mut Criterion) {
             failed.len()
         );
     }
+}
+
+/// One core for the servers and one for this bench, which pins itself (its main thread, and
+/// so every thread it starts) to the client's core now; says which.
+fn pin_this_client() -> Pinning {
+    let pinning = Pinning::one_core_each();
+    if pinning.client_cpus.is_empty() {
+        eprintln!("loopback: not pinned (needs 2 cores)");
+    } else if pin_current_thread(&pinning.client_cpus) {
+        eprintln!(
+            "loopback: server pinned to core {}, client (this bench) to core {}",
+            format_cpus(&pinning.server_cpus),
+            format_cpus(&pinning.client_cpus)
+        );
+    } else {
+        eprintln!("loopback: client not pinned (sched_setaffinity failed)");
+    }
+    pinning
 }
 
 /// Checks the reqwest answer against the oracle; returns the body length.

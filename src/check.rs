@@ -1,21 +1,24 @@
 //! `framebench check`: every framework × variant × scenario against the oracle, in-process and
 //! over loopback, plus every traversal attempt. The benches and the driver call the same
-//! functions before they measure, so nothing wrong is ever timed.
+//! functions before they measure, so nothing wrong is ever timed: [`in_process`] for a dispatch,
+//! [`precheck`] over a socket.
 
 use std::fmt;
-use std::net::{SocketAddr, TcpListener};
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
-use crate::http1;
+use crate::http1::{self, Connection};
 use crate::options::Options;
-use crate::oracle::{self, Observed, SCENARIOS, TRAVERSALS};
+use crate::oracle::{self, Expected, Observed, SCENARIOS, TRAVERSALS};
 
-/// How long any single loopback exchange may take before it counts as a failure.
+/// How long any single loopback exchange may take before it counts as a failure: the bound on
+/// connect, every read and every write of the checks and of the benches' client.
 pub const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where a request went.
@@ -64,8 +67,93 @@ pub fn in_process(app: &dyn App, path: &str) -> anyhow::Result<Observed> {
 
 /// Sends `GET target` byte for byte on a new connection (no client-side normalisation).
 pub fn raw_get(addr: SocketAddr, target: &str) -> anyhow::Result<Observed> {
-    let res = http1::exchange(addr, &http1::get_request(target), TIMEOUT)?;
+    let res = http1::exchange(
+        addr,
+        &http1::get_request(target, Connection::Close),
+        TIMEOUT,
+    )?;
     Ok(Observed::from_response(&res))
+}
+
+/// The size of one response that [`precheck`] read and found as the oracle expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// Bytes of the whole response, head and body.
+    pub len: usize,
+    /// Bytes of its body.
+    pub body_len: usize,
+}
+
+/// Connects to `addr`, sends `depth` requests for `expected`'s scenario in one write and checks
+/// every answer against the oracle: what every loopback measurement does before it starts. With
+/// `depth > 1` this is the pipelining check. Bounded by `timeout`.
+pub fn precheck(
+    addr: SocketAddr,
+    expected: &Expected,
+    depth: usize,
+    timeout: Duration,
+) -> Result<Vec<Checked>, String> {
+    let mut stream = http1::connect(addr, timeout).map_err(|e| format!("{e:#}"))?;
+    precheck_on(&mut stream, expected, depth, timeout)
+}
+
+/// [`precheck`] on an open keep-alive connection, which stays in step for the next request:
+/// exactly `depth` responses are read, and any byte after the last one is an error.
+pub fn precheck_on(
+    stream: &mut TcpStream,
+    expected: &Expected,
+    depth: usize,
+    timeout: Duration,
+) -> Result<Vec<Checked>, String> {
+    let depth = depth.max(1);
+    let requests = http1::get_request(expected.scenario.path, Connection::KeepAlive).repeat(depth);
+    stream
+        .write_all(&requests)
+        .map_err(|e| format!("writing: {e}"))?;
+    read_checked(stream, expected, depth, Instant::now() + timeout)
+}
+
+/// Reads `depth` responses off `stream` and checks each against `expected`.
+fn read_checked(
+    stream: &mut TcpStream,
+    expected: &Expected,
+    depth: usize,
+    deadline: Instant,
+) -> Result<Vec<Checked>, String> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    let mut checked = Vec::with_capacity(depth);
+    while checked.len() < depth {
+        match http1::parse_response(&buf, false).map_err(|e| format!("{e:#}"))? {
+            Some((res, used)) => {
+                expected
+                    .check(&Observed::from_response(&res))
+                    .map_err(|e| format!("response {} of {depth}: {e}", checked.len() + 1))?;
+                checked.push(Checked {
+                    len: used,
+                    body_len: res.body().len(),
+                });
+                buf.drain(..used);
+                continue;
+            }
+            None if Instant::now() > deadline => return Err("timed out".into()),
+            None => {}
+        }
+        let n = stream
+            .read(&mut chunk)
+            .map_err(|e| format!("reading: {e}"))?;
+        if n == 0 {
+            return Err(format!(
+                "connection closed after {} of {depth} responses",
+                checked.len()
+            ));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    if !buf.is_empty() {
+        return Err(format!("{} bytes after response {depth}", buf.len()));
+    }
+    Ok(checked)
 }
 
 /// A reqwest client for loopback checks: no proxy, bounded by [`TIMEOUT`].

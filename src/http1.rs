@@ -1,6 +1,7 @@
-//! A minimal HTTP/1.1 client side: encode a GET, parse a response (Content-Length, chunked or
-//! read-to-close). Used by `check`, the tests and the in-process path of the hyper 0.10
-//! frameworks, which can only produce bytes.
+//! A minimal HTTP/1.1 client side: connect with bounds, encode a GET, parse a response
+//! (Content-Length, chunked or read-to-close). The one request encoder of `check`, the benches'
+//! keep-alive client and the load driver; also used by the tests and the in-process path of the
+//! hyper 0.10 frameworks, which can only produce bytes.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -93,6 +94,17 @@ fn dechunk(mut buf: &[u8]) -> anyhow::Result<Option<(Vec<u8>, usize)>> {
     }
 }
 
+/// Connects to `addr` with Nagle's delay off. `timeout` bounds the connect, every read and every
+/// write, so a broken server fails the caller instead of hanging it.
+pub fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<TcpStream> {
+    let stream =
+        TcpStream::connect_timeout(&addr, timeout).with_context(|| format!("connect {addr}"))?;
+    stream.set_nodelay(true)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    Ok(stream)
+}
+
 /// Sends `raw` bytes on a new connection to `addr` and reads one response, or until close.
 /// Bounded by `timeout` for connect, every read and every write.
 pub fn exchange(
@@ -100,9 +112,7 @@ pub fn exchange(
     raw: &[u8],
     timeout: Duration,
 ) -> anyhow::Result<http::Response<Bytes>> {
-    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
-    stream.set_read_timeout(Some(timeout))?;
-    stream.set_write_timeout(Some(timeout))?;
+    let mut stream = connect(addr, timeout)?;
     stream.write_all(raw)?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -127,9 +137,22 @@ pub fn exchange(
     }
 }
 
-/// A `GET` for `target`, byte for byte as given (no normalisation), closing the connection.
-pub fn get_request(target: &str) -> Vec<u8> {
-    format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").into_bytes()
+/// What a request asks of its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connection {
+    /// Keep it open for the next request (HTTP/1.1's default, as wrk sends it).
+    KeepAlive,
+    /// Close it after the response (`Connection: close`).
+    Close,
+}
+
+/// A `GET` for `target`, byte for byte as given (no normalisation).
+pub fn get_request(target: &str, connection: Connection) -> Vec<u8> {
+    let close = match connection {
+        Connection::KeepAlive => "",
+        Connection::Close => "Connection: close\r\n",
+    };
+    format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n{close}\r\n").into_bytes()
 }
 
 #[cfg(test)]
@@ -161,5 +184,17 @@ mod tests {
             .unwrap();
         assert_eq!(&r.body()[..], b"bye");
         assert!(parse_response(b"garbage\r\n\r\n", true).is_err());
+    }
+
+    #[test]
+    fn encodes_keep_alive_and_closing_gets() {
+        assert_eq!(
+            get_request("/json", Connection::KeepAlive),
+            b"GET /json HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        );
+        assert_eq!(
+            get_request("/%2e%2e/x", Connection::Close),
+            b"GET /%2e%2e/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        );
     }
 }

@@ -7,6 +7,8 @@
 
 pub mod bench;
 pub mod check;
+pub mod child;
+pub mod cli;
 pub mod driver;
 pub mod env;
 pub mod fixtures;
@@ -19,6 +21,7 @@ pub mod hyper010;
 pub mod logging;
 pub mod options;
 pub mod oracle;
+pub mod pinning;
 pub mod quick;
 pub mod redis;
 pub mod server;

@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use framebench::check;
+use framebench::cli::CliError;
 use framebench::fixtures::Fixtures;
 use framebench::framework::{Config, Entry};
 use framebench::frameworks::{self, REGISTRY};
@@ -89,15 +90,16 @@ impl RedisArg {
     fn provide(
         &self,
         fixtures: &Fixtures,
-    ) -> Result<Option<framebench::redis::RedisServer>, Failure> {
+    ) -> Result<Option<framebench::redis::RedisServer>, CliError> {
         let url = self
             .redis
             .clone()
             .or_else(|| std::env::var(framebench::redis::REDIS_ENV).ok());
         if let Some(url) = &url {
-            framebench::redis::parse_url(url).map_err(|e| usage(format!("--redis {e:#}")))?;
+            framebench::redis::parse_url(url)
+                .map_err(|e| CliError::usage(format!("--redis {e:#}")))?;
         }
-        framebench::redis::provide(fixtures, url.as_deref()).map_err(fail)
+        framebench::redis::provide(fixtures, url.as_deref()).map_err(CliError::fail)
     }
 }
 
@@ -106,17 +108,6 @@ struct OptArgs {
     /// Server worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,
-}
-
-/// A failure with its exit code: 2 for usage errors, 1 for everything else.
-struct Failure(u8, String);
-
-fn usage(msg: String) -> Failure {
-    Failure(2, msg)
-}
-
-fn fail(e: anyhow::Error) -> Failure {
-    Failure(1, format!("{e:#}"))
 }
 
 fn main() -> ExitCode {
@@ -141,14 +132,14 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => code,
-        Err(Failure(code, msg)) => {
+        Err(CliError(code, msg)) => {
             eprintln!("error: {}", msg.replace('\n', " "));
             ExitCode::from(code)
         }
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, Failure> {
+fn run(cli: Cli) -> Result<ExitCode, CliError> {
     // Commands that run frameworks for the user detect the optional tools first, build what
     // they need (the Go peers), and honour FRAMEBENCH_REQUIRE. `serve` (the driver's child),
     // `list` and `report` need none of it.
@@ -159,10 +150,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         prepare_tools()?;
     }
     match cli.command {
-        None if cli.full => driver_cmd(framebench::driver::cli::full_sweep()),
+        None if cli.full => framebench::driver::cli::full_sweep(),
         None => quick_compare(),
-        Some(Command::Load(args)) => driver_cmd(framebench::driver::cli::load(args)),
-        Some(Command::Compare(args)) => driver_cmd(framebench::driver::cli::compare(args)),
+        Some(Command::Load(args)) => framebench::driver::cli::load(args),
+        Some(Command::Compare(args)) => framebench::driver::cli::compare(args),
         Some(Command::List) => {
             list();
             Ok(ExitCode::SUCCESS)
@@ -186,8 +177,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             max_requests,
             &redis,
         ),
-        Some(Command::Profile(args)) => bench_cmd(framebench::bench::cli::profile(args)),
-        Some(Command::Report(args)) => bench_cmd(framebench::bench::cli::report(args)),
+        Some(Command::Profile(args)) => framebench::bench::cli::profile(args),
+        Some(Command::Report(args)) => framebench::bench::cli::report(args),
         Some(Command::Check {
             frameworks,
             opts,
@@ -198,12 +189,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 
 /// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
 /// Go peers must build).
-fn prepare_tools() -> Result<(), Failure> {
-    framebench::tools::check_required().map_err(|e| Failure(1, e))?;
+fn prepare_tools() -> Result<(), CliError> {
+    framebench::tools::check_required().map_err(|e| CliError(1, e))?;
     for entry in frameworks::REGISTRY {
         if let Some(tool) = entry.tool.filter(|t| t.required()) {
             entry.available().map_err(|e| {
-                Failure(
+                CliError(
                     1,
                     format!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()),
                 )
@@ -221,21 +212,17 @@ fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) {
     }
 }
 
-fn driver_cmd(r: Result<ExitCode, framebench::driver::cli::CliError>) -> Result<ExitCode, Failure> {
-    r.map_err(|framebench::driver::cli::CliError(code, msg)| Failure(code, msg))
-}
-
-fn find(name: &str) -> Result<&'static Entry, Failure> {
+fn find(name: &str) -> Result<&'static Entry, CliError> {
     frameworks::find(name).ok_or_else(|| {
-        usage(format!(
+        CliError::usage(format!(
             "unknown framework '{name}' (compiled in: {}; others need their Cargo feature)",
             frameworks::names().join(", ")
         ))
     })
 }
 
-fn load_fixtures() -> Result<Arc<Fixtures>, Failure> {
-    Fixtures::load_default().map_err(fail)
+fn load_fixtures() -> Result<Arc<Fixtures>, CliError> {
+    Fixtures::load_default().map_err(CliError::fail)
 }
 
 fn list() {
@@ -260,39 +247,39 @@ fn list() {
     }
 }
 
-fn bench_cmd(r: Result<ExitCode, framebench::bench::cli::CliError>) -> Result<ExitCode, Failure> {
-    r.map_err(|framebench::bench::cli::CliError(code, msg)| Failure(code, msg))
-}
-
 fn serve(
     name: &str,
     addr: SocketAddr,
     options: Options,
     max_requests: Option<u64>,
     redis: &RedisArg,
-) -> Result<ExitCode, Failure> {
+) -> Result<ExitCode, CliError> {
     let entry = find(name)?;
     if !addr.ip().is_loopback() {
-        return Err(usage(format!(
+        return Err(CliError::usage(format!(
             "refusing to bind {addr}: framebench serves on loopback addresses only"
         )));
     }
     if !entry.loopback {
-        return Err(usage(format!("{name} has no server (in-process only)")));
+        return Err(CliError::usage(format!(
+            "{name} has no server (in-process only)"
+        )));
     }
     if let Some(max) = max_requests {
-        bench_cmd(framebench::bench::cli::install_limit(name, max).map(|()| ExitCode::SUCCESS))?;
+        framebench::bench::cli::install_limit(name, max)?;
     }
     let fixtures = load_fixtures()?;
     // Issue 5: the redis scenario's Redis, alive as long as the server.
     let _redis = redis.provide(&fixtures)?;
-    let app = entry.build(&Config { fixtures, options }).map_err(fail)?;
+    let app = entry
+        .build(&Config { fixtures, options })
+        .map_err(CliError::fail)?;
     let listener =
-        TcpListener::bind(addr).map_err(|e| Failure(1, format!("cannot bind {addr}: {e}")))?;
-    let server = app.serve(listener).map_err(fail)?;
+        TcpListener::bind(addr).map_err(|e| CliError(1, format!("cannot bind {addr}: {e}")))?;
+    let server = app.serve(listener).map_err(CliError::fail)?;
     if let Some(limit) = framebench::server::limit::active() {
         announce(&server);
-        return bench_cmd(framebench::bench::cli::serve_until_limit(server, limit));
+        return framebench::bench::cli::serve_until_limit(server, limit);
     }
     // Handlers first, then the line a supervisor waits for: a signal sent as soon as the line
     // is read must stop the server cleanly, not kill it.
@@ -300,18 +287,18 @@ fn serve(
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
     ])
-    .map_err(|e| Failure(1, format!("cannot install signal handlers: {e}")))?;
+    .map_err(|e| CliError(1, format!("cannot install signal handlers: {e}")))?;
     announce(&server);
     loop {
         if signals.pending().next().is_some() {
             break;
         }
         if server.has_died() {
-            return Err(Failure(1, format!("{name} server stopped unexpectedly")));
+            return Err(CliError(1, format!("{name} server stopped unexpectedly")));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    server.shutdown().map_err(fail)?;
+    server.shutdown().map_err(CliError::fail)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -321,7 +308,7 @@ fn announce(server: &framebench::framework::ServerHandle) {
     let _ = std::io::stdout().flush();
 }
 
-fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitCode, Failure> {
+fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitCode, CliError> {
     let entries: Vec<&Entry> = if names.is_empty() {
         REGISTRY.iter().collect()
     } else {
@@ -360,7 +347,7 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-fn quick_compare() -> Result<ExitCode, Failure> {
+fn quick_compare() -> Result<ExitCode, CliError> {
     let fixtures = load_fixtures()?;
     prepare_entries(REGISTRY);
     let _redis = RedisArg { redis: None }.provide(&fixtures)?;

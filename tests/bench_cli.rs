@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use framebench::bench::client::KeepAlive;
-use framebench::bench::server::ServerProcess;
+use framebench::child::ServerProcess;
 use framebench::fixtures::Fixtures;
 use framebench::frameworks::{self, REGISTRY};
 use framebench::options::Options;
@@ -128,7 +128,7 @@ fn profile_runs_a_bounded_loop_and_rejects_bad_input() {
 #[test]
 fn server_process_serves_and_stops() {
     let fixtures = Fixtures::load_default().unwrap();
-    let server = ServerProcess::spawn(Path::new(BIN), "raw", Options::default(), None).unwrap();
+    let server = ServerProcess::start(Path::new(BIN), "raw", Options::default(), &[]).unwrap();
     let mut conn = KeepAlive::connect(
         server.addr(),
         oracle::scenario("static").unwrap(),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::ServerHandle;
 use crate::frameworks;
@@ -14,17 +15,6 @@ use crate::oracle;
 use super::profile::{self, ProfileMode};
 use super::report;
 use crate::server::limit::{self, Limit};
-
-/// A failure with its exit code: 2 for usage errors, 1 for everything else.
-pub struct CliError(pub u8, pub String);
-
-fn usage(msg: String) -> CliError {
-    CliError(2, msg)
-}
-
-fn fail(e: anyhow::Error) -> CliError {
-    CliError(1, format!("{e:#}"))
-}
 
 /// Longest `profile --seconds`.
 pub const MAX_SECONDS: u64 = 3600;
@@ -75,14 +65,14 @@ pub struct ReportArgs {
 /// Runs `framebench profile`.
 pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
     let entry = frameworks::find(&args.framework).ok_or_else(|| {
-        usage(format!(
+        CliError::usage(format!(
             "unknown framework '{}' (compiled in: {})",
             args.framework,
             frameworks::names().join(", ")
         ))
     })?;
     let scenario = oracle::scenario(&args.scenario).ok_or_else(|| {
-        usage(format!(
+        CliError::usage(format!(
             "unknown scenario '{}' (one of: {})",
             args.scenario,
             oracle::names().join(", ")
@@ -90,20 +80,20 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
     })?;
     match args.mode {
         ProfileMode::InProcess if !entry.in_process => {
-            return Err(usage(format!(
+            return Err(CliError::usage(format!(
                 "{} is loopback only: use --mode loopback",
                 entry.name
             )))
         }
         ProfileMode::Loopback if !entry.loopback => {
-            return Err(usage(format!(
+            return Err(CliError::usage(format!(
                 "{} has no server: use --mode in-process",
                 entry.name
             )))
         }
         _ => {}
     }
-    let fixtures = Fixtures::load_default().map_err(fail)?;
+    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
     let options = Options {
         logging: args.logging,
         io: args.io,
@@ -126,7 +116,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         args.mode,
         Duration::from_secs(args.seconds),
     )
-    .map_err(fail)?;
+    .map_err(CliError::fail)?;
     let per = summary.elapsed.as_secs_f64() / summary.requests.max(1) as f64;
     println!(
         "{} {} {:?}: {} requests in {:.2} s, {:.0} ns per request",
@@ -142,7 +132,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
 
 /// Runs `framebench report`.
 pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
-    let text = report::generate(&args.target_dir).map_err(fail)?;
+    let text = report::generate(&args.target_dir).map_err(CliError::fail)?;
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
@@ -161,14 +151,14 @@ pub fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
             .filter(|e| e.counts_requests)
             .map(|e| e.name)
             .collect();
-        return Err(usage(format!(
+        return Err(CliError::usage(format!(
             "{framework} does not count requests; --max-requests works with: {}",
             counting.join(", ")
         )));
     }
     limit::install(max)
         .map(|_| ())
-        .map_err(|e| usage(format!("{e:#}")))
+        .map_err(|e| CliError::usage(format!("{e:#}")))
 }
 
 /// Serves until the limit is reached, then stops the server and exits. Fails if the limit is
@@ -185,6 +175,6 @@ pub fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<ExitCode
         ));
     }
     std::thread::sleep(LINGER);
-    server.shutdown().map_err(fail)?;
+    server.shutdown().map_err(CliError::fail)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,14 +7,12 @@ use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use anyhow::{bail, Context as _};
+use anyhow::{anyhow, bail, Context as _};
 
+use crate::check::{self, Checked};
 use crate::fixtures::Fixtures;
-use crate::http1;
-use crate::oracle::{Observed, Scenario};
-
-/// Bound on connect, every read and every write.
-pub const TIMEOUT: Duration = Duration::from_secs(5);
+use crate::http1::{self, Connection};
+use crate::oracle::{Expected, Scenario};
 
 /// A keep-alive connection sending one scenario's request over and over.
 pub struct KeepAlive {
@@ -22,11 +20,6 @@ pub struct KeepAlive {
     request: Vec<u8>,
     response: Vec<u8>,
     body_len: usize,
-}
-
-/// The request bytes of `GET path`, keep-alive.
-pub fn encode_get(path: &str) -> Vec<u8> {
-    format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").into_bytes()
 }
 
 impl KeepAlive {
@@ -37,70 +30,35 @@ impl KeepAlive {
         scenario: &'static Scenario,
         fixtures: &Fixtures,
     ) -> anyhow::Result<Self> {
-        Self::connect_with_timeout(addr, scenario, fixtures, TIMEOUT)
+        Self::connect_with_timeout(addr, scenario, fixtures, check::TIMEOUT)
     }
 
-    /// [`KeepAlive::connect`] with another bound than [`TIMEOUT`] (a server under valgrind is
-    /// slow).
+    /// [`KeepAlive::connect`] with another bound than [`check::TIMEOUT`] (a server under
+    /// valgrind is slow).
     pub fn connect_with_timeout(
         addr: SocketAddr,
         scenario: &'static Scenario,
         fixtures: &Fixtures,
         timeout: Duration,
     ) -> anyhow::Result<Self> {
-        let stream = TcpStream::connect_timeout(&addr, timeout)
-            .with_context(|| format!("connect {addr}"))?;
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(timeout))?;
-        stream.set_write_timeout(Some(timeout))?;
-        let mut this = KeepAlive {
-            stream,
-            request: encode_get(scenario.path),
-            response: Vec::new(),
-            body_len: 0,
-        };
-        let (first, body_len) = this.warm_up(scenario, fixtures)?;
-        let (second, _) = this.warm_up(scenario, fixtures)?;
-        if first != second {
+        let expected = scenario.expected(fixtures)?;
+        let mut stream = http1::connect(addr, timeout)?;
+        let first = warm_up(&mut stream, &expected, timeout)?;
+        let second = warm_up(&mut stream, &expected, timeout)?;
+        if first.len != second.len {
             bail!(
-                "{}: response length varies ({first} then {second} bytes), cannot read it exactly",
-                scenario.name
+                "{}: response length varies ({} then {} bytes), cannot read it exactly",
+                scenario.name,
+                first.len,
+                second.len
             );
         }
-        this.response = vec![0; first];
-        this.body_len = body_len;
-        Ok(this)
-    }
-
-    fn warm_up(
-        &mut self,
-        scenario: &'static Scenario,
-        fixtures: &Fixtures,
-    ) -> anyhow::Result<(usize, usize)> {
-        self.stream.write_all(&self.request)?;
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 16 * 1024];
-        loop {
-            let n = self
-                .stream
-                .read(&mut chunk)
-                .context("reading the warm-up response")?;
-            if n == 0 {
-                bail!("{}: server closed the keep-alive connection", scenario.name);
-            }
-            buf.extend_from_slice(&chunk[..n]);
-            if let Some((res, used)) = http1::parse_response(&buf, false)? {
-                if used != buf.len() {
-                    bail!(
-                        "{}: {} bytes after the response",
-                        scenario.name,
-                        buf.len() - used
-                    );
-                }
-                super::check(fixtures, scenario, &Observed::from_response(&res))?;
-                return Ok((used, res.body().len()));
-            }
-        }
+        Ok(KeepAlive {
+            stream,
+            request: http1::get_request(scenario.path, Connection::KeepAlive),
+            response: vec![0; first.len],
+            body_len: first.body_len,
+        })
     }
 
     /// Length of one response in bytes.
@@ -126,4 +84,15 @@ impl KeepAlive {
         }
         Ok(())
     }
+}
+
+/// One checked warm-up exchange on the keep-alive connection.
+fn warm_up(
+    stream: &mut TcpStream,
+    expected: &Expected,
+    timeout: Duration,
+) -> anyhow::Result<Checked> {
+    let checked = check::precheck_on(stream, expected, 1, timeout)
+        .map_err(|e| anyhow!("{}: {e}", expected.scenario.name))?;
+    Ok(checked[0])
 }

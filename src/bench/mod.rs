@@ -1,6 +1,7 @@
 //! Shared by the benches (`benches/*.rs`), `framebench profile` and `framebench report`: which
-//! cells are measured, a prepared and checked in-process cell, the keep-alive loopback client and
-//! the server child process.
+//! cells are measured, a prepared and checked in-process cell and the keep-alive loopback client.
+//! The loopback benches start their servers with [`crate::child`], pinned by [`crate::pinning`],
+//! as the load driver does.
 //!
 //! Every cell is checked against the oracle here, once, before anything is timed: a cell that
 //! fails is reported and skipped by the caller.
@@ -9,7 +10,6 @@ pub mod cli;
 pub mod client;
 pub mod profile;
 pub mod report;
-pub mod server;
 
 use std::sync::Arc;
 

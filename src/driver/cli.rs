@@ -9,18 +9,13 @@ use std::time::Duration;
 
 use super::output::{EnvJson, Report};
 use super::stats::CellResult;
-use super::{interrupted, plot, proc, run_plan, LoadParams, Pinning, Plan, Target};
+use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
+use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::frameworks::{self, REGISTRY};
 use crate::options::{Io, Logging, Options};
 use crate::oracle::{self, Scenario, SCENARIOS};
-
-/// An error with its exit code: 2 for usage, 1 for the environment.
-pub struct CliError(pub u8, pub String);
-
-fn usage(msg: String) -> CliError {
-    CliError(2, msg)
-}
+use crate::pinning::{self, Pinning};
 
 /// Parses `10s`, `500ms`, `2m`, `1.5s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -48,7 +43,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub struct CpuList(pub Vec<usize>);
 
 fn parse_cpus(text: &str) -> Result<CpuList, String> {
-    proc::parse_cpus(text).map(CpuList)
+    pinning::parse_cpus(text).map(CpuList)
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -172,7 +167,7 @@ fn scenarios(names: &[String], url_target: bool) -> Result<Vec<&'static Scenario
             .iter()
             .map(|n| {
                 oracle::scenario(n).ok_or_else(|| {
-                    usage(format!(
+                    CliError::usage(format!(
                         "unknown scenario '{n}' (known: {})",
                         oracle::names().join(", ")
                     ))
@@ -209,13 +204,13 @@ fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, C
             .iter()
             .map(|n| {
                 let e = frameworks::find(n).ok_or_else(|| {
-                    usage(format!(
+                    CliError::usage(format!(
                         "unknown framework '{n}' (compiled in: {}; others need their Cargo feature)",
                         frameworks::names().join(", ")
                     ))
                 })?;
                 if !e.loopback {
-                    return Err(usage(format!("{n} has no server (in-process only)")));
+                    return Err(CliError::usage(format!("{n} has no server (in-process only)")));
                 }
                 Ok(e)
             })
@@ -231,12 +226,12 @@ fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, C
 }
 
 fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, CliError> {
-    let all = proc::allowed_cpus();
+    let all = pinning::allowed_cpus();
     for CpuList(cpus) in [&opts.server_cpus, &opts.client_cpus].into_iter().flatten() {
         if let Some(c) = cpus.iter().find(|c| !all.contains(c)) {
-            return Err(usage(format!(
+            return Err(CliError::usage(format!(
                 "cpu {c} is not available (this process may use {})",
-                proc::format_cpus(&all)
+                pinning::format_cpus(&all)
             )));
         }
     }
@@ -260,7 +255,7 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
 pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
     let url_target = args.target.contains("://");
     let targets = if url_target {
-        let addr = parse_url(&args.target).map_err(usage)?;
+        let addr = parse_url(&args.target).map_err(CliError::usage)?;
         vec![Target::Url(addr)]
     } else {
         framework_targets(std::slice::from_ref(&args.target), &args.opts)?
@@ -293,7 +288,7 @@ fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
 }
 
 fn execute(plan: Plan, opts: &LoadOpts, title: &str) -> Result<ExitCode, CliError> {
-    let fixtures = Fixtures::load_default().map_err(|e| CliError(1, format!("{e:#}")))?;
+    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
     interrupted();
     let cells = run_plan(&plan, &fixtures, opts.quiet);
     let report = Report {
@@ -313,7 +308,7 @@ fn execute(plan: Plan, opts: &LoadOpts, title: &str) -> Result<ExitCode, CliErro
         write(p, report.markdown())?;
     }
     if let Some(p) = &opts.plot {
-        plot::draw(&report.cells, p, title).map_err(|e| CliError(1, format!("{e:#}")))?;
+        plot::draw(&report.cells, p, title).map_err(CliError::fail)?;
     }
     if interrupted().load(Ordering::Relaxed) {
         eprintln!("interrupted: child servers stopped");

@@ -92,7 +92,7 @@ pub fn run(spec: &ClientSpec, sampler: Sampler, stop: &Arc<AtomicBool>) -> Vec<T
             std::thread::Builder::new()
                 .name(format!("client-{t}"))
                 .spawn(move || {
-                    super::proc::pin_current_thread(&spec.cpus);
+                    crate::pinning::pin_current_thread(&spec.cpus);
                     let mut w = Worker::new(&spec, conns, first, threads, start, tickets);
                     w.run(&sampler, &stop);
                     w.result

@@ -2,13 +2,13 @@
 //! quick compare.
 //!
 //! A cell is one target × scenario × connection count. For a framework, each cell starts a fresh
-//! `framebench serve` child pinned to the server CPUs ([`child`]), checks the scenario once
-//! against the oracle (with the cell's pipelining depth), then runs the client ([`client`])
-//! pinned to the client CPUs, samples responses against the oracle during the load, and reads
-//! the server's CPU and peak RSS from /proc ([`proc`]). Results carry their environment
-//! ([`output`]) and can be drawn ([`plot`]).
+//! `framebench serve` child pinned to the server CPUs ([`crate::child`], [`crate::pinning`]),
+//! checks the scenario once against the oracle with the cell's pipelining depth
+//! ([`crate::check::precheck`]), then runs the client ([`client`]) pinned to the client CPUs,
+//! samples responses against the oracle during the load, and reads the server's CPU and peak
+//! RSS from /proc ([`proc`]). Results carry their environment ([`output`]) and can be drawn
+//! ([`plot`]).
 
-pub mod child;
 pub mod cli;
 pub mod client;
 pub mod output;
@@ -16,22 +16,22 @@ pub mod plot;
 pub mod proc;
 pub mod stats;
 
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context as _};
 use serde::Serialize;
 
+use crate::check::precheck;
+use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
-use crate::http1;
+use crate::http1::{self, Connection};
 use crate::options::Options;
-use crate::oracle::{Expected, Observed, Scenario};
+use crate::oracle::{Observed, Scenario};
+use crate::pinning::Pinning;
 
-use child::ServerProcess;
 use stats::{CellResult, Latency, Merged, PerConnection, Status};
 
 /// What is loaded.
@@ -49,61 +49,6 @@ impl Target {
             Target::Framework(e, _) => e.name.to_owned(),
             Target::Url(a) => format!("http://{a}"),
         }
-    }
-}
-
-/// Where the server and the client run.
-#[derive(Debug, Clone, Serialize)]
-pub struct Pinning {
-    /// Server CPUs (empty: not pinned).
-    pub server_cpus: Vec<usize>,
-    /// Client CPUs (empty: not pinned).
-    pub client_cpus: Vec<usize>,
-    /// Client threads.
-    pub client_threads: usize,
-}
-
-impl Pinning {
-    /// Defaults: with two or more CPUs, the first half for the server and the rest for the
-    /// client (on 2 cores: server on CPU 0, client on CPU 1); one client thread per client CPU.
-    pub fn resolve(
-        server: Option<Vec<usize>>,
-        client: Option<Vec<usize>>,
-        threads: Option<usize>,
-    ) -> Pinning {
-        let all = proc::allowed_cpus();
-        let half = all.len() / 2;
-        let server_cpus = server.unwrap_or_else(|| {
-            if all.len() >= 2 {
-                all[..half].to_vec()
-            } else {
-                Vec::new()
-            }
-        });
-        let client_cpus = client.unwrap_or_else(|| {
-            if all.len() >= 2 {
-                all[half..].to_vec()
-            } else {
-                Vec::new()
-            }
-        });
-        let client_threads = threads.unwrap_or(client_cpus.len().max(1));
-        Pinning {
-            server_cpus,
-            client_cpus,
-            client_threads,
-        }
-    }
-
-    /// `server cpu 0, client cpu 1 (1 thread)`.
-    pub fn label(&self) -> String {
-        format!(
-            "server on cpu {}, client on cpu {} ({} thread{})",
-            proc::format_cpus(&self.server_cpus),
-            proc::format_cpus(&self.client_cpus),
-            self.client_threads,
-            if self.client_threads == 1 { "" } else { "s" }
-        )
     }
 }
 
@@ -144,57 +89,6 @@ impl LoadParams {
 
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
 pub use crate::tools::interrupted;
-
-/// The request every connection sends: keep-alive, as wrk sends it.
-pub fn encode_request(path: &str) -> Vec<u8> {
-    format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").into_bytes()
-}
-
-/// Sends `depth` requests for `expected` in one write on a new connection and checks every
-/// answer against the oracle. With `depth > 1` this is the pipelining check.
-pub fn precheck(
-    addr: SocketAddr,
-    expected: &Expected,
-    depth: usize,
-    timeout: Duration,
-) -> Result<(), String> {
-    let run = || -> anyhow::Result<Result<(), String>> {
-        let mut s = TcpStream::connect_timeout(&addr, timeout)?;
-        s.set_read_timeout(Some(timeout))?;
-        s.set_write_timeout(Some(timeout))?;
-        s.write_all(&encode_request(expected.scenario.path).repeat(depth.max(1)))?;
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 64 * 1024];
-        let mut got = 0;
-        let deadline = Instant::now() + timeout;
-        while got < depth.max(1) {
-            match http1::parse_response(&buf, false)? {
-                Some((res, used)) => {
-                    if let Err(e) = expected.check(&Observed::from_response(&res)) {
-                        return Ok(Err(format!("response {} of {depth}: {e}", got + 1)));
-                    }
-                    buf.drain(..used);
-                    got += 1;
-                    continue;
-                }
-                None if Instant::now() > deadline => bail!("timed out"),
-                None => {}
-            }
-            let n = s.read(&mut chunk).context("reading")?;
-            if n == 0 {
-                return Ok(Err(format!(
-                    "connection closed after {got} of {depth} responses"
-                )));
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        Ok(Ok(()))
-    };
-    match run() {
-        Ok(r) => r,
-        Err(e) => Err(format!("{e:#}")),
-    }
-}
 
 /// Runs one cell. `progress` is called every 100 ms with the elapsed time of the cell.
 pub fn run_cell(
@@ -259,7 +153,9 @@ pub fn run_cell(
     let addr = match target {
         Target::Url(a) => *a,
         Target::Framework(e, o) => {
-            match ServerProcess::start(e.name, *o, &params.pinning.server_cpus) {
+            match framebench_exe()
+                .and_then(|exe| ServerProcess::start(&exe, e.name, *o, &params.pinning.server_cpus))
+            {
                 Ok(s) => {
                     let a = s.addr();
                     server = Some(s);
@@ -298,7 +194,7 @@ pub fn run_cell(
         );
     let spec = client::ClientSpec {
         addr,
-        request: encode_request(scenario.path),
+        request: http1::get_request(scenario.path, Connection::KeepAlive),
         connections,
         threads: params.pinning.client_threads,
         pipeline: params.pipeline,

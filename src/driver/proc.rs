@@ -1,80 +1,7 @@
-//! Linux process plumbing for the driver: CPU lists (`0,2-3`), pinning with
-//! `sched_setaffinity`, and CPU time and peak RSS read from `/proc/<pid>`.
+//! Linux process plumbing for the driver: CPU time and peak RSS read from `/proc/<pid>`, for a
+//! server and every process below it.
 
 use std::time::Instant;
-
-/// Parses a taskset-style CPU list: `1`, `0,2`, `0-3,6`.
-pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim) {
-        let bad = || format!("bad CPU list {text:?} (want e.g. 0 or 0,2 or 0-3)");
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let a: usize = a.parse().map_err(|_| bad())?;
-        let b: usize = b.parse().map_err(|_| bad())?;
-        if a > b || b >= 1024 {
-            return Err(bad());
-        }
-        out.extend(a..=b);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
-}
-
-/// `0-1,3` style text for a list.
-pub fn format_cpus(cpus: &[usize]) -> String {
-    if cpus.is_empty() {
-        return "any".into();
-    }
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            cpus[i].to_string()
-        } else {
-            format!("{}-{}", cpus[i], cpus[j])
-        });
-        i = j + 1;
-    }
-    parts.join(",")
-}
-
-/// CPUs this process may run on.
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-/// Pins the calling thread (pid 0) to `cpus`; does nothing for an empty list. Safe to call
-/// between fork and exec.
-pub fn pin_current_thread(cpus: &[usize]) -> bool {
-    if cpus.is_empty() {
-        return true;
-    }
-    // SAFETY: plain syscall on a stack-local set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
 
 /// `pid` and every process below it (a `framebench serve` of a Go peer runs the Go server as
 /// its child: the server's CPU and memory are the whole tree's).
@@ -204,17 +131,6 @@ impl CpuMeter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpus("1").unwrap(), vec![1]);
-        assert_eq!(parse_cpus("0,2-4").unwrap(), vec![0, 2, 3, 4]);
-        assert!(parse_cpus("x").is_err());
-        assert!(parse_cpus("3-1").is_err());
-        assert!(parse_cpus("").is_err());
-        assert_eq!(format_cpus(&[0, 1, 2, 5]), "0-2,5");
-        assert_eq!(format_cpus(&[]), "any");
-    }
 
     #[test]
     fn reads_own_proc() {

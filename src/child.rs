@@ -1,10 +1,13 @@
-//! A framework served by a child process, `framebench serve <fw> ...`, pinned to the server
-//! CPUs. Its CPU and peak memory are read from /proc, what it prints on stderr is kept for the
-//! report, and a crash cannot take the driver down. Dropping it stops it (SIGTERM, then SIGKILL).
+//! A framework served by a child process, `framebench serve <fw> ...` on 127.0.0.1:0, pinned to
+//! the server CPUs ([`crate::pinning`]). The load driver (and through it the quick compare) and
+//! the loopback benches start their servers here. What it prints on stderr is kept for the
+//! report, and a crash cannot take its parent down: [`ServerProcess::exited`] says so. Dropping it
+//! stops it (SIGTERM, then SIGKILL).
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context as _};
 
 use crate::options::Options;
+use crate::pinning::pin_current_thread;
 
 /// How long a server may take to print its address.
 const STARTUP: Duration = Duration::from_secs(20);
@@ -26,7 +30,7 @@ pub struct ServerProcess {
 }
 
 /// The framebench binary to run `serve` with: `FRAMEBENCH_BIN`, else this executable.
-pub fn framebench_exe() -> anyhow::Result<std::path::PathBuf> {
+pub fn framebench_exe() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("FRAMEBENCH_BIN") {
         return Ok(p.into());
     }
@@ -34,11 +38,11 @@ pub fn framebench_exe() -> anyhow::Result<std::path::PathBuf> {
 }
 
 impl ServerProcess {
-    /// Starts `framebench serve name` with `options`, pinned to `cpus`, and waits for its
+    /// Starts `exe serve name` (`exe` is the framebench binary, see [`framebench_exe`]) with
+    /// `options`, pinned to `cpus` (empty: where this process may run), and waits for its
     /// address.
-    pub fn start(name: &str, options: Options, cpus: &[usize]) -> anyhow::Result<Self> {
-        let exe = framebench_exe()?;
-        let mut cmd = Command::new(&exe);
+    pub fn start(exe: &Path, name: &str, options: Options, cpus: &[usize]) -> anyhow::Result<Self> {
+        let mut cmd = Command::new(exe);
         cmd.args(["serve", name, "--threads"])
             .arg(options.threads.to_string())
             .args(["--logging", &options.logging.to_string()])
@@ -51,7 +55,7 @@ impl ServerProcess {
         // async-signal-safe; every thread the server starts inherits the mask.
         unsafe {
             cmd.pre_exec(move || {
-                super::proc::pin_current_thread(&cpus);
+                pin_current_thread(&cpus);
                 Ok(())
             });
         }

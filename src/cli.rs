@@ -1,0 +1,18 @@
+//! What every command shares: a failure with its exit code. `main.rs` prints it as one
+//! `error: …` line and exits with the code; the commands in [`crate::bench::cli`] and
+//! [`crate::driver::cli`] return it.
+
+/// A failure with its exit code: 2 for usage errors, 1 for everything else.
+pub struct CliError(pub u8, pub String);
+
+impl CliError {
+    /// A usage error (exit 2): the command line asked for something that cannot be.
+    pub fn usage(msg: String) -> Self {
+        CliError(2, msg)
+    }
+
+    /// A failure of the run (exit 1), with the whole chain of causes on one line.
+    pub fn fail(e: anyhow::Error) -> Self {
+        CliError(1, format!("{e:#}"))
+    }
+}

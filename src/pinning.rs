@@ -1,0 +1,174 @@
+//! Where the server and the client run: taskset-style CPU lists (`0,2-3`), the [`Pinning`] of a
+//! measurement, and pinning with `sched_setaffinity`. The load driver, the quick compare and the
+//! loopback benches all pin through here; a child server is pinned as it starts
+//! ([`crate::child`]).
+
+use serde::Serialize;
+
+/// Where the server and the client run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pinning {
+    /// Server CPUs (empty: not pinned).
+    pub server_cpus: Vec<usize>,
+    /// Client CPUs (empty: not pinned).
+    pub client_cpus: Vec<usize>,
+    /// Client threads.
+    pub client_threads: usize,
+}
+
+impl Pinning {
+    /// Defaults: with two or more CPUs, the first half for the server and the rest for the
+    /// client (on 2 cores: server on CPU 0, client on CPU 1); one client thread per client CPU.
+    pub fn resolve(
+        server: Option<Vec<usize>>,
+        client: Option<Vec<usize>>,
+        threads: Option<usize>,
+    ) -> Pinning {
+        let all = allowed_cpus();
+        let half = all.len() / 2;
+        let server_cpus = server.unwrap_or_else(|| {
+            if all.len() >= 2 {
+                all[..half].to_vec()
+            } else {
+                Vec::new()
+            }
+        });
+        let client_cpus = client.unwrap_or_else(|| {
+            if all.len() >= 2 {
+                all[half..].to_vec()
+            } else {
+                Vec::new()
+            }
+        });
+        let client_threads = threads.unwrap_or(client_cpus.len().max(1));
+        Pinning {
+            server_cpus,
+            client_cpus,
+            client_threads,
+        }
+    }
+
+    /// One core each, for a one-thread server and a one-thread client (the loopback benches):
+    /// with two or more CPUs, the server on the first and the client on the second; else not
+    /// pinned.
+    pub fn one_core_each() -> Pinning {
+        let (server_cpus, client_cpus) = match allowed_cpus()[..] {
+            [server, client, ..] => (vec![server], vec![client]),
+            _ => (Vec::new(), Vec::new()),
+        };
+        Pinning {
+            server_cpus,
+            client_cpus,
+            client_threads: 1,
+        }
+    }
+
+    /// `server on cpu 0, client on cpu 1 (1 thread)`.
+    pub fn label(&self) -> String {
+        format!(
+            "server on cpu {}, client on cpu {} ({} thread{})",
+            format_cpus(&self.server_cpus),
+            format_cpus(&self.client_cpus),
+            self.client_threads,
+            if self.client_threads == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// Parses a taskset-style CPU list: `1`, `0,2`, `0-3,6`.
+pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let bad = || format!("bad CPU list {text:?} (want e.g. 0 or 0,2 or 0-3)");
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let a: usize = a.parse().map_err(|_| bad())?;
+        let b: usize = b.parse().map_err(|_| bad())?;
+        if a > b || b >= 1024 {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// `0-1,3` style text for a list.
+pub fn format_cpus(cpus: &[usize]) -> String {
+    if cpus.is_empty() {
+        return "any".into();
+    }
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Pins the calling thread (pid 0) to `cpus`; does nothing for an empty list. Safe to call
+/// between fork and exec.
+pub fn pin_current_thread(cpus: &[usize]) -> bool {
+    if cpus.is_empty() {
+        return true;
+    }
+    // SAFETY: plain syscall on a stack-local set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus("1").unwrap(), vec![1]);
+        assert_eq!(parse_cpus("0,2-4").unwrap(), vec![0, 2, 3, 4]);
+        assert!(parse_cpus("x").is_err());
+        assert!(parse_cpus("3-1").is_err());
+        assert!(parse_cpus("").is_err());
+        assert_eq!(format_cpus(&[0, 1, 2, 5]), "0-2,5");
+        assert_eq!(format_cpus(&[]), "any");
+    }
+
+    #[test]
+    fn one_core_each_pins_two_distinct_cores_or_none() {
+        let p = Pinning::one_core_each();
+        assert_eq!(p.client_threads, 1);
+        assert_eq!(p.server_cpus.len(), p.client_cpus.len());
+        assert!(p.server_cpus.len() <= 1);
+        assert!(p.server_cpus.iter().all(|c| !p.client_cpus.contains(c)));
+    }
+}
