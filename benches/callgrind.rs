@@ -19,7 +19,7 @@ use gungraun::{library_benchmark, library_benchmark_group, main, LibraryBenchmar
 
 use framebench::bench::{self, Prepared};
 use framebench::fixtures::Fixtures;
-use framebench::framework::{Entry, Request, Response};
+use framebench::framework::{Config, Entry, Request, Response};
 use framebench::frameworks::REGISTRY;
 use framebench::options::{Logging, Options};
 use framebench::oracle;
@@ -43,14 +43,15 @@ fn prepare(entry: &'static Entry, scenario: &str, logging: Logging) -> Cell {
         logging,
         ..Options::default()
     };
-    let prepared = bench::prepare(entry, &fixtures, options, scenario).unwrap_or_else(|e| {
-        panic!(
-            "{} {} {}: fails the oracle, not counted: {e:#}",
-            entry.name,
-            scenario.name,
-            options.label()
-        )
-    });
+    let prepared = bench::prepare(entry, &Config::new(fixtures, None).with(options), scenario)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{} {} {}: fails the oracle, not counted: {e:#}",
+                entry.name,
+                scenario.name,
+                options.label()
+            )
+        });
     // A second warm-up request: the first one may fill caches the steady state keeps.
     prepared
         .app

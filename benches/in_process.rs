@@ -13,6 +13,7 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 
 use framebench::bench;
 use framebench::fixtures::Fixtures;
+use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 use framebench::oracle::{self, SCENARIOS};
 
@@ -24,18 +25,19 @@ fn in_process(c: &mut Criterion) {
     let fixtures = Fixtures::load_default().expect("fixtures");
     // A real redis-server for the redis scenario (the served children inherit its URL); without
     // one that scenario is skipped with one line saying how to install it.
-    let _redis = framebench::redis::provide(&fixtures, None).expect("redis-server starts");
+    let redis = framebench::redis::provide(None).expect("redis-server starts");
+    let base = Config::new(fixtures, redis.url());
     let mut failed = Vec::new();
     for scenario in SCENARIOS {
         // Says why once per run (the redis scenario without redis-server).
-        if scenario.skip_reason(&fixtures).is_some() {
+        if scenario.skip_reason(&base).is_some() {
             continue;
         }
         let mut group = c.benchmark_group(format!("in_process/{}", scenario.name));
         for entry in REGISTRY.iter().filter(|e| e.in_process) {
             for options in bench::in_process_variants(entry, scenario) {
                 let label = bench::label(&options);
-                let prepared = match bench::prepare(entry, &fixtures, options, scenario) {
+                let prepared = match bench::prepare(entry, &base.with(options), scenario) {
                     Ok(p) => p,
                     Err(e) => {
                         let msg =

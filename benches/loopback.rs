@@ -9,6 +9,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
@@ -18,6 +19,7 @@ use framebench::bench::{self, LOOPBACK_THREADS};
 use framebench::check;
 use framebench::child::ServerProcess;
 use framebench::fixtures::Fixtures;
+use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
 use framebench::oracle::{Scenario, SCENARIOS};
@@ -31,7 +33,8 @@ fn loopback(c: &mut Criterion) {
     let fixtures = Fixtures::load_default().expect("fixtures");
     // A real redis-server for the redis scenario (the served children inherit its URL); without
     // one that scenario is skipped with one line saying how to install it.
-    let _redis = framebench::redis::provide(&fixtures, None).expect("redis-server starts");
+    let redis = framebench::redis::provide(None).expect("redis-server starts");
+    let config = Config::new(Arc::clone(&fixtures), redis.url());
     let bin = Path::new(env!("CARGO_BIN_EXE_framebench"));
     let pinning = pin_this_client();
     let options = Options {
@@ -59,7 +62,7 @@ fn loopback(c: &mut Criterion) {
     // each cell opens its own connection (or reqwest client) and closes it before the next.
     for scenario in SCENARIOS {
         // Says why once per run (the redis scenario without redis-server).
-        if scenario.skip_reason(&fixtures).is_some() {
+        if scenario.skip_reason(&config).is_some() {
             continue;
         }
         let mut group = c.benchmark_group(format!("loopback/{}", scenario.name));

@@ -6,12 +6,10 @@
 use std::fmt;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::http1::{self, Connection};
 use crate::options::Options;
@@ -205,18 +203,18 @@ fn verdict(
 
 /// Checks every scenario and traversal with `get`, which fetches one path.
 fn check_all(
-    fixtures: &Fixtures,
+    config: &Config,
     get: impl Fn(&str) -> anyhow::Result<Observed>,
     get_exact: impl Fn(&str) -> anyhow::Result<Observed>,
 ) -> Vec<(&'static str, Result<(), String>)> {
     let mut cells = Vec::new();
     for s in SCENARIOS {
-        // A scenario these fixtures cannot serve (the redis one without a Redis) gets no cell:
-        // the table shows "skip", and whoever set up the fixtures said why.
-        if s.skip_reason(fixtures).is_some() {
+        // A scenario this config cannot serve (the redis one without a Redis) gets no cell:
+        // the table shows "skip", and whoever set up the config said why.
+        if s.skip_reason(config).is_some() {
             continue;
         }
-        let r = match s.expected(fixtures) {
+        let r = match s.expected(&config.fixtures) {
             Ok(expected) => verdict(get(s.path), |got| expected.check(got)),
             Err(e) => Err(format!("{e:#}")),
         };
@@ -240,7 +238,8 @@ fn check_all(
 }
 
 /// Checks one framework in every mode it supports, for each of `variants`.
-pub fn check_framework(entry: &Entry, fixtures: &Arc<Fixtures>, variants: &[Options]) -> Vec<Row> {
+/// `base` gives the fixtures and the Redis; each variant its options.
+pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Vec<Row> {
     let mut rows = Vec::new();
     // A framework this machine cannot run (the Go peers without `go`) is skipped; `available`
     // says why, once per run.
@@ -248,10 +247,7 @@ pub fn check_framework(entry: &Entry, fixtures: &Arc<Fixtures>, variants: &[Opti
         return rows;
     }
     for &options in variants {
-        let config = Config {
-            fixtures: Arc::clone(fixtures),
-            options,
-        };
+        let config = base.with(options);
         let failed = |mode, e: anyhow::Error| Row {
             framework: entry.name,
             mode,
@@ -266,7 +262,7 @@ pub fn check_framework(entry: &Entry, fixtures: &Arc<Fixtures>, variants: &[Opti
             }
         };
         if entry.in_process {
-            let cells = check_all(fixtures, |p| in_process(&*app, p), |p| in_process(&*app, p));
+            let cells = check_all(&config, |p| in_process(&*app, p), |p| in_process(&*app, p));
             rows.push(Row {
                 framework: entry.name,
                 mode: Mode::InProcess,
@@ -275,7 +271,7 @@ pub fn check_framework(entry: &Entry, fixtures: &Arc<Fixtures>, variants: &[Opti
             });
         }
         if entry.loopback {
-            match check_loopback(&*app, fixtures) {
+            match check_loopback(&*app, &config) {
                 Ok(cells) => rows.push(Row {
                     framework: entry.name,
                     mode: Mode::Loopback,
@@ -291,13 +287,13 @@ pub fn check_framework(entry: &Entry, fixtures: &Arc<Fixtures>, variants: &[Opti
 
 fn check_loopback(
     app: &dyn App,
-    fixtures: &Fixtures,
+    config: &Config,
 ) -> anyhow::Result<Vec<(&'static str, Result<(), String>)>> {
     let server = app.serve(bind_local()?)?;
     let addr = server.addr();
     let client = client()?;
     let cells = check_all(
-        fixtures,
+        config,
         |p| reqwest_get(&client, addr, p),
         |p| raw_get(addr, p),
     );

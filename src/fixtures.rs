@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 use bytes::Bytes;
@@ -27,7 +27,6 @@ pub struct Fixtures {
     paste_mem: HashMap<String, Bytes>,
     templates: minijinja::Environment<'static>,
     page: minijinja::Value,
-    redis_url: OnceLock<String>,
 }
 
 /// Why a static file or paste was not served.
@@ -131,24 +130,12 @@ impl Fixtures {
             paste_mem,
             templates,
             page,
-            redis_url: OnceLock::new(),
         }))
     }
 
     /// The fixtures folder itself.
     pub fn root(&self) -> &Path {
         &self.root
-    }
-
-    /// The Redis the redis scenario reads (`redis://127.0.0.1:PORT`), once the harness has set
-    /// it (see [`crate::redis::provide`]). Apps built without it answer 503 on `/get`.
-    pub fn redis_url(&self) -> Option<&str> {
-        self.redis_url.get().map(String::as_str)
-    }
-
-    /// Sets the Redis URL, before apps are built. The first URL set stays.
-    pub fn set_redis_url(&self, url: &str) {
-        let _ = self.redis_url.set(url.to_owned());
     }
 
     /// The folder behind `/static/`.

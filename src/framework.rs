@@ -27,6 +27,28 @@ pub struct Config {
     pub fixtures: Arc<Fixtures>,
     /// Logging, io and threads.
     pub options: Options,
+    /// The Redis the redis scenario reads (`redis://127.0.0.1:PORT`, see
+    /// [`crate::redis::provide`]), or `None`: apps answer 503 on `/get`.
+    pub redis: Option<String>,
+}
+
+impl Config {
+    /// The fixtures and the Redis, with the default options.
+    pub fn new(fixtures: Arc<Fixtures>, redis: Option<&str>) -> Config {
+        Config {
+            fixtures,
+            options: Options::default(),
+            redis: redis.map(str::to_owned),
+        }
+    }
+
+    /// The same fixtures and Redis with `options`.
+    pub fn with(&self, options: Options) -> Config {
+        Config {
+            options,
+            ..self.clone()
+        }
+    }
 }
 
 /// A web framework serving every scenario of the oracle.

@@ -78,7 +78,7 @@ impl AppState<AsyncStore> {
     /// The state of an async app. Build one per runtime that serves requests: the pool's
     /// connections live on the runtime that opened them.
     pub fn new_async(config: &Config) -> Self {
-        let redis = AsyncStore::new(config.fixtures.redis_url());
+        let redis = AsyncStore::new(config.redis.as_deref());
         Self::with(config, redis)
     }
 
@@ -94,7 +94,7 @@ impl AppState<SyncStore> {
     /// The state of a blocking app: one pool, shared by every worker thread and by in-process
     /// requests.
     pub fn new_sync(config: &Config) -> Self {
-        let redis = SyncStore::new(config.fixtures.redis_url());
+        let redis = SyncStore::new(config.redis.as_deref());
         Self::with(config, redis)
     }
 

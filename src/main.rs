@@ -86,11 +86,8 @@ struct RedisArg {
 }
 
 impl RedisArg {
-    /// Gives `fixtures` a Redis (see `framebench::redis::provide`); keep the result alive.
-    fn provide(
-        &self,
-        fixtures: &Fixtures,
-    ) -> Result<Option<framebench::redis::RedisServer>, CliError> {
+    /// The run's Redis (see `framebench::redis::provide`); keep the result alive.
+    fn provide(&self) -> Result<framebench::redis::Redis, CliError> {
         let url = self
             .redis
             .clone()
@@ -99,7 +96,7 @@ impl RedisArg {
             framebench::redis::parse_url(url)
                 .map_err(|e| CliError::usage(format!("--redis {e:#}")))?;
         }
-        framebench::redis::provide(fixtures, url.as_deref()).map_err(CliError::fail)
+        framebench::redis::provide(url.as_deref()).map_err(CliError::fail)
     }
 }
 
@@ -269,10 +266,10 @@ fn serve(
         framebench::bench::cli::install_limit(name, max)?;
     }
     let fixtures = load_fixtures()?;
-    // Issue 5: the redis scenario's Redis, alive as long as the server.
-    let _redis = redis.provide(&fixtures)?;
+    // The redis scenario's Redis, alive as long as the server.
+    let redis = redis.provide()?;
     let app = entry
-        .build(&Config { fixtures, options })
+        .build(&Config::new(fixtures, redis.url()).with(options))
         .map_err(CliError::fail)?;
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError(1, format!("cannot bind {addr}: {e}")))?;
@@ -316,7 +313,8 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
     };
     let fixtures = load_fixtures()?;
     prepare_entries(entries.iter().copied());
-    let _redis = redis.provide(&fixtures)?;
+    let redis = redis.provide()?;
+    let base = Config::new(fixtures, redis.url());
     let mut rows = Vec::new();
     let stop = framebench::tools::interrupted();
     for entry in entries {
@@ -326,7 +324,7 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
         }
         rows.extend(check::check_framework(
             entry,
-            &fixtures,
+            &base,
             &Options::variants(threads),
         ));
     }
@@ -350,11 +348,12 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
 fn quick_compare() -> Result<ExitCode, CliError> {
     let fixtures = load_fixtures()?;
     prepare_entries(REGISTRY);
-    let _redis = RedisArg { redis: None }.provide(&fixtures)?;
+    let redis = RedisArg { redis: None }.provide()?;
     let entries: Vec<&Entry> = REGISTRY.iter().collect();
     let options = Options::default();
     let sample = Duration::from_millis(100);
-    let rows = quick::run(&entries, &fixtures, options, sample);
+    let config = Config::new(Arc::clone(&fixtures), redis.url()).with(options);
+    let rows = quick::run(&entries, &config, sample);
     if framebench::tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("interrupted");
         return Ok(ExitCode::from(130));

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
-use crate::framework::Request;
+use crate::framework::{Config, Request};
 
 /// Content type of the plain-text answers: hello, paste, redis.
 pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
@@ -199,10 +199,10 @@ impl Scenario {
         self.name == REDIS_SCENARIO
     }
 
-    /// Why this scenario cannot run with these fixtures (no Redis given to them), if so.
+    /// Why this scenario cannot run with apps built from `config` (no Redis in it), if so.
     /// Callers skip it with this message instead of failing it.
-    pub fn skip_reason(&self, fixtures: &Fixtures) -> Option<String> {
-        if !self.needs_redis() || fixtures.redis_url().is_some() {
+    pub fn skip_reason(&self, config: &Config) -> Option<String> {
+        if !self.needs_redis() || config.redis.is_some() {
             return None;
         }
         Some(match crate::tools::Tool::Redis.path() {

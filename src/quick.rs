@@ -2,7 +2,6 @@
 //! every framework × scenario, each response checked against the oracle before it is timed,
 //! beside a short loopback load of the same cell by the driver ([`crate::driver`]).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::check;
@@ -63,26 +62,21 @@ fn run_batch(app: &dyn App, path: &str, n: usize) -> anyhow::Result<Duration> {
 /// Measures every in-process framework in `entries` on every scenario.
 pub fn run(
     entries: &[&Entry],
-    fixtures: &Arc<Fixtures>,
-    options: Options,
+    config: &Config,
     sample: Duration,
 ) -> Vec<(&'static str, Vec<Cell>)> {
-    let config = Config {
-        fixtures: Arc::clone(fixtures),
-        options,
-    };
     let mut rows = Vec::new();
     let stop = crate::tools::interrupted();
     for entry in entries.iter().filter(|e| e.in_process) {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let cells = match entry.build(&config) {
+        let cells = match entry.build(config) {
             Ok(app) => SCENARIOS
                 .iter()
-                .map(|s| match s.skip_reason(fixtures) {
+                .map(|s| match s.skip_reason(config) {
                     Some(why) => Cell::Skipped(why),
-                    None => measure_cell(&*app, s, fixtures, sample),
+                    None => measure_cell(&*app, s, &config.fixtures, sample),
                 })
                 .collect(),
             Err(e) => vec![Cell::Failed(format!("{e:#}")); SCENARIOS.len()],

@@ -2,8 +2,8 @@
 //!
 //! [`RedisServer`] spawns `redis-server` on a free loopback port, with persistence off, seeds
 //! [`SEED`], and kills and waits on it when dropped. [`provide`] either does that or takes a
-//! `redis://127.0.0.1:PORT` URL from the command line, and records the URL in the [`Fixtures`]
-//! before apps are built. An app built without a URL answers 503 on `/get`. The clients the
+//! `redis://127.0.0.1:PORT` URL from the command line; its URL goes into every app's
+//! [`crate::framework::Config`]. An app built without a URL answers 503 on `/get`. The clients the
 //! frameworks read it with are in [`crate::store`].
 
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
-use crate::fixtures::Fixtures;
 use crate::oracle::REDIS_VALUE;
 use crate::store::{COMMAND_TIMEOUT, CONNECT_TIMEOUT};
 use crate::tools::Tool;
@@ -151,26 +150,47 @@ pub fn parse_url(url: &str) -> anyhow::Result<SocketAddr> {
     Ok(addr)
 }
 
-/// Gives `fixtures` a Redis URL: `url` when given (checked, seeded), else a `redis-server`
-/// started here, which the caller keeps alive. Without `redis-server` it returns `Ok(None)` and
-/// prints nothing: the redis scenario says why it is skipped where it would have run
+/// The Redis of a run: its URL, which goes into every [`crate::framework::Config`], and the
+/// `redis-server` behind it when the harness started one (killed when this is dropped).
+pub struct Redis {
+    url: Option<String>,
+    _server: Option<RedisServer>,
+}
+
+impl Redis {
+    /// The URL apps read, or `None` without a Redis.
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+}
+
+/// A Redis for the run: `url` when given (checked, seeded), else a `redis-server` started here,
+/// which lives as long as the result. Without `redis-server` the result has no URL and nothing
+/// is printed: the redis scenario says why it is skipped where it would have run
 /// ([`crate::oracle::Scenario::skip_reason`]), and `serve` needs no message at all.
-pub fn provide(fixtures: &Fixtures, url: Option<&str>) -> anyhow::Result<Option<RedisServer>> {
+pub fn provide(url: Option<&str>) -> anyhow::Result<Redis> {
     if let Some(url) = url {
         let addr = parse_url(url)?;
         seed(addr).with_context(|| format!("cannot seed Redis at {url}"))?;
-        fixtures.set_redis_url(url);
-        return Ok(None);
+        return Ok(Redis {
+            url: Some(url.to_owned()),
+            _server: None,
+        });
     }
     if available().is_err() {
-        return Ok(None);
+        return Ok(Redis {
+            url: None,
+            _server: None,
+        });
     }
     let server = RedisServer::start()?;
-    fixtures.set_redis_url(&server.url());
-    // `framebench serve` children (the driver's servers) use this one too. Set before any
-    // thread of ours reads the environment.
+    // `framebench serve` children (the driver's servers) are other processes: they take the
+    // URL from the environment. Set before any thread of ours reads the environment.
     std::env::set_var(REDIS_ENV, server.url());
-    Ok(Some(server))
+    Ok(Redis {
+        url: Some(server.url()),
+        _server: Some(server),
+    })
 }
 
 /// Whether `framebench serve` children can serve scenario `s`: every scenario but the redis

@@ -3,17 +3,19 @@
 
 use framebench::check::{check_framework, print_table};
 use framebench::fixtures::Fixtures;
+use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
 
 #[test]
 fn every_framework_matches_the_oracle() {
     let fixtures = Fixtures::load_default().unwrap();
-    // Issue 5: a real redis-server for the redis scenario (skipped with a message without one).
-    let _redis = framebench::redis::provide(&fixtures, None).unwrap();
+    // A real redis-server for the redis scenario (skipped with a message without one).
+    let redis = framebench::redis::provide(None).unwrap();
+    let base = Config::new(fixtures, redis.url());
     let mut rows = Vec::new();
     for entry in REGISTRY {
-        rows.extend(check_framework(entry, &fixtures, &Options::variants(2)));
+        rows.extend(check_framework(entry, &base, &Options::variants(2)));
     }
     // Every framework was checked in each mode it supports, for all four variants.
     // Frameworks this machine cannot run (the Go peers without `go`) are skipped with a message.

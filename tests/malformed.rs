@@ -12,7 +12,6 @@ use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 use framebench::http1::parse_response;
-use framebench::options::Options;
 
 const TIMEOUT: Duration = Duration::from_secs(8);
 
@@ -120,10 +119,7 @@ fn servers_survive_malformed_http() {
         .iter()
         .filter(|e| e.loopback && e.available().is_ok())
     {
-        let config = Config {
-            fixtures: Arc::clone(&fixtures),
-            options: Options::default(),
-        };
+        let config = Config::new(Arc::clone(&fixtures), None);
         let app = entry.build(&config).unwrap();
         let server = app.serve(bind_local().unwrap()).unwrap();
         let addr = server.addr();

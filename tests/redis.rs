@@ -4,14 +4,12 @@
 //! other routes keep working. Skipped with a message when `redis-server` is not installed
 //! (`.ci/run` installs it).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use framebench::check::{bind_local, in_process, raw_get};
 use framebench::fixtures::Fixtures;
 use framebench::framework::{App, Config, Entry};
 use framebench::frameworks::REGISTRY;
-use framebench::options::Options;
 use framebench::oracle::{self, Observed, REDIS_SCENARIO};
 use framebench::redis::{self as fbredis, RedisServer, MISSING_KEY};
 use framebench::tools::Tool;
@@ -34,10 +32,10 @@ fn redis() -> Option<RedisServer> {
     }
 }
 
-fn fixtures_with(server: &RedisServer) -> Arc<Fixtures> {
-    let fixtures = Fixtures::load_default().unwrap();
-    fixtures.set_redis_url(&server.url());
-    fixtures
+/// The fixtures, with `server` as the apps' Redis (or none: `/get` answers 503).
+fn config_with(server: Option<&RedisServer>) -> Config {
+    let url = server.map(RedisServer::url);
+    Config::new(Fixtures::load_default().unwrap(), url.as_deref())
 }
 
 fn runnable() -> impl Iterator<Item = &'static Entry> {
@@ -45,13 +43,9 @@ fn runnable() -> impl Iterator<Item = &'static Entry> {
     REGISTRY.iter().filter(|e| e.available().is_ok())
 }
 
-fn build(entry: &Entry, fixtures: &Arc<Fixtures>) -> Box<dyn App> {
-    let config = Config {
-        fixtures: Arc::clone(fixtures),
-        options: Options::default(),
-    };
+fn build(entry: &Entry, config: &Config) -> Box<dyn App> {
     entry
-        .build(&config)
+        .build(config)
         .unwrap_or_else(|e| panic!("{}: build: {e:#}", entry.name))
 }
 
@@ -75,14 +69,14 @@ fn each_mode(entry: &Entry, app: &dyn App, mut check: impl FnMut(&str, &dyn Fn(&
 #[test]
 fn every_framework_reads_redis_and_404s_a_missing_key() {
     let Some(server) = redis() else { return };
-    let fixtures = fixtures_with(&server);
+    let config = config_with(Some(&server));
     let expected = oracle::scenario(REDIS_SCENARIO)
         .unwrap()
-        .expected(&fixtures)
+        .expected(&config.fixtures)
         .unwrap();
     let mut failures = Vec::new();
     for entry in runnable() {
-        let app = build(entry, &fixtures);
+        let app = build(entry, &config);
         each_mode(entry, &*app, |mode, get| {
             let got = get(expected.scenario.path);
             if let Err(e) = expected.check(&got) {
@@ -106,10 +100,10 @@ fn every_framework_reads_redis_and_404s_a_missing_key() {
 
 #[test]
 fn without_a_redis_url_get_answers_503() {
-    let fixtures = Fixtures::load_default().unwrap();
+    let config = config_with(None);
     let mut failures = Vec::new();
     for entry in runnable().filter(|e| !BASELINES.contains(&e.name)) {
-        let app = build(entry, &fixtures);
+        let app = build(entry, &config);
         each_mode(entry, &*app, |mode, get| {
             let got = get("/get?key=foo");
             if got.status != 503 {
@@ -130,8 +124,8 @@ fn when_redis_goes_away_get_answers_502_or_503_and_the_rest_keeps_working() {
     for entry in runnable().filter(|e| !BASELINES.contains(&e.name)) {
         // A Redis of its own: this test kills it.
         let mut server = RedisServer::start().unwrap();
-        let fixtures = fixtures_with(&server);
-        let app = build(entry, &fixtures);
+        let config = config_with(Some(&server));
+        let app = build(entry, &config);
         let loopback = entry
             .loopback
             .then(|| app.serve(bind_local().unwrap()).unwrap());

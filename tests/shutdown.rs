@@ -45,10 +45,7 @@ fn shutdown_leaves_no_thread_behind() {
             ..Options::default()
         };
         let app = entry
-            .build(&Config {
-                fixtures: Arc::clone(&fixtures),
-                options,
-            })
+            .build(&Config::new(Arc::clone(&fixtures), None).with(options))
             .unwrap();
         let before = threads();
         let server = app.serve(bind_local().unwrap()).unwrap();

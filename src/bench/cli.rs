@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
-use crate::framework::ServerHandle;
+use crate::framework::{Config, ServerHandle};
 use crate::frameworks;
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
@@ -111,8 +111,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
     let summary = profile::run(
         entry,
         scenario,
-        &fixtures,
-        options,
+        &Config::new(fixtures, None).with(options),
         args.mode,
         Duration::from_secs(args.seconds),
     )

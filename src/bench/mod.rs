@@ -11,8 +11,6 @@ pub mod client;
 pub mod profile;
 pub mod report;
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
 
 use crate::fixtures::Fixtures;
@@ -106,20 +104,15 @@ pub struct Prepared {
     pub body_len: usize,
 }
 
-/// Builds `entry` with `options`, dispatches the scenario once in-process and checks the answer.
+/// Builds `entry` from `config`, dispatches the scenario once in-process and checks the answer.
 pub fn prepare(
     entry: &Entry,
-    fixtures: &Arc<Fixtures>,
-    options: Options,
+    config: &Config,
     scenario: &'static Scenario,
 ) -> anyhow::Result<Prepared> {
-    let config = Config {
-        fixtures: Arc::clone(fixtures),
-        options,
-    };
-    let app = entry.build(&config).context("build")?;
+    let app = entry.build(config).context("build")?;
     let observed = crate::check::in_process(&*app, scenario.path)?;
-    check(fixtures, scenario, &observed)?;
+    check(&config.fixtures, scenario, &observed)?;
     Ok(Prepared {
         app,
         path: scenario.path,

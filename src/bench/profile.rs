@@ -5,15 +5,12 @@
 //! 127.0.0.1:0 in this process and drives it with the keep-alive bench client from this thread,
 //! so one `perf record` sees the server's threads and the client.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
 
 use crate::check;
-use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
-use crate::options::Options;
 use crate::oracle::{self, Scenario};
 
 use super::client::KeepAlive;
@@ -40,8 +37,7 @@ pub struct Summary {
 pub fn run(
     entry: &Entry,
     scenario: &'static Scenario,
-    fixtures: &Arc<Fixtures>,
-    options: Options,
+    config: &Config,
     mode: ProfileMode,
     seconds: Duration,
 ) -> anyhow::Result<Summary> {
@@ -51,7 +47,7 @@ pub fn run(
             if !entry.in_process {
                 bail!("{} is loopback only (try --mode loopback)", entry.name);
             }
-            let prepared = super::prepare(entry, fixtures, options, scenario)?;
+            let prepared = super::prepare(entry, config, scenario)?;
             let start = Instant::now();
             let end = deadline(start);
             let mut requests = 0u64;
@@ -75,13 +71,9 @@ pub fn run(
             if !entry.loopback {
                 bail!("{} has no server (try --mode in-process)", entry.name);
             }
-            let config = Config {
-                fixtures: Arc::clone(fixtures),
-                options,
-            };
-            let app = entry.build(&config)?;
+            let app = entry.build(config)?;
             let server = app.serve(check::bind_local()?)?;
-            let mut conn = KeepAlive::connect(server.addr(), scenario, fixtures)?;
+            let mut conn = KeepAlive::connect(server.addr(), scenario, &config.fixtures)?;
             let start = Instant::now();
             let end = deadline(start);
             let mut requests = 0u64;

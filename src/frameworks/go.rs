@@ -301,8 +301,8 @@ impl<P: Program> Framework for GoPeer<P> {
             // The redis scenario's Redis, when the harness gave one (else /get answers 503).
             .args(
                 self.config
-                    .fixtures
-                    .redis_url()
+                    .redis
+                    .as_deref()
                     .map(|url| ["--redis", url])
                     .into_iter()
                     .flatten(),
