@@ -5,6 +5,9 @@
 use std::time::{Duration, Instant};
 
 use crate::check;
+use crate::driver::output::{kilo, us};
+use crate::driver::stats::{CellResult, Status};
+use crate::driver::LoadParams;
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
@@ -153,13 +156,38 @@ pub fn print(rows: &[(&'static str, Vec<Cell>)], options: Options, sample: Durat
 /// environment. Returns the number of failed cells.
 pub fn print_both(
     rows: &[(&'static str, Vec<Cell>)],
-    loopback: &[crate::driver::stats::CellResult],
-    params: &crate::driver::LoadParams,
+    loopback: &[CellResult],
+    params: &LoadParams,
     options: Options,
     sample: Duration,
 ) -> usize {
-    use crate::driver::output::{kilo, us};
-    use crate::driver::stats::Status;
+    print_both_header(params, options, sample);
+    let mut notes = Notes::default();
+    let names = crate::frameworks::REGISTRY
+        .iter()
+        .map(|e| e.name)
+        .filter(|n| rows.iter().any(|(r, _)| r == n) || loopback.iter().any(|c| c.target == *n));
+    for name in names {
+        for (k, s) in SCENARIOS.iter().enumerate() {
+            let cell = rows.iter().find(|(n, _)| *n == name).map(|(_, c)| &c[k]);
+            let inproc =
+                in_process_text(cell, &mut notes, || format!("{name} {} in-process", s.name));
+            let lb = loopback
+                .iter()
+                .find(|c| c.target == name && c.scenario == s.name);
+            let [rps, p99, cpu, rss] =
+                loopback_texts(lb, &mut notes, || format!("{name} {} loopback", s.name));
+            println!(
+                "| {name:<14} | {:<10} | {inproc:>12} | {rps:>11} | {p99:>10} | {cpu:>9} | {rss:>8} |",
+                s.name
+            );
+        }
+    }
+    notes.print()
+}
+
+/// The lines above the combined table: what was measured, how, and the table's head.
+fn print_both_header(params: &LoadParams, options: Options, sample: Duration) {
     println!("framebench quick: every framework × scenario, in-process and over loopback");
     println!("environment: {}", Environment::current());
     println!(
@@ -181,79 +209,79 @@ pub fn print_both(
         "|{:-<16}|{:-<12}|{:-<13}:|{:-<12}:|{:-<11}:|{:-<10}:|{:-<9}:|",
         "", "", "", "", "", "", ""
     );
-    let mut failed = Vec::new();
-    // Why cells say `skip` (a missing optional tool), once each, under the table.
-    let mut skipped: Vec<String> = Vec::new();
-    let mut skip = |why: &str| {
-        if !skipped.iter().any(|s| s == why) {
-            skipped.push(why.to_owned());
-        }
-    };
-    let names = crate::frameworks::REGISTRY
-        .iter()
-        .map(|e| e.name)
-        .filter(|n| rows.iter().any(|(r, _)| r == n) || loopback.iter().any(|c| c.target == *n));
-    for name in names {
-        for (k, s) in SCENARIOS.iter().enumerate() {
-            let inproc = match rows.iter().find(|(n, _)| *n == name).map(|(_, c)| &c[k]) {
-                None => "–".to_owned(),
-                Some(Cell::Time(t)) => format_time(*t),
-                Some(Cell::Skipped(why)) => {
-                    skip(why);
-                    "skip".to_owned()
-                }
-                Some(Cell::Failed(e)) => {
-                    failed.push(format!("{name} {} in-process: {e}", s.name));
-                    "FAIL".to_owned()
-                }
-            };
-            let lb = loopback
-                .iter()
-                .find(|c| c.target == name && c.scenario == s.name);
-            let (rps, p99, cpu, rss) = match lb {
-                None => (
-                    "–".to_owned(),
-                    "–".to_owned(),
-                    "–".to_owned(),
-                    "–".to_owned(),
-                ),
-                Some(crate::driver::stats::CellResult {
-                    status: Status::Skipped(why),
-                    ..
-                }) => {
-                    skip(why);
-                    ("skip".to_owned(), "–".into(), "–".into(), "–".into())
-                }
-                Some(c) if c.status == Status::Ok => (
-                    kilo(c.rps),
-                    us(c.latency.p99_us),
-                    c.server_cpu_pct.map_or("–".into(), |v| format!("{v:.0}%")),
-                    c.server_peak_rss
-                        .map_or("–".into(), |v| format!("{:.1} MB", v as f64 / 1e6)),
-                ),
-                Some(c) => {
-                    failed.push(format!("{name} {} loopback: {:?}", s.name, c.status));
-                    (
-                        c.status.short().to_owned(),
-                        "–".into(),
-                        "–".into(),
-                        "–".into(),
-                    )
-                }
-            };
-            println!(
-                "| {name:<14} | {:<10} | {inproc:>12} | {rps:>11} | {p99:>10} | {cpu:>9} | {rss:>8} |",
-                s.name
-            );
+}
+
+/// What the combined table says under itself: why cells say `skip` (a missing optional tool),
+/// once each, and every failure.
+#[derive(Default)]
+struct Notes {
+    skipped: Vec<String>,
+    failed: Vec<String>,
+}
+
+impl Notes {
+    fn skip(&mut self, why: &str) {
+        if !self.skipped.iter().any(|s| s == why) {
+            self.skipped.push(why.to_owned());
         }
     }
-    for why in &skipped {
-        println!("skip: {why}");
+
+    /// Prints the notes; returns the number of failures.
+    fn print(&self) -> usize {
+        for why in &self.skipped {
+            println!("skip: {why}");
+        }
+        for f in &self.failed {
+            println!("FAIL {f}");
+        }
+        self.failed.len()
     }
-    for f in &failed {
-        println!("FAIL {f}");
+}
+
+/// The in-process column of one row; `what` names the cell in a failure note.
+fn in_process_text(cell: Option<&Cell>, notes: &mut Notes, what: impl Fn() -> String) -> String {
+    match cell {
+        None => "–".to_owned(),
+        Some(Cell::Time(t)) => format_time(*t),
+        Some(Cell::Skipped(why)) => {
+            notes.skip(why);
+            "skip".to_owned()
+        }
+        Some(Cell::Failed(e)) => {
+            notes.failed.push(format!("{}: {e}", what()));
+            "FAIL".to_owned()
+        }
     }
-    failed.len()
+}
+
+/// The loopback columns of one row: requests per second, p99, server CPU and peak RSS.
+fn loopback_texts(
+    cell: Option<&CellResult>,
+    notes: &mut Notes,
+    what: impl Fn() -> String,
+) -> [String; 4] {
+    let dash = || "–".to_owned();
+    match cell {
+        None => [dash(), dash(), dash(), dash()],
+        Some(CellResult {
+            status: Status::Skipped(why),
+            ..
+        }) => {
+            notes.skip(why);
+            ["skip".to_owned(), dash(), dash(), dash()]
+        }
+        Some(c) if c.status == Status::Ok => [
+            kilo(c.rps),
+            us(c.latency.p99_us),
+            c.server_cpu_pct.map_or_else(dash, |v| format!("{v:.0}%")),
+            c.server_peak_rss
+                .map_or_else(dash, |v| format!("{:.1} MB", v as f64 / 1e6)),
+        ],
+        Some(c) => {
+            notes.failed.push(format!("{}: {:?}", what(), c.status));
+            [c.status.short().to_owned(), dash(), dash(), dash()]
+        }
+    }
 }
 
 /// `1.23 µs`, `456 ns`.

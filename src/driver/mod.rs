@@ -29,7 +29,7 @@ use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::http1::{self, Connection};
 use crate::options::Options;
-use crate::oracle::{Observed, Scenario};
+use crate::oracle::{Expected, Observed, Scenario};
 use crate::pinning::Pinning;
 
 use stats::{CellResult, Latency, Merged, PerConnection, Status};
@@ -99,100 +99,114 @@ pub fn run_cell(
     params: &LoadParams,
     progress: &mut dyn FnMut(Duration),
 ) -> CellResult {
-    let (version, variant, threads) = match target {
-        Target::Framework(e, o) => (format!("{} {}", e.krate, e.version()), o.label(), o.threads),
-        Target::Url(_) => ("-".to_owned(), String::new(), 0),
-    };
-    let mut cell = CellResult {
-        target: target.name(),
-        version,
-        scenario: scenario.name.to_owned(),
-        variant,
-        server_threads: threads,
-        connections,
-        pipeline: params.pipeline,
-        rate: params.rate,
-        status: Status::Ok,
-        seconds: 0.0,
-        requests: 0,
-        rps: 0.0,
-        bytes_per_sec: 0.0,
-        latency: Latency::default(),
-        non_2xx: 0,
-        socket_errors: 0,
-        timeouts: 0,
-        first_error: None,
-        sampled: 0,
-        per_connection: PerConnection::default(),
-        server_cpu_pct: None,
-        server_peak_rss: None,
-        client_cpu_pct: None,
-    };
-    let stop = interrupted();
-    if stop.load(Ordering::Relaxed) {
-        cell.status = Status::Interrupted;
-        return cell;
+    let mut cell = CellResult::empty(target, scenario, connections, params);
+    match load(target, scenario, fixtures, connections, params, progress) {
+        Ok(run) => cell.record(run, params),
+        Err(status) => cell.status = status,
     }
-    // A framework this machine cannot serve (the Go peers without `go`, or whose build
-    // failed) is skipped; `available` said why, once, and built the Go peers before any
-    // server start-up timeout runs.
+    cell
+}
+
+/// What one cell's load produced, before it becomes a [`CellResult`].
+struct Run {
+    merged: Merged,
+    /// Seconds from the end of the warm-up to the end of the load.
+    recorded: f64,
+    server_cpu_pct: Option<f64>,
+    client_cpu_pct: Option<f64>,
+    server_peak_rss: Option<u64>,
+    crashed: Option<String>,
+}
+
+/// Starts the target, checks it against the oracle and loads it. `Err` is the status of a cell
+/// that never ran its load.
+fn load(
+    target: &Target,
+    scenario: &'static Scenario,
+    fixtures: &Fixtures,
+    connections: usize,
+    params: &LoadParams,
+    progress: &mut dyn FnMut(Duration),
+) -> Result<Run, Status> {
+    refuse(target)?;
+    let expected = scenario
+        .expected(fixtures)
+        .map_err(|e| Status::Error(format!("{e:#}")))?;
+    let (addr, mut server) = start(target, params)?;
+    check_first(addr, &expected, params, server.as_mut())?;
+    let spec = client_spec(addr, scenario, connections, params);
+    Ok(drive(spec, sampler(expected), server, progress))
+}
+
+/// Why a cell does not run at all: Ctrl-C, or a framework this machine cannot serve (the Go
+/// peers without `go`, or whose build failed; `available` said why, once, and built the Go
+/// peers before any server start-up timeout runs).
+fn refuse(target: &Target) -> Result<(), Status> {
+    if interrupted().load(Ordering::Relaxed) {
+        return Err(Status::Interrupted);
+    }
     if let Target::Framework(e, _) = target {
-        if let Err(why) = e.available() {
-            cell.status = Status::Skipped(why);
-            return cell;
-        }
+        e.available().map_err(Status::Skipped)?;
     }
-    let expected = match scenario.expected(fixtures) {
-        Ok(e) => e,
-        Err(e) => {
-            cell.status = Status::Error(format!("{e:#}"));
-            return cell;
-        }
+    Ok(())
+}
+
+/// The address to load, and the `framebench serve` child behind it for a framework.
+fn start(
+    target: &Target,
+    params: &LoadParams,
+) -> Result<(SocketAddr, Option<ServerProcess>), Status> {
+    match target {
+        Target::Url(a) => Ok((*a, None)),
+        Target::Framework(e, o) => framebench_exe()
+            .and_then(|exe| ServerProcess::start(&exe, e.name, *o, &params.pinning.server_cpus))
+            .map(|s| (s.addr(), Some(s)))
+            .map_err(|e| Status::Error(format!("{e:#}"))),
+    }
+}
+
+/// The oracle check before load, with the cell's pipelining depth.
+fn check_first(
+    addr: SocketAddr,
+    expected: &Expected,
+    params: &LoadParams,
+    server: Option<&mut ServerProcess>,
+) -> Result<(), Status> {
+    let timeout = params.timeout.max(Duration::from_secs(2));
+    let Err(e) = precheck(addr, expected, params.pipeline, timeout) else {
+        return Ok(());
     };
-    let mut server = None;
-    let addr = match target {
-        Target::Url(a) => *a,
-        Target::Framework(e, o) => {
-            match framebench_exe()
-                .and_then(|exe| ServerProcess::start(&exe, e.name, *o, &params.pinning.server_cpus))
-            {
-                Ok(s) => {
-                    let a = s.addr();
-                    server = Some(s);
-                    a
-                }
-                Err(e) => {
-                    cell.status = Status::Error(format!("{e:#}"));
-                    return cell;
-                }
-            }
-        }
-    };
-    if let Err(e) = precheck(
-        addr,
-        &expected,
-        params.pipeline,
-        params.timeout.max(Duration::from_secs(2)),
-    ) {
-        cell.status = match server.as_mut().and_then(|s| s.exited()) {
+    Err(match server {
+        Some(s) => match s.exited() {
             Some(how) => Status::Crashed(format!(
                 "{how} during the oracle check; {}",
-                server.as_ref().map(|s| s.stderr_text()).unwrap_or_default()
+                s.stderr_text()
             )),
             None => Status::Failing(format!("oracle check before load: {e}")),
-        };
-        return cell;
-    }
-    let sampler_expected = expected.clone();
-    let sampler: client::Sampler =
-        Arc::new(
-            move |bytes: &[u8]| match http1::parse_response(bytes, false) {
-                Ok(Some((res, _))) => sampler_expected.check(&Observed::from_response(&res)),
-                Ok(None) => Err("incomplete response".into()),
-                Err(e) => Err(format!("{e:#}")),
-            },
-        );
-    let spec = client::ClientSpec {
+        },
+        None => Status::Failing(format!("oracle check before load: {e}")),
+    })
+}
+
+/// Checks one sampled response, whole, against the oracle.
+fn sampler(expected: Expected) -> client::Sampler {
+    Arc::new(
+        move |bytes: &[u8]| match http1::parse_response(bytes, false) {
+            Ok(Some((res, _))) => expected.check(&Observed::from_response(&res)),
+            Ok(None) => Err("incomplete response".into()),
+            Err(e) => Err(format!("{e:#}")),
+        },
+    )
+}
+
+/// The client's half of a cell.
+fn client_spec(
+    addr: SocketAddr,
+    scenario: &Scenario,
+    connections: usize,
+    params: &LoadParams,
+) -> client::ClientSpec {
+    client::ClientSpec {
         addr,
         request: http1::get_request(scenario.path, Connection::KeepAlive),
         connections,
@@ -209,17 +223,25 @@ pub fn run_cell(
         max_requests: params.requests,
         sample_every: params.sample_every,
         cpus: params.pinning.client_cpus.clone(),
-    };
+    }
+}
+
+/// Runs the client against the server, metering both from the end of the warm-up, until the
+/// client is done, the server dies or Ctrl-C; then stops the server.
+fn drive(
+    spec: client::ClientSpec,
+    sampler: client::Sampler,
+    mut server: Option<ServerProcess>,
+    progress: &mut dyn FnMut(Duration),
+) -> Run {
     // The client threads stop on Ctrl-C or when this cell's server dies.
     let cell_stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
     let record_from = start + spec.warmup;
     let handle = {
-        let spec = spec.clone();
         let cell_stop = Arc::clone(&cell_stop);
         std::thread::spawn(move || client::run(&spec, sampler, &cell_stop))
     };
-    let me = std::process::id();
     let mut meters = None;
     let mut crashed = None;
     while !handle.is_finished() {
@@ -228,58 +250,114 @@ pub fn run_cell(
         if meters.is_none() && now >= record_from {
             meters = Some((
                 server.as_ref().map(|s| proc::CpuMeter::start_tree(s.pid())),
-                proc::CpuMeter::start(me),
+                proc::CpuMeter::start(std::process::id()),
             ));
         }
-        if note_crash(server.as_mut(), &mut crashed) {
-            cell_stop.store(true, Ordering::Relaxed);
-        }
-        if stop.load(Ordering::Relaxed) {
+        if note_crash(server.as_mut(), &mut crashed) || interrupted().load(Ordering::Relaxed) {
             cell_stop.store(true, Ordering::Relaxed);
         }
         progress(now - start);
     }
     let recorded = record_from.elapsed().as_secs_f64();
-    if let Some((server_meter, client_meter)) = &meters {
-        cell.server_cpu_pct = server_meter.as_ref().and_then(|m| m.percent());
-        cell.client_cpu_pct = client_meter.percent();
-    }
-    cell.server_peak_rss = server.as_ref().and_then(|s| proc::peak_rss(s.pid()));
+    let (server_cpu_pct, client_cpu_pct) = match &meters {
+        Some((server_meter, client_meter)) => (
+            server_meter.as_ref().and_then(|m| m.percent()),
+            client_meter.percent(),
+        ),
+        None => (None, None),
+    };
+    let server_peak_rss = server.as_ref().and_then(|s| proc::peak_rss(s.pid()));
     let results = handle.join().unwrap_or_default();
     note_crash(server.as_mut(), &mut crashed);
     if let Some(s) = server.as_mut() {
         s.stop();
     }
-    let m = Merged::from_threads(results);
-    let seconds = if params.requests.is_some() {
-        recorded
-    } else {
-        recorded.min(params.duration.as_secs_f64())
-    };
-    cell.seconds = seconds;
-    cell.requests = m.hist.len();
-    cell.rps = cell.requests as f64 / seconds.max(1e-9);
-    cell.bytes_per_sec = m.bytes as f64 / seconds.max(1e-9);
-    cell.latency = Latency::from_hist(&m.hist);
-    cell.non_2xx = m.non_2xx;
-    cell.socket_errors = m.socket_errors;
-    cell.timeouts = m.timeouts;
-    cell.first_error = m.first_error;
-    cell.sampled = m.sampled;
-    cell.per_connection = PerConnection::from_counts(&m.per_conn);
-    cell.status = if let Some(c) = crashed {
-        Status::Crashed(c)
-    } else if let Some(e) = m.first_mismatch {
-        Status::Failing(format!(
-            "{} of {} sampled responses differ from the oracle: {e}",
-            m.mismatches, m.sampled
-        ))
-    } else if stop.load(Ordering::Relaxed) {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
-    cell
+    Run {
+        merged: Merged::from_threads(results),
+        recorded,
+        server_cpu_pct,
+        client_cpu_pct,
+        server_peak_rss,
+        crashed,
+    }
+}
+
+impl CellResult {
+    /// A cell that has not run yet: its names, environment and parameters, no figures.
+    fn empty(
+        target: &Target,
+        scenario: &Scenario,
+        connections: usize,
+        params: &LoadParams,
+    ) -> CellResult {
+        let (version, variant, threads) = match target {
+            Target::Framework(e, o) => {
+                (format!("{} {}", e.krate, e.version()), o.label(), o.threads)
+            }
+            Target::Url(_) => ("-".to_owned(), String::new(), 0),
+        };
+        CellResult {
+            target: target.name(),
+            version,
+            scenario: scenario.name.to_owned(),
+            variant,
+            server_threads: threads,
+            connections,
+            pipeline: params.pipeline,
+            rate: params.rate,
+            status: Status::Ok,
+            seconds: 0.0,
+            requests: 0,
+            rps: 0.0,
+            bytes_per_sec: 0.0,
+            latency: Latency::default(),
+            non_2xx: 0,
+            socket_errors: 0,
+            timeouts: 0,
+            first_error: None,
+            sampled: 0,
+            per_connection: PerConnection::default(),
+            server_cpu_pct: None,
+            server_peak_rss: None,
+            client_cpu_pct: None,
+        }
+    }
+
+    /// Fills in the figures of a load, and its status.
+    fn record(&mut self, run: Run, params: &LoadParams) {
+        let m = run.merged;
+        let seconds = if params.requests.is_some() {
+            run.recorded
+        } else {
+            run.recorded.min(params.duration.as_secs_f64())
+        };
+        self.seconds = seconds;
+        self.requests = m.hist.len();
+        self.rps = self.requests as f64 / seconds.max(1e-9);
+        self.bytes_per_sec = m.bytes as f64 / seconds.max(1e-9);
+        self.latency = Latency::from_hist(&m.hist);
+        self.non_2xx = m.non_2xx;
+        self.socket_errors = m.socket_errors;
+        self.timeouts = m.timeouts;
+        self.sampled = m.sampled;
+        self.per_connection = PerConnection::from_counts(&m.per_conn);
+        self.server_cpu_pct = run.server_cpu_pct;
+        self.client_cpu_pct = run.client_cpu_pct;
+        self.server_peak_rss = run.server_peak_rss;
+        self.status = if let Some(c) = run.crashed {
+            Status::Crashed(c)
+        } else if let Some(e) = &m.first_mismatch {
+            Status::Failing(format!(
+                "{} of {} sampled responses differ from the oracle: {e}",
+                m.mismatches, m.sampled
+            ))
+        } else if interrupted().load(Ordering::Relaxed) {
+            Status::Interrupted
+        } else {
+            Status::Ok
+        };
+        self.first_error = m.first_error;
+    }
 }
 
 /// A sweep: targets × scenarios × connection counts.
