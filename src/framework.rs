@@ -38,6 +38,8 @@ pub trait Framework: Sized + 'static {
     const IN_PROCESS: bool = true;
     /// Whether [`Framework::serve`] works.
     const LOOPBACK: bool = true;
+    /// A floor or ceiling measured for comparison (null, null-hyper010, raw), not a framework.
+    const BASELINE: bool = false;
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -93,6 +95,8 @@ pub struct Entry {
     pub in_process: bool,
     /// See [`Framework::LOOPBACK`].
     pub loopback: bool,
+    /// See [`Framework::BASELINE`].
+    pub baseline: bool,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     available: fn() -> Result<(), String>,
     version: fn() -> Option<&'static str>,
@@ -111,6 +115,7 @@ impl Entry {
             major: F::MAJOR,
             in_process: F::IN_PROCESS,
             loopback: F::LOOPBACK,
+            baseline: F::BASELINE,
             build: build_boxed::<F>,
             available: F::available,
             version: F::version,

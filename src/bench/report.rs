@@ -173,6 +173,12 @@ fn ordered(names: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// Whether `name` is a floor or ceiling measured for comparison
+/// ([`crate::framework::Framework::BASELINE`]), not a framework.
+fn is_baseline(name: &str) -> bool {
+    crate::frameworks::find(name).is_some_and(|e| e.baseline)
+}
+
 fn scenario_header(first: &str) -> Vec<String> {
     std::iter::once(first.to_owned())
         .chain(SCENARIOS.iter().map(|s| s.name.to_owned()))
@@ -262,7 +268,7 @@ pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
         out.push_str("### Cost of logging (`log=sink` − `log=off`, io memory)\n\n");
         let rows: Vec<Vec<String>> = names
             .iter()
-            .filter(|fw| !fw.starts_with("null"))
+            .filter(|fw| !is_baseline(fw))
             .map(|fw| {
                 std::iter::once(fw.clone())
                     .chain(SCENARIOS.iter().map(|s| {
@@ -286,7 +292,7 @@ pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
             .collect();
         let rows: Vec<Vec<String>> = names
             .iter()
-            .filter(|fw| !fw.starts_with("null"))
+            .filter(|fw| !is_baseline(fw))
             .map(|fw| {
                 std::iter::once(fw.clone())
                     .chain(IO_SCENARIOS.iter().map(|s| {
@@ -411,7 +417,7 @@ fn floor_ratio(out: &mut String, names: &[String], get: &impl Fn(&str, &str, &st
     let hello = |fw: &str| get("in_process/hello", fw, "log=off,io=memory");
     let fastest = names
         .iter()
-        .filter(|n| !n.starts_with("null"))
+        .filter(|n| !is_baseline(n))
         .filter_map(|n| hello(n).map(|t| (n, t)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
     if let (Some(null), Some((name, t))) = (hello("null"), fastest) {

@@ -24,6 +24,7 @@ impl Framework for Null010 {
     const NAME: &'static str = "null-hyper010";
     const CRATE: &'static str = "hyper";
     const MAJOR: &'static str = "0.10.";
+    const BASELINE: bool = true;
     const LOOPBACK: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {

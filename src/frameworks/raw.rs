@@ -38,6 +38,7 @@ impl Framework for Raw {
     const NAME: &'static str = "raw";
     const CRATE: &'static str = "framebench";
     const MAJOR: &'static str = "";
+    const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
