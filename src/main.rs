@@ -278,7 +278,7 @@ fn serve(
         bench_cmd(framebench::bench::cli::install_limit(name, max).map(|()| ExitCode::SUCCESS))?;
     }
     let fixtures = load_fixtures()?;
-    // Issue 5: the redis scenario's Redis, alive as long as the server.
+    // The redis scenario's Redis, alive as long as the server.
     let _redis = redis.provide(&fixtures)?;
     let app = entry.build(&Config { fixtures, options }).map_err(fail)?;
     let listener =

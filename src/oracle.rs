@@ -80,7 +80,7 @@ pub const SCENARIOS: &[Scenario] = &[
         content_type: Some("application/json"),
         body: Body::Text(r#"{"message":"Hello, World!"}"#),
     },
-    // Issue 5: needs a real Redis (see `Scenario::needs_redis`); seeded by `crate::redis`.
+    // Needs a real Redis (see `Scenario::needs_redis`); seeded by `crate::redis`.
     Scenario {
         name: REDIS_SCENARIO,
         path: "/get?key=foo",

@@ -1,4 +1,4 @@
-//! Issue 3's command-line pieces: `serve --max-requests` (the server of the callgrind loopback
+//! The command-line pieces the benches use: `serve --max-requests` (the server of the callgrind loopback
 //! bench exits by itself), `profile` (bounded hot loop, one-line usage errors) and `report`
 //! (reads criterion's files; refuses an empty target folder).
 

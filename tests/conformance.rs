@@ -9,7 +9,7 @@ use framebench::options::Options;
 #[test]
 fn every_framework_matches_the_oracle() {
     let fixtures = Fixtures::load_default().unwrap();
-    // Issue 5: a real redis-server for the redis scenario (skipped with a message without one).
+    // A real redis-server for the redis scenario (skipped with a message without one).
     let _redis = framebench::redis::provide(&fixtures, None).unwrap();
     let mut rows = Vec::new();
     for entry in REGISTRY {
