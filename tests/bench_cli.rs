@@ -182,11 +182,11 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     .unwrap();
     // A gungraun summary.json (trimmed to the fields the report reads), for in-process hello,
     // logging off, framework 0 (`null`).
-    let cg = dir.join("gungraun/framebench/callgrind/in_process/hello.off_0");
+    let cg = dir.join("gungraun/framebench/callgrind/in_process/dispatch.hello_off_0");
     std::fs::create_dir_all(&cg).unwrap();
     std::fs::write(
         cg.join("summary.json"),
-        r#"{"module_path":"callgrind::in_process::hello","id":"off_0","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
+        r#"{"module_path":"callgrind::in_process::dispatch","id":"hello_off_0","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
     )
     .unwrap();
     let out = run(&[
@@ -202,4 +202,34 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     assert!(text.contains("## Environment"), "{text}");
     assert!(text.contains("| null | 1,234 |"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// gungraun's ids are literals, so `benches/callgrind.rs` names the scenarios once more, one
+/// `#[benches]` line per scenario and logging: it must name every scenario of the oracle that
+/// runs without Redis, and nothing else.
+#[test]
+fn callgrind_bench_counts_every_scenario() {
+    let source = include_str!("../benches/callgrind.rs");
+    let countable: Vec<_> = oracle::SCENARIOS
+        .iter()
+        .filter(|s| !s.needs_redis())
+        .collect();
+    for s in &countable {
+        for (id, logging) in [("off", "Off"), ("sink", "Sink")] {
+            let line = format!(
+                "#[benches::{0}_{id}(iter = targets(\"{0}\", Logging::{logging}), setup = prepare)]",
+                s.name
+            );
+            assert!(
+                source.contains(&line),
+                "benches/callgrind.rs does not count {}: add `{line}`",
+                s.name
+            );
+        }
+    }
+    assert_eq!(
+        source.matches("\n#[benches::").count(),
+        2 * countable.len(),
+        "benches/callgrind.rs counts a scenario the oracle does not have"
+    );
 }

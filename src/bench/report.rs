@@ -527,8 +527,11 @@ pub fn read_gungraun_summary(summary: &Value) -> anyhow::Result<Option<Count>> {
         }));
     }
     if module.starts_with("callgrind::") {
-        // `off_<i>` / `sink_<i>`, `<i>` indexing the in-process frameworks.
-        let Some((logging, index)) = id.rsplit_once('_') else {
+        // `<scenario>_<logging>_<i>`, `<i>` indexing the in-process frameworks.
+        let Some((scenario_logging, index)) = id.rsplit_once('_') else {
+            return Ok(None);
+        };
+        let Some((scenario, logging)) = scenario_logging.rsplit_once('_') else {
             return Ok(None);
         };
         let Ok(index) = index.parse::<usize>() else {
@@ -537,7 +540,6 @@ pub fn read_gungraun_summary(summary: &Value) -> anyhow::Result<Option<Count>> {
         let Some(entry) = REGISTRY.iter().filter(|e| e.in_process).nth(index) else {
             return Ok(None);
         };
-        let scenario = function.trim_end_matches('_');
         return Ok(Some(Count {
             key: format!("in_process/{scenario}/{logging}"),
             framework: entry.name.to_owned(),
