@@ -8,10 +8,16 @@
 //! collecting the response, with `block_on` on the bench's own thread so that callgrind sees all
 //! of it.
 //!
-//! Ids: one benchmark function per scenario, `off_<i>` / `sink_<i>` per logging, where `<i>`
-//! indexes the in-process frameworks in registry order (`framebench list`; `framebench report`
-//! prints the names). Reduce the set with gungraun's filter, e.g. hello only:
-//! `cargo bench --bench callgrind -- '*::hello::*'` (a wildcard on `callgrind::in_process::hello::off_0`).
+//! Ids: one benchmark function, [`dispatch`], and an id `<scenario>_<logging>_<i>` per cell,
+//! where `<i>` indexes the in-process frameworks in registry order (`framebench list`;
+//! `framebench report` prints the names). Reduce the set with gungraun's filter, e.g. hello only:
+//! `cargo bench --bench callgrind -- '*::hello_*'` (a wildcard on
+//! `callgrind::in_process::dispatch::hello_off_0`).
+//!
+//! gungraun's ids are literals, so the scenarios are named once more below, one `#[benches]`
+//! line per scenario and logging; everything else about a cell is read from the oracle and the
+//! registry. `tests/bench_cli.rs` checks that the lines name every scenario of the oracle that
+//! runs without Redis, so a new scenario cannot be left uncounted.
 
 use std::hint::black_box;
 
@@ -22,12 +28,31 @@ use framebench::fixtures::Fixtures;
 use framebench::framework::{Config, Entry, Request, Response};
 use framebench::frameworks::REGISTRY;
 use framebench::options::{Logging, Options};
-use framebench::oracle;
+use framebench::oracle::{self, Scenario};
 use framebench::tools::Tool;
 
-/// The frameworks with an in-process path, in registry order: the `<i>` of the ids.
-fn frameworks() -> Vec<&'static Entry> {
-    REGISTRY.iter().filter(|e| e.in_process).collect()
+/// What one benchmark counts: a scenario of the oracle, with this logging, on this framework.
+struct Target {
+    scenario: &'static Scenario,
+    logging: Logging,
+    entry: &'static Entry,
+}
+
+/// The targets of one `#[benches]` line: `scenario` with `logging` on every framework with an
+/// in-process path, in registry order (the `<i>` of the ids).
+fn targets(scenario: &str, logging: Logging) -> impl Iterator<Item = Target> {
+    let scenario = oracle::scenario(scenario)
+        .filter(|s| !s.needs_redis())
+        .unwrap_or_else(|| panic!("{scenario}: not a scenario of the oracle without Redis"));
+    // Collected first, as this bench always has: the counted process's heap then looks the
+    // same when the count starts, and malloc takes the same paths inside it (a lazy iterator
+    // moves some counts by a few hundred instructions).
+    let frameworks: Vec<&'static Entry> = REGISTRY.iter().filter(|e| e.in_process).collect();
+    frameworks.into_iter().map(move |entry| Target {
+        scenario,
+        logging,
+        entry,
+    })
 }
 
 /// A prepared cell and the request to count.
@@ -36,8 +61,13 @@ struct Cell {
     request: Option<Request>,
 }
 
-fn prepare(entry: &'static Entry, scenario: &str, logging: Logging) -> Cell {
-    let scenario = oracle::scenario(scenario).expect("scenario");
+/// Builds the target's app, checks it against the oracle and warms it up (not counted).
+fn prepare(target: Target) -> Cell {
+    let Target {
+        scenario,
+        logging,
+        entry,
+    } = target;
     let fixtures = Fixtures::load_default().expect("fixtures");
     let options = Options {
         logging,
@@ -72,78 +102,24 @@ fn count(mut cell: Cell) -> (Response, Cell) {
     (black_box(res), cell)
 }
 
-/// Setup functions: one per scenario × logging, each taking the framework.
-macro_rules! setups {
-    ($($fn_name:ident = ($scenario:expr, $logging:expr);)*) => {
-        $(
-            fn $fn_name(entry: &'static Entry) -> Cell {
-                prepare(entry, $scenario, $logging)
-            }
-        )*
-    };
-}
-
-setups! {
-    hello_off = ("hello", Logging::Off);
-    hello_sink = ("hello", Logging::Sink);
-    not_found_off = ("not_found", Logging::Off);
-    not_found_sink = ("not_found", Logging::Sink);
-    static_off = ("static", Logging::Off);
-    static_sink = ("static", Logging::Sink);
-    template_off = ("template", Logging::Off);
-    template_sink = ("template", Logging::Sink);
-    paste_off = ("paste", Logging::Off);
-    paste_sink = ("paste", Logging::Sink);
-    json_off = ("json", Logging::Off);
-    json_sink = ("json", Logging::Sink);
-}
-
 #[library_benchmark]
-#[benches::off(iter = frameworks(), setup = hello_off)]
-#[benches::sink(iter = frameworks(), setup = hello_sink)]
-fn hello(cell: Cell) -> (Response, Cell) {
+#[benches::hello_off(iter = targets("hello", Logging::Off), setup = prepare)]
+#[benches::hello_sink(iter = targets("hello", Logging::Sink), setup = prepare)]
+#[benches::not_found_off(iter = targets("not_found", Logging::Off), setup = prepare)]
+#[benches::not_found_sink(iter = targets("not_found", Logging::Sink), setup = prepare)]
+#[benches::static_off(iter = targets("static", Logging::Off), setup = prepare)]
+#[benches::static_sink(iter = targets("static", Logging::Sink), setup = prepare)]
+#[benches::template_off(iter = targets("template", Logging::Off), setup = prepare)]
+#[benches::template_sink(iter = targets("template", Logging::Sink), setup = prepare)]
+#[benches::paste_off(iter = targets("paste", Logging::Off), setup = prepare)]
+#[benches::paste_sink(iter = targets("paste", Logging::Sink), setup = prepare)]
+#[benches::json_off(iter = targets("json", Logging::Off), setup = prepare)]
+#[benches::json_sink(iter = targets("json", Logging::Sink), setup = prepare)]
+fn dispatch(cell: Cell) -> (Response, Cell) {
     count(cell)
 }
 
-#[library_benchmark]
-#[benches::off(iter = frameworks(), setup = not_found_off)]
-#[benches::sink(iter = frameworks(), setup = not_found_sink)]
-fn not_found(cell: Cell) -> (Response, Cell) {
-    count(cell)
-}
-
-#[library_benchmark]
-#[benches::off(iter = frameworks(), setup = static_off)]
-#[benches::sink(iter = frameworks(), setup = static_sink)]
-fn static_(cell: Cell) -> (Response, Cell) {
-    count(cell)
-}
-
-#[library_benchmark]
-#[benches::off(iter = frameworks(), setup = template_off)]
-#[benches::sink(iter = frameworks(), setup = template_sink)]
-fn template(cell: Cell) -> (Response, Cell) {
-    count(cell)
-}
-
-#[library_benchmark]
-#[benches::off(iter = frameworks(), setup = paste_off)]
-#[benches::sink(iter = frameworks(), setup = paste_sink)]
-fn paste(cell: Cell) -> (Response, Cell) {
-    count(cell)
-}
-
-#[library_benchmark]
-#[benches::off(iter = frameworks(), setup = json_off)]
-#[benches::sink(iter = frameworks(), setup = json_sink)]
-fn json(cell: Cell) -> (Response, Cell) {
-    count(cell)
-}
-
-library_benchmark_group!(
-    name = in_process,
-    benchmarks = [hello, not_found, static_, template, paste, json]
-);
+library_benchmark_group!(name = in_process, benchmarks = [dispatch]);
 
 /// gungraun evaluates this first, in `cargo bench`'s own process (the runs it starts under
 /// valgrind never call it): without valgrind or the matching `gungraun-runner` the target says

@@ -4,7 +4,7 @@
 # second run). Exits 1 when any cell differs, unless ALLOW_DIFF=1.
 #
 #   scripts/callgrind-repeat.sh                       # all 108 in-process cells
-#   scripts/callgrind-repeat.sh '*::hello::*'         # the reduced hello set (CI)
+#   scripts/callgrind-repeat.sh '*::hello_*'          # the reduced hello set (CI)
 #   BENCH=callgrind_loopback ALLOW_DIFF=1 scripts/callgrind-repeat.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

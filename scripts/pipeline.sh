@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5: pipelined hello at depths 16 and 128 for every framework that serves (seed 002's
+# Pipelined hello at depths 16 and 128 for every framework that serves (seed 002's
 # pipelining comparison, rerun with the Rocket, Gotham and Go peers), plus the json scenario.
 # Writes docs/seeds/pipeline/pipeline-16.md, pipeline-128.md and json.md (or $OUT/), and prints them.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reruns each seed article's experiment (../shared/seeds) on framebench and writes one Markdown
 # file per seed into docs/seeds/ (plus JSON with the environment and a PNG plot), for
-# docs/seeds.md. Sections for other frameworks (issue 5) append their own lines below.
+# docs/seeds.md.
 #
 #   scripts/seeds.sh                      # release build, 10 s per cell (about 15 minutes)
 #   DURATION=2s scripts/seeds.sh          # a quick pass

@@ -69,6 +69,8 @@ pub trait Framework: Sized + 'static {
     /// Whether its server counts responses for `serve --max-requests`
     /// ([`crate::server::limit`]), which the loopback callgrind bench needs.
     const COUNTS_REQUESTS: bool = false;
+    /// A floor or ceiling measured for comparison (null, null-hyper010, raw), not a framework.
+    const BASELINE: bool = false;
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -128,6 +130,8 @@ pub struct Entry {
     pub counts_requests: bool,
     /// See [`Framework::TOOL`].
     pub tool: Option<Tool>,
+    /// See [`Framework::BASELINE`].
+    pub baseline: bool,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     available: fn() -> Result<(), String>,
     version: fn() -> Option<&'static str>,
@@ -148,6 +152,7 @@ impl Entry {
             loopback: F::LOOPBACK,
             counts_requests: F::COUNTS_REQUESTS,
             tool: F::TOOL,
+            baseline: F::BASELINE,
             build: build_boxed::<F>,
             available: F::available,
             version: F::version,

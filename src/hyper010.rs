@@ -46,7 +46,8 @@ use crate::server::{self, Threads};
 /// The peer address in-process requests come from.
 pub const PEER: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40000));
 /// The local address in-process requests arrive at.
-pub const LOCAL: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
+pub const IN_PROCESS_SERVER_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
 
 /// A content type in hyper 0.10's mime types, which iron and nickel share. The oracle's
 /// constants are built directly, as a handler would write them; only a static file's type is

@@ -1,4 +1,4 @@
-//! Issue 3's command-line pieces: `serve --max-requests` (the server of the callgrind loopback
+//! The command-line pieces the benches use: `serve --max-requests` (the server of the callgrind loopback
 //! bench exits by itself), `profile` (bounded hot loop, one-line usage errors) and `report`
 //! (reads criterion's files; refuses an empty target folder).
 
@@ -175,11 +175,11 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     .unwrap();
     // A gungraun summary.json (trimmed to the fields the report reads), for in-process hello,
     // logging off, framework 0 (`null`).
-    let cg = dir.join("gungraun/framebench/callgrind/in_process/hello.off_0");
+    let cg = dir.join("gungraun/framebench/callgrind/in_process/dispatch.hello_off_0");
     std::fs::create_dir_all(&cg).unwrap();
     std::fs::write(
         cg.join("summary.json"),
-        r#"{"module_path":"callgrind::in_process::hello","id":"off_0","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
+        r#"{"module_path":"callgrind::in_process::dispatch","id":"hello_off_0","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
     )
     .unwrap();
     let out = run(&[
@@ -195,4 +195,34 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     assert!(text.contains("## Environment"), "{text}");
     assert!(text.contains("| null | 1,234 |"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// gungraun's ids are literals, so `benches/callgrind.rs` names the scenarios once more, one
+/// `#[benches]` line per scenario and logging: it must name every scenario of the oracle that
+/// runs without Redis, and nothing else.
+#[test]
+fn callgrind_bench_counts_every_scenario() {
+    let source = include_str!("../benches/callgrind.rs");
+    let countable: Vec<_> = oracle::SCENARIOS
+        .iter()
+        .filter(|s| !s.needs_redis())
+        .collect();
+    for s in &countable {
+        for (id, logging) in [("off", "Off"), ("sink", "Sink")] {
+            let line = format!(
+                "#[benches::{0}_{id}(iter = targets(\"{0}\", Logging::{logging}), setup = prepare)]",
+                s.name
+            );
+            assert!(
+                source.contains(&line),
+                "benches/callgrind.rs does not count {}: add `{line}`",
+                s.name
+            );
+        }
+    }
+    assert_eq!(
+        source.matches("\n#[benches::").count(),
+        2 * countable.len(),
+        "benches/callgrind.rs counts a scenario the oracle does not have"
+    );
 }

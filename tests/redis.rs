@@ -14,10 +14,6 @@ use framebench::oracle::{self, Observed, REDIS_SCENARIO};
 use framebench::redis::{self as fbredis, RedisServer, MISSING_KEY};
 use framebench::tools::Tool;
 
-/// The baselines answer the redis scenario from a canned value (docs/methodology.md): only the
-/// oracle's own request is theirs to answer.
-const BASELINES: &[&str] = &["null", "null-hyper010", "raw"];
-
 /// How long a request may take once Redis is gone: the clients' bounds (connect 0.5 s, command
 /// 1 s, pool wait 1 s) plus slack for a loaded machine.
 const GONE_BOUND: Duration = Duration::from_secs(4);
@@ -82,7 +78,9 @@ fn every_framework_reads_redis_and_404s_a_missing_key() {
             if let Err(e) = expected.check(&got) {
                 failures.push(format!("{} {mode} foo: {e}", entry.name));
             }
-            if BASELINES.contains(&entry.name) {
+            // The baselines answer the redis scenario from a canned value
+            // (docs/methodology.md): only the oracle's own request is theirs to answer.
+            if entry.baseline {
                 return;
             }
             let got = get(&format!("/get?key={MISSING_KEY}"));
@@ -102,7 +100,7 @@ fn every_framework_reads_redis_and_404s_a_missing_key() {
 fn without_a_redis_url_get_answers_503() {
     let config = config_with(None);
     let mut failures = Vec::new();
-    for entry in runnable().filter(|e| !BASELINES.contains(&e.name)) {
+    for entry in runnable().filter(|e| !e.baseline) {
         let app = build(entry, &config);
         each_mode(entry, &*app, |mode, get| {
             let got = get("/get?key=foo");
@@ -121,7 +119,7 @@ fn when_redis_goes_away_get_answers_502_or_503_and_the_rest_keeps_working() {
         return;
     }
     let mut failures = Vec::new();
-    for entry in runnable().filter(|e| !BASELINES.contains(&e.name)) {
+    for entry in runnable().filter(|e| !e.baseline) {
         // A Redis of its own: this test kills it.
         let mut server = RedisServer::start().unwrap();
         let config = config_with(Some(&server));
@@ -209,7 +207,7 @@ fn check_uses_the_redis_it_is_given() {
     // are built.
     let Some(fw) = REGISTRY
         .iter()
-        .find(|e| e.in_process && e.tool.is_none() && e.krate != "framebench")
+        .find(|e| e.in_process && e.tool.is_none() && !e.baseline)
     else {
         return;
     };

@@ -72,15 +72,10 @@ pub const IO_SCENARIOS: &[&str] = &["static", "paste"];
 /// Server threads of the loopback benches (`framebench serve --threads`).
 pub const LOOPBACK_THREADS: usize = 1;
 
-/// True for the in-process floors (`null`, `null-hyper010`), which ignore every option.
-pub fn is_baseline(entry: &Entry) -> bool {
-    entry.name.starts_with("null")
-}
-
 /// The variants measured in-process for `entry` × `scenario`: logging off and sink, and io
 /// disk only where the route reads a file. The baselines ignore options and run once.
 pub fn in_process_variants(entry: &Entry, scenario: &Scenario) -> Vec<Options> {
-    if is_baseline(entry) {
+    if entry.baseline {
         return vec![Options::default()];
     }
     Options::variants(Options::default().threads)

@@ -170,59 +170,66 @@ impl Report {
             "Environment: `{}`\n",
             self.header().replace('\n', "` · `")
         );
+        let conns = self.connection_counts();
+        for scenario in self.scenarios() {
+            self.write_rps_table(&mut s, scenario, &conns);
+        }
+        self.write_details(&mut s);
+        s
+    }
+
+    /// Every connection count measured, ascending.
+    fn connection_counts(&self) -> Vec<usize> {
         let mut conns: Vec<usize> = self.cells.iter().map(|c| c.connections).collect();
         conns.sort_unstable();
         conns.dedup();
+        conns
+    }
+
+    /// Every scenario measured, in the order of the cells.
+    fn scenarios(&self) -> Vec<&str> {
         let mut scenarios: Vec<&str> = Vec::new();
         for c in &self.cells {
             if !scenarios.contains(&c.scenario.as_str()) {
                 scenarios.push(&c.scenario);
             }
         }
-        for sc in &scenarios {
-            let _ = writeln!(s, "#### `{sc}`: requests per second\n");
-            let _ = write!(s, "| target | variant |");
-            for c in &conns {
-                let _ = write!(s, " {c} conns |");
+        scenarios
+    }
+
+    /// One scenario's requests per second: a row per target and variant, a column per
+    /// connection count.
+    fn write_rps_table(&self, s: &mut String, scenario: &str, conns: &[usize]) {
+        let _ = writeln!(s, "#### `{scenario}`: requests per second\n");
+        let _ = write!(s, "| target | variant |");
+        for c in conns {
+            let _ = write!(s, " {c} conns |");
+        }
+        let _ = write!(s, "\n|---|---|");
+        for _ in conns {
+            let _ = write!(s, "---:|");
+        }
+        let _ = writeln!(s);
+        let cells = || self.cells.iter().filter(|c| c.scenario == scenario);
+        let mut rows: Vec<(&str, &str)> = Vec::new();
+        for c in cells() {
+            if !rows.contains(&(c.target.as_str(), c.variant.as_str())) {
+                rows.push((&c.target, &c.variant));
             }
-            let _ = write!(s, "\n|---|---|");
-            for _ in &conns {
-                let _ = write!(s, "---:|");
-            }
-            let _ = writeln!(s);
-            let mut rows: Vec<(&str, &str)> = Vec::new();
-            for c in self.cells.iter().filter(|c| c.scenario == *sc) {
-                if !rows.contains(&(c.target.as_str(), c.variant.as_str())) {
-                    rows.push((&c.target, &c.variant));
-                }
-            }
-            for (t, v) in rows {
-                let _ = write!(s, "| {t} | {v} |");
-                for n in &conns {
-                    let cell = self.cells.iter().find(|c| {
-                        c.scenario == *sc && c.target == t && c.variant == v && c.connections == *n
-                    });
-                    let _ = write!(
-                        s,
-                        " {} |",
-                        match cell {
-                            None => "–".to_owned(),
-                            Some(c) if c.status == Status::Ok => {
-                                let starved = if c.per_connection.starved > 0 {
-                                    format!(" ({} starved)", c.per_connection.starved)
-                                } else {
-                                    String::new()
-                                };
-                                format!("{}{starved}", kilo(c.rps))
-                            }
-                            Some(c) => c.status.short().to_owned(),
-                        }
-                    );
-                }
-                let _ = writeln!(s);
+        }
+        for (t, v) in rows {
+            let _ = write!(s, "| {t} | {v} |");
+            for n in conns {
+                let cell = cells().find(|c| c.target == t && c.variant == v && c.connections == *n);
+                let _ = write!(s, " {} |", rps_cell(cell));
             }
             let _ = writeln!(s);
         }
+        let _ = writeln!(s);
+    }
+
+    /// Every figure of every cell, then the failures.
+    fn write_details(&self, s: &mut String) {
         let _ = writeln!(s, "#### Details\n");
         let _ = writeln!(s, "| target | version | scenario | variant | conns | req/s | MB/s | mean | p50 | p90 | p99 | p99.9 | max | non-2xx | socket errors | timeouts | req/conn min/mean/max | starved | server CPU | server peak RSS | client CPU | status |");
         let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
@@ -246,7 +253,23 @@ impl Report {
                 let _ = writeln!(s, "- {f}");
             }
         }
-        s
+    }
+}
+
+/// A cell of the req/s table: the rate with any starved connections, the status of a cell that
+/// did not end `ok`, or a dash for one not measured.
+fn rps_cell(cell: Option<&CellResult>) -> String {
+    match cell {
+        None => "–".to_owned(),
+        Some(c) if c.status == Status::Ok => {
+            let starved = if c.per_connection.starved > 0 {
+                format!(" ({} starved)", c.per_connection.starved)
+            } else {
+                String::new()
+            };
+            format!("{}{starved}", kilo(c.rps))
+        }
+        Some(c) => c.status.short().to_owned(),
     }
 }
 

@@ -33,6 +33,21 @@ struct Series {
     top_starved: usize,
 }
 
+impl Series {
+    /// Its name in the latency legend: the connection count the latencies are from, and how
+    /// many connections starved there.
+    fn latency_label(&self) -> String {
+        if self.top_starved > 0 {
+            format!(
+                "{} (c={}, {} starved)",
+                self.label, self.top_conns, self.top_starved
+            )
+        } else {
+            format!("{} (c={})", self.label, self.top_conns)
+        }
+    }
+}
+
 /// One row of the figure: a scenario, the connection counts, its series.
 struct Panel {
     scenario: String,
@@ -135,15 +150,17 @@ fn draw_on<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plot: {e:?}");
-    root.fill(&WHITE).map_err(err)?;
-    let root = root.titled(title, (FONT, 22).into_font()).map_err(err)?;
+    root.fill(&WHITE).map_err(plot_error)?;
+    let root = root
+        .titled(title, (FONT, 22).into_font())
+        .map_err(plot_error)?;
     for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
         draw_panel(area, panel)?;
     }
     Ok(())
 }
 
+/// One panel: throughput on the left, latency on the right.
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
@@ -151,15 +168,26 @@ fn draw_panel<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plot: {e:?}");
-    let series = &panel.series;
-    let conns = &panel.conns;
     let (left, right) = area.split_horizontally(760);
-    let max_rps = series
+    draw_throughput(&left, panel)?;
+    draw_latency(&right, panel)
+}
+
+/// Requests per second against connections, one line per series.
+fn draw_throughput<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let conns = &panel.conns;
+    let max_rps = panel
+        .series
         .iter()
         .flat_map(|s| s.rps.iter().map(|p| p.1))
         .fold(1.0f64, f64::max);
-    let mut chart = ChartBuilder::on(&left)
+    let mut chart = ChartBuilder::on(area)
         .caption(
             format!("{}: requests per second vs connections", panel.scenario),
             (FONT, 18),
@@ -168,7 +196,8 @@ where
         .x_label_area_size(45)
         .y_label_area_size(80)
         .build_cartesian_2d(-0.3f64..(conns.len() as f64 - 0.7), 0.0..max_rps * 1.1)
-        .map_err(err)?;
+        .map_err(plot_error)?;
+    // The x axis is the index into `conns`: label the whole indices with their count.
     let conn_label = |v: &f64| {
         let k = v.round();
         match conns.get(k as usize) {
@@ -185,37 +214,30 @@ where
         .y_label_formatter(&|v| format!("{v:.0}"))
         .label_style((FONT, 14))
         .draw()
-        .map_err(err)?;
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(
-                s.rps.iter().copied(),
-                color.stroke_width(2),
-            ))
-            .map_err(err)?
-            .label(s.label.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(s.rps.iter().map(|&p| Circle::new(p, 4, color.filled())))
-            .map_err(err)?;
+        .map_err(plot_error)?;
+    for (i, s) in panel.series.iter().enumerate() {
+        draw_line(&mut chart, i, &s.rps, s.label.clone())?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font((FONT, 12))
-        .position(SeriesLabelPosition::LowerLeft)
-        .draw()
-        .map_err(err)?;
+    draw_legend(&mut chart, SeriesLabelPosition::LowerLeft)
+}
 
-    let labels = ["p50", "p90", "p99", "p99.9", "max"];
-    let lat_values = || series.iter().flat_map(|s| s.latency.iter().map(|p| p.1));
+/// Each series' latency percentiles at its largest connection count, on a log scale.
+fn draw_latency<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let lat_values = || {
+        panel
+            .series
+            .iter()
+            .flat_map(|s| s.latency.iter().map(|p| p.1))
+    };
     let max_lat = lat_values().fold(10.0f64, f64::max);
     let min_lat = lat_values().fold(f64::MAX, f64::min).max(1.0);
-    let mut lat = ChartBuilder::on(&right)
+    let mut chart = ChartBuilder::on(area)
         .caption(
             format!(
                 "{}: latency at each line's largest connection count",
@@ -227,44 +249,77 @@ where
         .x_label_area_size(45)
         .y_label_area_size(80)
         .build_cartesian_2d(-0.3f64..4.3f64, (min_lat * 0.7..max_lat * 1.5).log_scale())
-        .map_err(err)?;
-    lat.configure_mesh()
+        .map_err(plot_error)?;
+    chart
+        .configure_mesh()
         .x_labels(5)
-        .x_label_formatter(&|v| {
-            let k = v.round();
-            if (v - k).abs() < 0.01 && (0.0..5.0).contains(&k) {
-                labels[k as usize].to_owned()
-            } else {
-                String::new()
-            }
-        })
+        .x_label_formatter(&percentile_label)
         .y_desc("latency, µs (log scale)")
         .y_label_formatter(&|v| format!("{v:.0}"))
         .label_style((FONT, 14))
         .draw()
-        .map_err(err)?;
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        lat.draw_series(LineSeries::new(
-            s.latency.iter().copied(),
+        .map_err(plot_error)?;
+    for (i, s) in panel.series.iter().enumerate() {
+        draw_line(&mut chart, i, &s.latency, s.latency_label())?;
+    }
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
+}
+
+/// The latency chart's x axis is the index into the percentiles: label the whole indices.
+fn percentile_label(v: &f64) -> String {
+    let labels = ["p50", "p90", "p99", "p99.9", "max"];
+    let k = v.round();
+    if (v - k).abs() < 0.01 && (0.0..5.0).contains(&k) {
+        labels[k as usize].to_owned()
+    } else {
+        String::new()
+    }
+}
+
+/// The `i`-th series: a line through `points` with a dot on each, named `label` in the legend.
+fn draw_line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    i: usize,
+    points: &[(f64, f64)],
+    label: String,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let color = Palette99::pick(i).to_rgba();
+    chart
+        .draw_series(LineSeries::new(
+            points.iter().copied(),
             color.stroke_width(2),
         ))
-        .map_err(err)?
-        .label(if s.top_starved > 0 {
-            format!("{} (c={}, {} starved)", s.label, s.top_conns, s.top_starved)
-        } else {
-            format!("{} (c={})", s.label, s.top_conns)
-        })
+        .map_err(plot_error)?
+        .label(label)
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        lat.draw_series(s.latency.iter().map(|&p| Circle::new(p, 4, color.filled())))
-            .map_err(err)?;
-    }
-    lat.configure_series_labels()
+    chart
+        .draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+        .map_err(plot_error)?;
+    Ok(())
+}
+
+/// The legend box, at `position`.
+fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .label_font((FONT, 12))
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(position)
         .draw()
-        .map_err(err)?;
-    Ok(())
+        .map_err(plot_error)
+}
+
+/// A plotters error as an `anyhow` one.
+fn plot_error<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> anyhow::Error {
+    anyhow!("plot: {e:?}")
 }

@@ -94,7 +94,7 @@ impl Framework for Iron {
         Ok(Iron {
             in_process: DotGuard(RawHandler::new(
                 Arc::clone(&handler),
-                crate::hyper010::LOCAL,
+                crate::hyper010::IN_PROCESS_SERVER_ADDR,
             )),
             handler,
             threads: config.options.threads,

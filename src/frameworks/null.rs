@@ -19,6 +19,7 @@ impl Framework for Null {
     const NAME: &'static str = "null";
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
+    const BASELINE: bool = true;
     const LOOPBACK: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {

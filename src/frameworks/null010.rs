@@ -17,13 +17,14 @@ use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 
 /// The in-process floor of iron and nickel.
 pub struct Null010 {
-    handler: Canned,
+    handler: CannedRoutes,
 }
 
 impl Framework for Null010 {
     const NAME: &'static str = "null-hyper010";
     const CRATE: &'static str = "hyper";
     const VERSION_PREFIX: &'static str = "0.10.";
+    const BASELINE: bool = true;
     const LOOPBACK: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -40,7 +41,7 @@ impl Framework for Null010 {
             .collect::<anyhow::Result<_>>()?;
         let not_found = ContentType("text/plain; charset=utf-8".parse().expect("valid mime"));
         Ok(Null010 {
-            handler: Canned { routes, not_found },
+            handler: CannedRoutes { routes, not_found },
         })
     }
 
@@ -54,12 +55,12 @@ impl Framework for Null010 {
 }
 
 /// Answers every path from the table; anything else is an empty 404, as `null` does.
-struct Canned {
+struct CannedRoutes {
     routes: Vec<(&'static str, StatusCode, ContentType, Bytes)>,
     not_found: ContentType,
 }
 
-impl Handler for Canned {
+impl Handler for CannedRoutes {
     fn handle(&self, req: HyperRequest, mut res: HyperResponse) {
         let path = match req.uri {
             // The whole target: the redis scenario's canned answer is for `/get?key=foo` only.

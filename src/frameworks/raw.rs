@@ -28,6 +28,7 @@ impl Framework for Raw {
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
     const COUNTS_REQUESTS: bool = true;
+    const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
