@@ -362,9 +362,10 @@ fn write_loopback(out: &mut String, timings: &Timings) {
              Each cell: time per request, and in brackets the `raw` ceiling's time divided by \
              this one (1.00 = as fast as `raw`; higher is better).\n"
         );
+        let ceiling = crate::frameworks::ceiling().map_or("", |e| e.name);
         let rows = rows(&names, SCENARIOS, |fw, s| {
             let g = format!("loopback/{}", s.name);
-            match (timings.get(&g, fw, client), timings.get(&g, "raw", client)) {
+            match (timings.get(&g, fw, client), timings.get(&g, ceiling, client)) {
                 (Some(t), Some(raw)) => format!("{} ({:.2})", fmt_ns(t), raw / t),
                 (Some(t), None) => fmt_ns(t),
                 _ => "—".into(),
@@ -443,7 +444,8 @@ fn floor_ratio(out: &mut String, names: &[String], timings: &Timings) {
         .filter(|n| !is_baseline(n))
         .filter_map(|n| hello(n).map(|t| (n, t)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
-    if let (Some(null), Some((name, t))) = (hello("null"), fastest) {
+    let floor = crate::frameworks::floor().and_then(|e| hello(e.name));
+    if let (Some(null), Some((name, t))) = (floor, fastest) {
         let _ = writeln!(
             out,
             "`null` hello takes {} per call; the fastest framework's hello ({name}) takes {}, \

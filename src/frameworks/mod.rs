@@ -77,6 +77,17 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<go::GoPeer<go::Fiber>>(),
 ];
 
+/// The in-process floor in-process figures are read against: the first in-process baseline
+/// (`null`).
+pub fn floor() -> Option<&'static Entry> {
+    REGISTRY.iter().find(|e| e.baseline && e.in_process)
+}
+
+/// The loopback ceiling loopback figures are read against: the baseline with a server (`raw`).
+pub fn ceiling() -> Option<&'static Entry> {
+    REGISTRY.iter().find(|e| e.baseline && e.loopback)
+}
+
 /// Looks a framework up by name.
 pub fn find(name: &str) -> Option<&'static Entry> {
     REGISTRY.iter().find(|e| e.name == name)
