@@ -98,7 +98,8 @@ impl Tool {
     pub fn what(self) -> &'static str {
         match self {
             Tool::Redis => "the redis scenario",
-            Tool::Go => "the Go peers (go-nethttp, go-fiber)",
+            // The peers' names live in their registry lines; this module sits below the registry.
+            Tool::Go => "the Go peers in peers/go",
             Tool::Wrk => "the wrk comparison",
             Tool::Valgrind | Tool::Runner => "the callgrind benches",
             Tool::Faketime => "the frozen clock (some callgrind counts then vary between runs)",
