@@ -48,6 +48,8 @@ pub mod poem;
 pub mod raw;
 #[cfg(feature = "rocket")]
 pub mod rocket;
+#[cfg(feature = "warp")]
+pub mod warp;
 
 /// Every framework compiled in, baselines first.
 pub const REGISTRY: &[Entry] = &[
@@ -71,6 +73,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<gotham::Gotham>(),
     #[cfg(feature = "poem")]
     Entry::of::<poem::Poem>(),
+    #[cfg(feature = "warp")]
+    Entry::of::<warp::Warp>(),
     #[cfg(feature = "go")]
     Entry::of::<go::GoPeer<go::NetHttp>>(),
     #[cfg(feature = "go")]
