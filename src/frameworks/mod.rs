@@ -48,6 +48,8 @@ pub mod poem;
 pub mod raw;
 #[cfg(feature = "rocket")]
 pub mod rocket;
+#[cfg(feature = "salvo")]
+pub mod salvo;
 #[cfg(feature = "warp")]
 pub mod warp;
 
@@ -75,6 +77,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<poem::Poem>(),
     #[cfg(feature = "warp")]
     Entry::of::<warp::Warp>(),
+    #[cfg(feature = "salvo")]
+    Entry::of::<salvo::Salvo>(),
     #[cfg(feature = "go")]
     Entry::of::<go::GoPeer<go::NetHttp>>(),
     #[cfg(feature = "go")]
