@@ -30,6 +30,8 @@ use crate::oracle::SCENARIOS;
 pub mod actix;
 #[cfg(feature = "axum")]
 pub mod axum;
+#[cfg(feature = "axum07")]
+pub mod axum07;
 #[cfg(feature = "go")]
 pub mod go;
 #[cfg(feature = "gotham")]
@@ -79,6 +81,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<warp::Warp>(),
     #[cfg(feature = "salvo")]
     Entry::of::<salvo::Salvo>(),
+    #[cfg(feature = "axum07")]
+    Entry::of::<axum07::Axum07>(),
     #[cfg(feature = "go")]
     Entry::of::<go::GoPeer<go::NetHttp>>(),
     #[cfg(feature = "go")]
