@@ -38,6 +38,8 @@ pub mod go;
 pub mod gotham;
 #[cfg(feature = "hyper")]
 pub mod hyper;
+#[cfg(feature = "hyper014")]
+pub mod hyper014;
 #[cfg(feature = "iron")]
 pub mod iron;
 #[cfg(feature = "nickel")]
@@ -83,6 +85,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<salvo::Salvo>(),
     #[cfg(feature = "axum07")]
     Entry::of::<axum07::Axum07>(),
+    #[cfg(feature = "hyper014")]
+    Entry::of::<hyper014::Hyper014>(),
     #[cfg(feature = "go")]
     Entry::of::<go::GoPeer<go::NetHttp>>(),
     #[cfg(feature = "go")]
