@@ -140,9 +140,10 @@ pub fn in_process_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// Sets `TCP_NODELAY` on a listening socket, for servers whose accept loop cannot be reached
-/// (warp's acceptor is sealed). Linux copies the option to every connection the listener
-/// accepts, so this is `TCP_NODELAY` on accepted connections, set once instead of per accept.
+/// Sets `TCP_NODELAY` on a listening socket, for servers whose accepted sockets framebench cannot
+/// reach (warp's acceptor is sealed, salvo's has no setting). Linux copies the option to every
+/// connection the listener accepts, so this is `TCP_NODELAY` on accepted connections, set once
+/// instead of per accept.
 pub fn nodelay_on_accepted(listener: &TcpListener) -> io::Result<()> {
     use std::os::fd::AsRawFd as _;
     let on: libc::c_int = 1;

@@ -132,6 +132,7 @@ impl App {
         }
     }
 
+    /// The hand routing hyper 1's app uses, answered as hyper 0.14's response.
     async fn route(&self, req: &Req) -> Res {
         let (method, uri) = (req.method(), req.uri());
         let get = method == Method::GET || method == Method::HEAD;
