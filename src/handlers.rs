@@ -90,6 +90,48 @@ impl AppState<AsyncStore> {
     }
 }
 
+/// What the hand routing of [`AppState::route`] answers: a reply at once, or, for `/get`, the
+/// Redis lookup still to wait for.
+pub enum Routed<F> {
+    /// Every route but `/get`.
+    Ready(Reply),
+    /// `/get`: the one route that waits on I/O.
+    Redis(F),
+}
+
+impl AppState<AsyncStore> {
+    /// The routing of the apps without a router (raw hyper 1 and 0.14): GET and HEAD only
+    /// (`get` says whether the method is one of them), then the path.
+    pub fn route(
+        &self,
+        get: bool,
+        path: &str,
+        query: Option<&str>,
+    ) -> Routed<impl Future<Output = Reply> + Send + 'static> {
+        if !get {
+            return Routed::Ready(Reply::error(405));
+        }
+        Routed::Ready(match path {
+            "/" => hello(),
+            "/json" => json(),
+            "/template" => self.template(),
+            "/get" => return Routed::Redis(self.redis_get(query)),
+            path => {
+                if let Some(name) = path.strip_prefix("/paste/") {
+                    self.paste(name)
+                } else if let Some(name) = path.strip_prefix("/static/") {
+                    // Our own static-file path, for io=disk too: the same validated lookup as
+                    // pastes, reading the file with std::fs inside the async handler (small
+                    // files).
+                    self.static_file(name)
+                } else {
+                    Reply::error(404)
+                }
+            }
+        })
+    }
+}
+
 impl AppState<SyncStore> {
     /// The state of a blocking app: one pool, shared by every worker thread and by in-process
     /// requests.

@@ -140,6 +140,30 @@ pub fn in_process_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// Sets `TCP_NODELAY` on a listening socket, for servers whose accepted sockets framebench cannot
+/// reach (warp's acceptor is sealed, salvo's has no setting). Linux copies the option to every
+/// connection the listener accepts, so this is `TCP_NODELAY` on accepted connections, set once
+/// instead of per accept.
+pub fn nodelay_on_accepted(listener: &TcpListener) -> io::Result<()> {
+    use std::os::fd::AsRawFd as _;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket descriptor, and a pointer to a c_int of the size given.
+    let rc = unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// How long a tokio server waits for open connections to finish after being told to stop.
 pub const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 

@@ -1,6 +1,7 @@
-//! Raw hyper 1 with hyper-util: a `service_fn` that routes on the path by hand, with a small
-//! static-file path of our own, and tower-http's trace layer for logging. In-process requests
-//! call the service directly; the server runs hyper's HTTP/1.1 connection per accepted socket.
+//! Raw hyper 1 with hyper-util: a `service_fn` that routes on the path by hand
+//! ([`AppState::route`], shared with hyper 0.14), with a small static-file path of our own, and
+//! tower-http's trace layer for logging. In-process requests call the service directly; the
+//! server runs hyper's HTTP/1.1 connection per accepted socket.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -17,7 +18,7 @@ use hyper_util::service::TowerToHyperService;
 use tower::{Layer as _, Service, ServiceExt as _};
 
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{AppState, Reply, Routed};
 use crate::logging::{self, Peer};
 use crate::options::{Logging, KEEP_ALIVE};
 use crate::server;
@@ -42,33 +43,15 @@ fn app<B>(
        + Send {
     tower::service_fn(move |req: http::Request<B>| {
         let (method, uri) = (req.method(), req.uri());
-        if method != http::Method::GET && method != http::Method::HEAD {
-            return RouteFuture::Ready(Some(respond(Reply::error(405))));
+        let get = method == http::Method::GET || method == http::Method::HEAD;
+        match state.route(get, uri.path(), uri.query()) {
+            Routed::Ready(reply) => RouteFuture::Ready(Some(respond(reply))),
+            // Fairness: the one route that waits on I/O is a boxed future; every other route
+            // stays a ready value (docs/methodology.md).
+            Routed::Redis(reply) => {
+                RouteFuture::Redis(Box::pin(async move { respond(reply.await) }))
+            }
         }
-        let reply = match uri.path() {
-            "/" => handlers::hello(),
-            "/json" => handlers::json(),
-            "/template" => state.template(),
-            "/get" => {
-                // Fairness: the one route that waits on I/O is a boxed future; every other
-                // route stays a ready value (docs/methodology.md).
-                let reply = state.redis_get(uri.query());
-                return RouteFuture::Redis(Box::pin(async move { respond(reply.await) }));
-            }
-            path => {
-                if let Some(name) = path.strip_prefix("/paste/") {
-                    state.paste(name)
-                } else if let Some(name) = path.strip_prefix("/static/") {
-                    // Our own static-file path, for io=disk too: the same validated lookup as
-                    // pastes, reading the file with std::fs inside the async handler (small
-                    // files).
-                    state.static_file(name)
-                } else {
-                    Reply::error(404)
-                }
-            }
-        };
-        RouteFuture::Ready(Some(respond(reply)))
     })
 }
 

@@ -30,12 +30,16 @@ use crate::oracle::SCENARIOS;
 pub mod actix;
 #[cfg(feature = "axum")]
 pub mod axum;
+#[cfg(feature = "axum07")]
+pub mod axum07;
 #[cfg(feature = "go")]
 pub mod go;
 #[cfg(feature = "gotham")]
 pub mod gotham;
 #[cfg(feature = "hyper")]
 pub mod hyper;
+#[cfg(feature = "hyper014")]
+pub mod hyper014;
 #[cfg(feature = "iron")]
 pub mod iron;
 #[cfg(feature = "nickel")]
@@ -48,6 +52,10 @@ pub mod poem;
 pub mod raw;
 #[cfg(feature = "rocket")]
 pub mod rocket;
+#[cfg(feature = "salvo")]
+pub mod salvo;
+#[cfg(feature = "warp")]
+pub mod warp;
 
 /// Every framework compiled in, baselines first.
 pub const REGISTRY: &[Entry] = &[
@@ -71,6 +79,14 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<gotham::Gotham>(),
     #[cfg(feature = "poem")]
     Entry::of::<poem::Poem>(),
+    #[cfg(feature = "warp")]
+    Entry::of::<warp::Warp>(),
+    #[cfg(feature = "salvo")]
+    Entry::of::<salvo::Salvo>(),
+    #[cfg(feature = "axum07")]
+    Entry::of::<axum07::Axum07>(),
+    #[cfg(feature = "hyper014")]
+    Entry::of::<hyper014::Hyper014>(),
     #[cfg(feature = "go")]
     Entry::of::<go::GoPeer<go::NetHttp>>(),
     #[cfg(feature = "go")]

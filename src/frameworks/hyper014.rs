@@ -1,0 +1,192 @@
+//! Raw hyper 0.14, the release before hyper 1 (`hyper.rs`), through the renamed dependency
+//! `hyper014`: a `service_fn` that routes on the path by hand (the same hand routing as
+//! `hyper.rs`, [`AppState::route`]), with no static-file facility, and a hand-written logger
+//! around [`Started`]. In-process requests call the same function the service calls, with our
+//! `http` 1 request converted to hyper 0.14's `http` 0.2 types and the response converted back;
+//! the server is hyper 0.14's own `Server` on an `AddrIncoming` made from the listener, on a
+//! tokio runtime of `threads` workers.
+
+use std::convert::Infallible;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use hyper014::server::conn::{AddrIncoming, AddrStream};
+use hyper014::service::{make_service_fn, service_fn};
+use hyper014::{Body, Method};
+
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{AppState, Reply, Routed};
+use crate::logging::{self, Started};
+use crate::options::KEEP_ALIVE;
+use crate::server;
+use crate::store::AsyncStore;
+
+/// Raw hyper 0.14 behind the framebench trait.
+pub struct Hyper014 {
+    config: Config,
+    rt: tokio::runtime::Runtime,
+    /// The in-process app (its Redis pool's connections live on `rt`).
+    app: App,
+}
+
+/// hyper 0.14's request and response (`http` 0.2 types).
+type Req = hyper014::Request<Body>;
+type Res = hyper014::Response<Body>;
+
+/// What the service answers with: the state, and the log target when logging is on.
+struct App {
+    state: AppState<AsyncStore>,
+    log: Option<&'static str>,
+}
+
+/// Builds the app: the state, and the logger when logging is on.
+fn app(config: &Config) -> App {
+    let log = logging::target(config.options.logging);
+    if log.is_some() {
+        logging::install();
+    }
+    App {
+        state: AppState::new_async(config),
+        log,
+    }
+}
+
+impl Framework for Hyper014 {
+    const NAME: &'static str = "hyper014";
+    const CRATE: &'static str = "hyper";
+    const VERSION_PREFIX: &'static str = "0.14.";
+    const COUNTS_REQUESTS: bool = true;
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let rt = server::in_process_runtime()?;
+        Ok(Hyper014 {
+            config: config.clone(),
+            rt,
+            app: app(config),
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        let req = to_hyper014(req)?;
+        self.rt.block_on(async {
+            let res = self.app.call(req, None).await;
+            from_hyper014(res).await
+        })
+    }
+
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        // The server's own Redis pool: its connections live on the server's runtime.
+        let app = Arc::new(app(&self.config));
+        // Fairness: `serve --max-requests` counts in the per-request closure below; when no
+        // limit is set that is one predictable branch per request, as for hyper 1.
+        let limit = crate::server::limit::active();
+        server::spawn_tokio(
+            listener,
+            self.config.options.threads,
+            move |listener, stop| async move {
+                let Ok(mut incoming) = AddrIncoming::from_listener(listener) else {
+                    return;
+                };
+                incoming.set_nodelay(true);
+                let make = make_service_fn(move |conn: &AddrStream| {
+                    let (app, peer) = (Arc::clone(&app), conn.remote_addr());
+                    std::future::ready(Ok::<_, Infallible>(service_fn(move |req| {
+                        let app = Arc::clone(&app);
+                        async move {
+                            let res = app.call(req, Some(peer)).await;
+                            if let Some(limit) = limit {
+                                limit.record();
+                            }
+                            Ok::<_, Infallible>(res)
+                        }
+                    })))
+                });
+                // hyper 0.14 has no idle keep-alive timeout; header_read_timeout bounds how
+                // long a connection may wait for each request head, as for hyper 1.
+                let _ = hyper014::Server::builder(incoming)
+                    .http1_only(true)
+                    .http1_header_read_timeout(KEEP_ALIVE)
+                    .serve(make)
+                    .with_graceful_shutdown(std::future::IntoFuture::into_future(stop))
+                    .await;
+            },
+        )
+    }
+}
+
+impl App {
+    /// One request: routed by hand, logged when logging is on.
+    async fn call(&self, req: Req, peer: Option<SocketAddr>) -> Res {
+        match self.log {
+            None => self.route(&req).await,
+            // Fairness: tower-http's trace layer takes `http` 1 types and hyper 0.14 has no
+            // logger of its own, so a hand-written one logs the line every hand-written logger
+            // does, around the routing (docs/methodology.md).
+            Some(target) => {
+                let started =
+                    Started::now(target, peer, req.method().as_str(), req.uri().to_string());
+                let res = self.route(&req).await;
+                started.finish(res.status().as_u16());
+                res
+            }
+        }
+    }
+
+    /// The hand routing hyper 1's app uses, answered as hyper 0.14's response.
+    async fn route(&self, req: &Req) -> Res {
+        let (method, uri) = (req.method(), req.uri());
+        let get = method == Method::GET || method == Method::HEAD;
+        match self.state.route(get, uri.path(), uri.query()) {
+            Routed::Ready(reply) => respond(reply),
+            Routed::Redis(reply) => respond(reply.await),
+        }
+    }
+}
+
+/// A [`Reply`] as hyper 0.14's response.
+fn respond(reply: Reply) -> Res {
+    let mut res = Res::new(Body::from(reply.body));
+    *res.status_mut() =
+        hyper014::StatusCode::from_u16(reply.status).unwrap_or(hyper014::StatusCode::NOT_FOUND);
+    if let Some(content_type) = reply.content_type {
+        res.headers_mut().insert(
+            hyper014::header::CONTENT_TYPE,
+            hyper014::header::HeaderValue::from_static(content_type),
+        );
+    }
+    res
+}
+
+/// An `http` 1 request as hyper 0.14's (`http` 0.2), as its HTTP/1 decoder would hand it over.
+// Fairness: the conversion is in the in-process time, as actix's is (docs/methodology.md).
+fn to_hyper014(req: Request) -> anyhow::Result<Req> {
+    let (parts, body) = req.into_parts();
+    let mut builder = hyper014::Request::builder()
+        .method(parts.method.as_str())
+        .uri(parts.uri.to_string())
+        .version(match parts.version {
+            http::Version::HTTP_09 => hyper014::Version::HTTP_09,
+            http::Version::HTTP_10 => hyper014::Version::HTTP_10,
+            http::Version::HTTP_2 => hyper014::Version::HTTP_2,
+            http::Version::HTTP_3 => hyper014::Version::HTTP_3,
+            _ => hyper014::Version::HTTP_11,
+        });
+    for (name, value) in &parts.headers {
+        builder = builder.header(name.as_str(), value.as_bytes());
+    }
+    Ok(builder.body(Body::from(body))?)
+}
+
+/// hyper 0.14's response as an `http` 1 response, its body collected.
+async fn from_hyper014(res: Res) -> anyhow::Result<Response> {
+    let (parts, body) = res.into_parts();
+    let mut out = Response::new(hyper014::body::to_bytes(body).await?);
+    *out.status_mut() = http::StatusCode::from_u16(parts.status.as_u16())?;
+    for (name, value) in &parts.headers {
+        out.headers_mut().append(
+            http::HeaderName::from_bytes(name.as_str().as_bytes())?,
+            http::HeaderValue::from_bytes(value.as_bytes())?,
+        );
+    }
+    Ok(out)
+}

@@ -1,0 +1,252 @@
+//! salvo 1: a `Router` tree of `#[handler]` functions with the state injected into the depot by
+//! `affix_state`, `StaticDir` for static files (io=disk), and, when logging is on, a hoop (salvo's
+//! middleware) that logs one line per response. `app()` is the only place the service is built:
+//! in-process requests go through the service's request handler, the call `Service::handle`
+//! and salvo's server make, on a current-thread runtime, without a socket, and `salvo::Server`
+//! serves the same service on the listener with a tokio runtime of `threads` workers.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use http_body_util::BodyExt as _;
+use salvo::affix_state;
+use salvo::conn::tcp::TcpAcceptor;
+use salvo::fuse::FuseConfig;
+use salvo::http::header::CONTENT_TYPE;
+use salvo::http::uri::Scheme;
+use salvo::http::{HeaderValue, StatusCode};
+use salvo::serve_static::StaticDir;
+use salvo::{handler, ConnCtrl, Depot, FlowCtrl, Router, Scribe, Server, Service};
+
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, AppState, Reply};
+use crate::logging::{self, Started};
+use crate::options::{Io, KEEP_ALIVE};
+use crate::server;
+use crate::store::AsyncStore;
+
+/// salvo behind the framebench trait.
+pub struct Salvo {
+    config: Config,
+    service: Service,
+    rt: tokio::runtime::Runtime,
+}
+
+/// What the handlers share, injected into each request's depot.
+type Shared = Arc<AppState<AsyncStore>>;
+
+/// The peer an in-process request comes from: none, as for a request without a socket.
+const IN_PROCESS_PEER: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+    std::net::Ipv4Addr::UNSPECIFIED,
+    0,
+));
+
+/// Builds the service: every route, and the logger hoop when logging is on.
+fn app(config: &Config) -> Service {
+    // One pool per service: in-process and served requests run on different runtimes.
+    let state: Shared = Arc::new(AppState::new_async(config));
+    let router = Router::new()
+        .hoop(affix_state::inject(state))
+        .get(hello)
+        .push(Router::with_path("json").get(json))
+        .push(Router::with_path("get").get(redis_get))
+        .push(Router::with_path("template").get(template))
+        .push(Router::with_path("paste/{name}").get(paste));
+    let router = match config.options.io {
+        Io::Disk => router.push(
+            Router::with_path("static/{**path}")
+                .hoop(nul_guard)
+                .get(StaticDir::new([config.fixtures.static_dir().to_path_buf()])),
+        ),
+        Io::Memory => router.push(Router::with_path("static/{name}").get(static_file)),
+    };
+    let service = Service::new(router);
+    match logging::target(config.options.logging) {
+        None => service,
+        // Fairness: salvo's own `Logger` (salvo_extra) logs through `tracing` under its own
+        // target, which framebench's subscriber does not route; a hoop on the service, salvo's
+        // way to wrap every request (unmatched ones too), logs the line every hand-written
+        // logger does (docs/methodology.md).
+        Some(target) => {
+            logging::install();
+            service.hoop(Logger { target })
+        }
+    }
+}
+
+impl Framework for Salvo {
+    const NAME: &'static str = "salvo";
+    const CRATE: &'static str = "salvo";
+    const VERSION_PREFIX: &'static str = "1.";
+    const COUNTS_REQUESTS: bool = true;
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let rt = server::in_process_runtime()?;
+        Ok(Salvo {
+            config: config.clone(),
+            service: app(config),
+            rt,
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        self.rt.block_on(async {
+            // What `Service::handle` does (it is behind salvo's `test` feature, which also
+            // builds three compression crates): the handler salvo's server makes per
+            // connection, then its `handle` per request.
+            let handler = self.service.hyper_handler(
+                IN_PROCESS_PEER.into(),
+                IN_PROCESS_PEER.into(),
+                Scheme::HTTP,
+                None,
+                ConnCtrl::new(),
+                None,
+            );
+            let res = handler
+                .handle(salvo::Request::from_hyper(req, Scheme::HTTP))
+                .await;
+            let (parts, body) = res.into_hyper().into_parts();
+            let body = body
+                .collect()
+                .await
+                .map_err(|err| anyhow::anyhow!("body: {err}"))?;
+            Ok(Response::from_parts(parts, body.to_bytes()))
+        })
+    }
+
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        let service = app(&self.config);
+        // `serve --max-requests`: the counting hoop exists only when a limit is set.
+        let service = match crate::server::limit::active() {
+            Some(limit) => service.hoop(Counter(limit)),
+            None => service,
+        };
+        // Fairness: salvo's `TcpAcceptor` does not set TCP_NODELAY and has no setting for it;
+        // it is set on the listener, which Linux copies to every accepted connection.
+        server::nodelay_on_accepted(&listener)?;
+        server::spawn_tokio(
+            listener,
+            self.config.options.threads,
+            |listener, stop| async move {
+                let Ok(acceptor) = TcpAcceptor::try_from(listener) else {
+                    return;
+                };
+                // The idle keep-alive timeout is salvo's fuse `connection_idle_timeout`.
+                let server = Server::new(acceptor)
+                    .fuse_config(FuseConfig::default().with_connection_idle_timeout(KEEP_ALIVE));
+                let handle = server.handle();
+                tokio::spawn(async move {
+                    stop.await;
+                    handle.stop_graceful(server::GRACE);
+                });
+                let _ = server.try_serve(service).await;
+            },
+        )
+    }
+}
+
+#[handler]
+fn hello() -> Reply {
+    handlers::hello()
+}
+
+#[handler]
+fn json() -> Reply {
+    handlers::json()
+}
+
+#[handler]
+async fn redis_get(req: &mut salvo::Request, depot: &mut Depot) -> Reply {
+    shared(depot).redis_get(req.uri().query()).await
+}
+
+#[handler]
+fn template(depot: &mut Depot) -> Reply {
+    shared(depot).template()
+}
+
+#[handler]
+fn paste(req: &mut salvo::Request, depot: &mut Depot) -> Reply {
+    let name = req.param::<String>("name").unwrap_or_default();
+    shared(depot).paste(&name)
+}
+
+#[handler]
+fn static_file(req: &mut salvo::Request, depot: &mut Depot) -> Reply {
+    let name = req.param::<String>("name").unwrap_or_default();
+    shared(depot).static_file(&name)
+}
+
+/// The state `affix_state` put into the depot.
+fn shared(depot: &Depot) -> &Shared {
+    depot
+        .get_typed::<Shared>()
+        .expect("affix_state injects the state before every handler")
+}
+
+impl Scribe for Reply {
+    fn render(self, res: &mut salvo::Response) {
+        res.status_code(StatusCode::from_u16(self.status).unwrap_or(StatusCode::NOT_FOUND));
+        if let Some(content_type) = self.content_type {
+            res.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            res.body(self.body);
+        }
+    }
+}
+
+/// Answers 404 (as `StaticDir` answers a missing file) to a static request whose path decodes
+/// to a NUL byte, before `StaticDir` sees it.
+// Fairness: `StaticDir` percent-decodes the path and answers one with a NUL byte with a redirect
+// to a directory URL; every other request goes to it unchanged. The check costs one pass over
+// the path per static request, as gotham's, iron's and warp's guards do (docs/methodology.md).
+#[handler]
+fn nul_guard(req: &mut salvo::Request, res: &mut salvo::Response, ctrl: &mut FlowCtrl) {
+    if percent_encoding::percent_decode_str(req.uri().path()).any(|b| b == 0) {
+        res.status_code(StatusCode::NOT_FOUND);
+        ctrl.skip_rest();
+    }
+}
+
+/// A request logger hoop: one line per response, to the variant's target.
+struct Logger {
+    target: &'static str,
+}
+
+#[handler]
+impl Logger {
+    async fn handle(
+        &self,
+        req: &mut salvo::Request,
+        depot: &mut Depot,
+        res: &mut salvo::Response,
+        ctrl: &mut FlowCtrl,
+    ) {
+        let peer = req.remote_addr().clone().into_std();
+        let started = Started::now(
+            self.target,
+            peer.filter(|p| *p != IN_PROCESS_PEER),
+            req.method().as_str(),
+            req.uri().to_string(),
+        );
+        ctrl.call_next(req, depot, res).await;
+        started.finish(res.status_code.unwrap_or(StatusCode::OK).as_u16());
+    }
+}
+
+/// Counts every response for `serve --max-requests`.
+struct Counter(&'static crate::server::limit::Limit);
+
+#[handler]
+impl Counter {
+    async fn handle(
+        &self,
+        req: &mut salvo::Request,
+        depot: &mut Depot,
+        res: &mut salvo::Response,
+        ctrl: &mut FlowCtrl,
+    ) {
+        ctrl.call_next(req, depot, res).await;
+        self.0.record();
+    }
+}

@@ -1,0 +1,207 @@
+//! warp 0.4: filters combined with `or`, `warp::fs::dir` for static files (io=disk) and
+//! `warp::log` as the request logger, boxed into one `BoxedFilter`. `app()` is the only place
+//! the filter is built: in-process requests call it as a service (`warp::service`, what warp's
+//! server calls per request, rejections turned into their responses there) with tower's
+//! `oneshot` on a current-thread runtime, without a socket, and `warp::serve` serves the same
+//! filter on the listener with a tokio runtime of `threads` workers.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt as _, Full};
+use tower::ServiceExt as _;
+use warp::filters::BoxedFilter;
+use warp::http::{header, HeaderValue, StatusCode};
+use warp::reply::Response as WarpResponse;
+use warp::{Filter, Rejection};
+
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, AppState, Reply};
+use crate::logging;
+use crate::options::Io;
+use crate::server;
+use crate::store::AsyncStore;
+
+/// warp behind the framebench trait.
+pub struct Warp {
+    config: Config,
+    filter: App,
+    rt: tokio::runtime::Runtime,
+}
+
+/// The whole app, boxed: one type with and without the logger.
+type App = BoxedFilter<(WarpResponse,)>;
+
+/// What the handlers share.
+type Shared = Arc<AppState<AsyncStore>>;
+
+/// Builds the filter: every route, and `warp::log` when logging is on.
+fn app(config: &Config) -> App {
+    // One pool per filter: in-process and served requests run on different runtimes.
+    let state: Shared = Arc::new(AppState::new_async(config));
+    let state = warp::any().map(move || Arc::clone(&state));
+    // `/get` answers with or without a query string (`query::raw` rejects a missing one).
+    let query = warp::query::raw()
+        .map(Some)
+        .or(warp::any().map(|| None))
+        .unify();
+    let routes = warp::path::end()
+        .map(hello)
+        .or(warp::path!("json").map(json))
+        .unify()
+        .or(warp::path!("get")
+            .and(state.clone())
+            .and(query)
+            .then(redis_get))
+        .unify()
+        .or(warp::path!("template").and(state.clone()).map(template))
+        .unify()
+        .or(warp::path!("paste" / String).and(state.clone()).map(paste))
+        .unify()
+        .map(warp::Reply::into_response);
+    let routes = match config.options.io {
+        Io::Disk => routes
+            .or(warp::path("static")
+                .and(nul_guard())
+                .and(warp::fs::dir(config.fixtures.static_dir().to_path_buf()))
+                .map(warp::Reply::into_response))
+            .unify()
+            .boxed(),
+        Io::Memory => routes
+            .or(warp::path!("static" / String)
+                .and(state)
+                .map(static_file)
+                .map(warp::Reply::into_response))
+            .unify()
+            .boxed(),
+    };
+    let app = warp::get().or(warp::head()).unify().and(routes);
+    match logging::target(config.options.logging) {
+        None => app.boxed(),
+        // warp's own logger, through the `log` crate under the variant's target.
+        Some(target) => {
+            logging::install();
+            app.with(warp::log(target))
+                .map(warp::Reply::into_response)
+                .boxed()
+        }
+    }
+}
+
+impl Framework for Warp {
+    const NAME: &'static str = "warp";
+    const CRATE: &'static str = "warp";
+    const VERSION_PREFIX: &'static str = "0.4.";
+    const COUNTS_REQUESTS: bool = true;
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let rt = server::in_process_runtime()?;
+        Ok(Warp {
+            config: config.clone(),
+            filter: app(config),
+            rt,
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        self.rt.block_on(async {
+            let res = warp::service(self.filter.clone())
+                .oneshot(req.map(Full::new))
+                .await?;
+            let (parts, body) = res.into_parts();
+            Ok(Response::from_parts(
+                parts,
+                body.collect().await?.to_bytes(),
+            ))
+        })
+    }
+
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        let filter = app(&self.config);
+        // `serve --max-requests`: the counting filter exists only when a limit is set. A
+        // rejection is a response too (warp's service turns it into one after the filter).
+        let filter = match crate::server::limit::active() {
+            Some(limit) => filter
+                .map(move |res| {
+                    limit.record();
+                    res
+                })
+                .or_else(move |rejection: Rejection| {
+                    limit.record();
+                    std::future::ready(Err(rejection))
+                })
+                .boxed(),
+            None => filter,
+        };
+        // Fairness: warp's acceptor is sealed, so TCP_NODELAY is set on the listener, which
+        // Linux copies to every accepted connection (docs/methodology.md). warp's server has no
+        // keep-alive setting: hyper-util's auto builder at its defaults, no idle timeout.
+        server::nodelay_on_accepted(&listener)?;
+        server::spawn_tokio(
+            listener,
+            self.config.options.threads,
+            |listener, stop| async move {
+                warp::serve(filter)
+                    .incoming(listener)
+                    .graceful(std::future::IntoFuture::into_future(stop))
+                    .run()
+                    .await;
+            },
+        )
+    }
+}
+
+fn hello() -> Reply {
+    handlers::hello()
+}
+
+fn json() -> Reply {
+    handlers::json()
+}
+
+async fn redis_get(state: Shared, query: Option<String>) -> Reply {
+    state.redis_get(query.as_deref()).await
+}
+
+fn template(state: Shared) -> Reply {
+    state.template()
+}
+
+fn paste(name: String, state: Shared) -> Reply {
+    state.paste(&name)
+}
+
+fn static_file(name: String, state: Shared) -> Reply {
+    state.static_file(&name)
+}
+
+impl warp::Reply for Reply {
+    fn into_response(self) -> WarpResponse {
+        let mut res = WarpResponse::new(self.body.into());
+        *res.status_mut() = StatusCode::from_u16(self.status).unwrap_or(StatusCode::NOT_FOUND);
+        if let Some(content_type) = self.content_type {
+            res.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        }
+        res
+    }
+}
+
+/// Rejects (404, as `warp::fs::dir` rejects `..`) a static request whose path decodes to a NUL
+/// byte, before `warp::fs::dir` sees it.
+// Fairness: `warp::fs::dir` percent-decodes the path and passes a NUL byte on to the file
+// system, whose `InvalidInput` error it answers with 500; every other request goes to it
+// unchanged. The check costs one pass over the path per static request, as gotham's and iron's
+// guards do (docs/methodology.md).
+fn nul_guard() -> impl Filter<Extract = (), Error = Rejection> + Clone {
+    warp::path::full()
+        .and_then(|path: warp::path::FullPath| {
+            let nul = percent_encoding::percent_decode_str(path.as_str()).any(|b| b == 0);
+            std::future::ready(if nul {
+                Err(warp::reject::not_found())
+            } else {
+                Ok(())
+            })
+        })
+        .untuple_one()
+}
