@@ -365,7 +365,10 @@ fn write_loopback(out: &mut String, timings: &Timings) {
         let ceiling = crate::frameworks::ceiling().map_or("", |e| e.name);
         let rows = rows(&names, SCENARIOS, |fw, s| {
             let g = format!("loopback/{}", s.name);
-            match (timings.get(&g, fw, client), timings.get(&g, ceiling, client)) {
+            match (
+                timings.get(&g, fw, client),
+                timings.get(&g, ceiling, client),
+            ) {
                 (Some(t), Some(raw)) => format!("{} ({:.2})", fmt_ns(t), raw / t),
                 (Some(t), None) => fmt_ns(t),
                 _ => "—".into(),
