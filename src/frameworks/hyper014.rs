@@ -138,7 +138,10 @@ impl App {
         let get = method == Method::GET || method == Method::HEAD;
         match self.state.route(get, uri.path(), uri.query()) {
             Routed::Ready(reply) => respond(reply),
-            Routed::Redis(reply) => respond(reply.await),
+            // Fairness: the one route that waits on I/O is boxed, as in hyper 1's app: inline,
+            // its future (the pool, the command, the timer) would make every request's future
+            // large, and the runtime copies a future when it starts it (docs/methodology.md).
+            Routed::Redis(reply) => respond(Box::pin(reply).await),
         }
     }
 }
