@@ -7,6 +7,10 @@
 //! path that does not exist), so it runs the same way on a machine that has every tool (CI) and
 //! on one that has none.
 
+// The script and folder helpers serve the Go build tests only; without the `go` feature they
+// are unused.
+#![cfg_attr(not(feature = "go"), allow(dead_code, unused_imports))]
+
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
