@@ -56,6 +56,8 @@ pub mod rocket;
 pub mod salvo;
 #[cfg(feature = "warp")]
 pub mod warp;
+#[cfg(feature = "xitca")]
+pub mod xitca;
 
 /// Every framework compiled in, baselines first.
 pub const REGISTRY: &[Entry] = &[
@@ -83,6 +85,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<warp::Warp>(),
     #[cfg(feature = "salvo")]
     Entry::of::<salvo::Salvo>(),
+    #[cfg(feature = "xitca")]
+    Entry::of::<xitca::Xitca>(),
     #[cfg(feature = "axum07")]
     Entry::of::<axum07::Axum07>(),
     #[cfg(feature = "hyper014")]
