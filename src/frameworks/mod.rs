@@ -44,6 +44,8 @@ pub mod hyper014;
 pub mod iron;
 #[cfg(feature = "nickel")]
 pub mod nickel;
+#[cfg(feature = "ntex")]
+pub mod ntex;
 pub mod null;
 #[cfg(feature = "hyper010")]
 pub mod null010;
@@ -87,6 +89,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<salvo::Salvo>(),
     #[cfg(feature = "xitca")]
     Entry::of::<xitca::Xitca>(),
+    #[cfg(feature = "ntex")]
+    Entry::of::<ntex::Ntex>(),
     #[cfg(feature = "axum07")]
     Entry::of::<axum07::Axum07>(),
     #[cfg(feature = "hyper014")]
