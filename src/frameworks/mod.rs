@@ -44,6 +44,8 @@ pub mod hyper014;
 pub mod iron;
 #[cfg(feature = "nickel")]
 pub mod nickel;
+#[cfg(feature = "ntex")]
+pub mod ntex;
 pub mod null;
 #[cfg(feature = "hyper010")]
 pub mod null010;
@@ -56,6 +58,8 @@ pub mod rocket;
 pub mod salvo;
 #[cfg(feature = "warp")]
 pub mod warp;
+#[cfg(feature = "xitca")]
+pub mod xitca;
 
 /// Every framework compiled in, baselines first.
 pub const REGISTRY: &[Entry] = &[
@@ -83,6 +87,10 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<warp::Warp>(),
     #[cfg(feature = "salvo")]
     Entry::of::<salvo::Salvo>(),
+    #[cfg(feature = "xitca")]
+    Entry::of::<xitca::Xitca>(),
+    #[cfg(feature = "ntex")]
+    Entry::of::<ntex::Ntex>(),
     #[cfg(feature = "axum07")]
     Entry::of::<axum07::Axum07>(),
     #[cfg(feature = "hyper014")]
