@@ -10,6 +10,7 @@
 //! and the server's control future; stopping the server stops the `System`, which joins the
 //! workers before that thread ends.
 
+use std::future::Future as _;
 use std::net::TcpListener;
 use std::pin::Pin;
 use std::sync::mpsc;
@@ -99,7 +100,11 @@ impl Framework for Ntex {
     const NAME: &'static str = "ntex";
     const CRATE: &'static str = "ntex";
     const VERSION_PREFIX: &'static str = "3.";
-    const COUNTS_REQUESTS: bool = true;
+    // Not yet: under the loopback callgrind bench (libfaketime freezes the clock) the ntex
+    // server did not stop after its requests, and the bench waited until killed. Until that is
+    // understood, `serve --max-requests` refuses ntex and `callgrind_loopback` leaves it out;
+    // the counting in `Observe` stays inert.
+    const COUNTS_REQUESTS: bool = false;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         // A current-thread runtime with a `LocalSet`, like one ntex worker. No ntex `System`:
@@ -111,9 +116,16 @@ impl Framework for Ntex {
         // ntex's timers (keep-alive, the `System`'s watchdog) are driven by futures-timer's
         // helper thread, which is process-wide: started on the first timer and never stopped.
         // Started here, with the app, so that it is not counted as a thread the server left
-        // behind (tests/shutdown.rs); every server after the first shares it.
+        // behind (tests/shutdown.rs); every server after the first shares it. The timer is
+        // polled once and dropped, not awaited: under the callgrind benches libfaketime freezes
+        // the clock, and a sleep would never end.
         local.block_on(&rt, async {
-            ntex::time::sleep(ntex::time::Millis(1)).await
+            let mut timer = std::pin::pin!(ntex::time::sleep(ntex::time::Millis(1)));
+            std::future::poll_fn(|cx| {
+                let _ = timer.as_mut().poll(cx);
+                Poll::Ready(())
+            })
+            .await;
         });
         Ok(Ntex {
             config: config.clone(),
