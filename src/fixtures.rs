@@ -210,6 +210,13 @@ pub fn safe_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// Whether a request path percent-decodes to a NUL byte anywhere: the hostile path several
+/// frameworks' static-file facilities answer with a 500 or a redirect, which their guards refuse
+/// first (a percent escape cannot span a `/`, so segments need no splitting).
+pub fn decodes_to_nul(path: &str) -> bool {
+    percent_encoding::percent_decode_str(path).any(|b| b == 0)
+}
+
 /// The content type our own static handlers send for `name` (frameworks' own facilities use
 /// their own tables).
 pub fn content_type_for(name: &str) -> &'static str {

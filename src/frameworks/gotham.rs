@@ -267,10 +267,7 @@ impl NewHandler for NulGuard {
 
 impl Handler for NulGuard {
     fn handle(self, state: State) -> Pin<Box<HandlerFuture>> {
-        let nul = Uri::borrow_from(&state)
-            .path()
-            .split('/')
-            .any(|seg| percent_encoding::percent_decode_str(seg).any(|b| b == 0));
+        let nul = crate::fixtures::decodes_to_nul(Uri::borrow_from(&state).path());
         if nul {
             let res = create_empty_response(&state, StatusCode::BAD_REQUEST);
             return Box::pin(std::future::ready(Ok((state, res))));

@@ -27,7 +27,7 @@ impl Framework for Null {
             .into_iter()
             .map(|c| (c.path, response(c.status, c.content_type, c.body)))
             .collect();
-        let not_found = response(404, "text/plain; charset=utf-8", Bytes::new());
+        let not_found = response(404, crate::oracle::TEXT_PLAIN, Bytes::new());
         Ok(Null { routes, not_found })
     }
 

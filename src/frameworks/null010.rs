@@ -39,7 +39,7 @@ impl Framework for Null010 {
                 Ok((c.path, StatusCode::from_u16(c.status), content_type, c.body))
             })
             .collect::<anyhow::Result<_>>()?;
-        let not_found = ContentType("text/plain; charset=utf-8".parse().expect("valid mime"));
+        let not_found = ContentType(crate::oracle::TEXT_PLAIN.parse().expect("valid mime"));
         Ok(Null010 {
             handler: CannedRoutes { routes, not_found },
         })

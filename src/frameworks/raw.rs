@@ -84,7 +84,7 @@ fn connection(
     limit: Option<&crate::server::limit::Limit>,
 ) -> std::io::Result<()> {
     stream.set_read_timeout(Some(KEEP_ALIVE))?;
-    let not_found = encode(404, "Not Found", "text/plain; charset=utf-8", b"", false);
+    let not_found = encode(404, "Not Found", crate::oracle::TEXT_PLAIN, b"", false);
     let mut buf = vec![0u8; MAX_HEAD];
     let mut filled = 0;
     let mut out = Vec::with_capacity(64 * 1024);

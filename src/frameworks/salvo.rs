@@ -202,7 +202,7 @@ impl Scribe for Reply {
 // the path per static request, as gotham's, iron's and warp's guards do (docs/methodology.md).
 #[handler]
 fn nul_guard(req: &mut salvo::Request, res: &mut salvo::Response, ctrl: &mut FlowCtrl) {
-    if percent_encoding::percent_decode_str(req.uri().path()).any(|b| b == 0) {
+    if crate::fixtures::decodes_to_nul(req.uri().path()) {
         res.status_code(StatusCode::NOT_FOUND);
         ctrl.skip_rest();
     }

@@ -196,7 +196,7 @@ impl warp::Reply for Reply {
 fn nul_guard() -> impl Filter<Extract = (), Error = Rejection> + Clone {
     warp::path::full()
         .and_then(|path: warp::path::FullPath| {
-            let nul = percent_encoding::percent_decode_str(path.as_str()).any(|b| b == 0);
+            let nul = crate::fixtures::decodes_to_nul(path.as_str());
             std::future::ready(if nul {
                 Err(warp::reject::not_found())
             } else {

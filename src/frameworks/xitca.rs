@@ -213,7 +213,7 @@ where
         Error = RouterError<xitca_web::error::Error>,
     >,
 {
-    if percent_encoding::percent_decode_str(ctx.req().uri().path()).any(|b| b == 0) {
+    if crate::fixtures::decodes_to_nul(ctx.req().uri().path()) {
         return Err(RouterError::Match(MatchError));
     }
     service.call(ctx).await
