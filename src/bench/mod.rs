@@ -54,16 +54,112 @@ pub fn callgrind_preflight(target: &str) {
 
 /// The environment of a counted process with libfaketime at `faketime` preloaded: a frozen
 /// clock (`FAKETIME`), read once (`FAKETIME_CACHE_DURATION` longer than any run, so libfaketime
-/// never re-parses it in the middle of a counted call), and a fixed `getrandom` stream
+/// never re-parses it in the middle of a counted call), a fixed `getrandom` stream
 /// (`FAKERANDOM_SEED`): std's `HashMap` seeds come from `getrandom`, and a different seed per
-/// run hashes, probes and grows the maps of axum's router, rocket and minijinja differently.
+/// run hashes, probes and grows the maps of axum's router, rocket and minijinja differently),
+/// and libfaketime's shared state made by this process ([`faketime_shared`]).
 pub fn faketime_env(faketime: &std::path::Path) -> Vec<(&'static str, String)> {
-    vec![
+    let mut env = vec![
         ("LD_PRELOAD", faketime.display().to_string()),
         ("FAKETIME", "2026-01-01 00:00:00".into()),
         ("FAKETIME_CACHE_DURATION", "1000000".into()),
         ("FAKERANDOM_SEED", "0x12345678DEADBEEF".into()),
-    ]
+    ];
+    if let Some(shared) = faketime_shared() {
+        env.push(("FAKETIME_SHARED", shared.to_owned()));
+    }
+    env
+}
+
+/// `FAKETIME_SHARED` for the counted processes: a POSIX semaphore and shared-memory segment
+/// this process creates once, named after its pid padded to ten digits, and removes at exit.
+///
+/// Why: without it libfaketime 0.9.10 creates `/faketime_sem_<pid>` and `/faketime_shm_<pid>`
+/// in every process it is preloaded into (first in valgrind's launcher, which then `exec`s and
+/// never removes them), and `sem_open(O_CREAT | O_EXCL)` silently fails when a stale pair with
+/// the same pid is left in /dev/shm. Whether it succeeded decides whether the counted process
+/// gets `FAKETIME_SHARED` (a `setenv`, so a different heap when the count starts: nickel moved
+/// by ~300 instructions, rocket by ~120) and whether every faked `clock_gettime` takes two more
+/// instructions in libfaketime's `save_time`; the pid's digit count changes the name's length
+/// too. With a name that exists and has the same length on every run, every counted process
+/// takes the same path. `None` when the objects cannot be created (no /dev/shm): libfaketime's
+/// own attempt then fails in the same way on every run.
+pub fn faketime_shared() -> Option<&'static str> {
+    static SHARED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    SHARED
+        .get_or_init(|| faketime_shm::create().ok())
+        .as_deref()
+}
+
+/// The semaphore and shared memory behind [`faketime_shared`].
+mod faketime_shm {
+    use std::ffi::CString;
+    use std::sync::OnceLock;
+
+    /// The two names, kept for the `atexit` handler that removes them.
+    static NAMES: OnceLock<(CString, CString)> = OnceLock::new();
+
+    /// Creates both objects and returns libfaketime's `"<semaphore> <shared memory>"`.
+    pub(super) fn create() -> std::io::Result<String> {
+        let pid = std::process::id();
+        let sem = format!("/framebench-faketime-sem-{pid:010}");
+        let shm = format!("/framebench-faketime-shm-{pid:010}");
+        let (sem_c, shm_c) = (CString::new(sem.clone())?, CString::new(shm.clone())?);
+        // SAFETY: plain libc calls on valid NUL-terminated names; the semaphore handle is
+        // closed before returning, the descriptor too.
+        unsafe {
+            // A pair with this pid can only be left by a dead process: remove it first.
+            libc::sem_unlink(sem_c.as_ptr());
+            libc::shm_unlink(shm_c.as_ptr());
+            let handle = libc::sem_open(
+                sem_c.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL,
+                0o600 as libc::c_uint,
+                1 as libc::c_uint,
+            );
+            if handle == libc::SEM_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::sem_close(handle);
+            let fd = libc::shm_open(
+                shm_c.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
+                0o600,
+            );
+            if fd < 0 {
+                let e = std::io::Error::last_os_error();
+                libc::sem_unlink(sem_c.as_ptr());
+                return Err(e);
+            }
+            // Zeroed and larger than libfaketime's `struct ft_shared_s` (a tick counter, a
+            // file index and four timespecs), which each process maps; each process's start
+            // time is written there at its start, outside any count.
+            let sized = libc::ftruncate(fd, 4096);
+            let e = std::io::Error::last_os_error();
+            libc::close(fd);
+            if sized != 0 {
+                libc::sem_unlink(sem_c.as_ptr());
+                libc::shm_unlink(shm_c.as_ptr());
+                return Err(e);
+            }
+            if NAMES.set((sem_c, shm_c)).is_ok() {
+                libc::atexit(remove);
+            }
+        }
+        Ok(format!("{sem} {shm}"))
+    }
+
+    /// Removes both objects when this process exits (a killed run leaves two small files in
+    /// /dev/shm, which the next run with the same pid removes).
+    extern "C" fn remove() {
+        if let Some((sem, shm)) = NAMES.get() {
+            // SAFETY: valid NUL-terminated names.
+            unsafe {
+                libc::sem_unlink(sem.as_ptr());
+                libc::shm_unlink(shm.as_ptr());
+            }
+        }
+    }
 }
 
 /// Scenarios whose route reads a file, so `io=disk` differs from `io=memory`.
