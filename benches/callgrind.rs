@@ -8,16 +8,19 @@
 //! collecting the response, with `block_on` on the bench's own thread so that callgrind sees all
 //! of it.
 //!
-//! Ids: one benchmark function, [`dispatch`], and an id `<scenario>_<logging>_<i>` per cell,
-//! where `<i>` indexes the in-process frameworks in registry order (`framebench list`;
-//! `framebench report` prints the names). Reduce the set with gungraun's filter, e.g. hello only:
-//! `cargo bench --bench callgrind -- '*::hello_*'` (a wildcard on
-//! `callgrind::in_process::dispatch::hello_off_0`).
+//! Ids: `callgrind::in_process::<framework>::<scenario>_<logging>`, one benchmark function per
+//! in-process framework, named after its module in `src/frameworks/` (e.g.
+//! `callgrind::in_process::axum::hello_off`, `…::null010::json_sink`). Reduce the set with
+//! gungraun's filter: one framework with `cargo bench --bench callgrind -- '*::axum::*'`, one
+//! scenario with `'*::hello_*'`, one cell with `'*::axum::hello_off'`.
 //!
-//! gungraun's ids are literals, so the scenarios are named once more below, one `#[benches]`
-//! line per scenario and logging; everything else about a cell is read from the oracle and the
-//! registry. `tests/bench_cli.rs` checks that the lines name every scenario of the oracle that
-//! runs without Redis, so a new scenario cannot be left uncounted.
+//! gungraun's ids are literals, so the functions come from the registry's own list
+//! (`framebench::registry!`, the same lines that build `REGISTRY`): a framework added there gets
+//! its function here, and a framework whose feature is off gets a function with no cells. The
+//! scenarios are named once more below, one `#[bench]` line per scenario and logging; everything
+//! else about a cell is read from the oracle and the registry. `tests/bench_cli.rs` checks that
+//! the lines name every scenario of the oracle that runs without Redis, so a new scenario cannot
+//! be left uncounted.
 
 use std::hint::black_box;
 
@@ -25,8 +28,8 @@ use gungraun::{library_benchmark, library_benchmark_group, main, LibraryBenchmar
 
 use framebench::bench::{self, Prepared};
 use framebench::fixtures::Fixtures;
-use framebench::framework::{Config, Entry, Request, Response};
-use framebench::frameworks::REGISTRY;
+use framebench::framework::{Config, Entry, Framework, Request, Response};
+use framebench::frameworks;
 use framebench::options::{Logging, Options};
 use framebench::oracle::{self, Scenario};
 use framebench::tools::Tool;
@@ -38,21 +41,17 @@ struct Target {
     entry: &'static Entry,
 }
 
-/// The targets of one `#[benches]` line: `scenario` with `logging` on every framework with an
-/// in-process path, in registry order (the `<i>` of the ids).
-fn targets(scenario: &str, logging: Logging) -> impl Iterator<Item = Target> {
+/// The framework called `name` (its `Framework::NAME`), `scenario` with `logging`.
+fn target(name: &str, scenario: &str, logging: Logging) -> Target {
     let scenario = oracle::scenario(scenario)
         .filter(|s| !s.needs_redis())
         .unwrap_or_else(|| panic!("{scenario}: not a scenario of the oracle without Redis"));
-    // Collected first, as this bench always has: the counted process's heap then looks the
-    // same when the count starts, and malloc takes the same paths inside it (a lazy iterator
-    // moves some counts by a few hundred instructions).
-    let frameworks: Vec<&'static Entry> = REGISTRY.iter().filter(|e| e.in_process).collect();
-    frameworks.into_iter().map(move |entry| Target {
+    let entry = frameworks::find(name).unwrap_or_else(|| panic!("{name}: not in the registry"));
+    Target {
         scenario,
         logging,
         entry,
-    })
+    }
 }
 
 /// A prepared cell and the request to count.
@@ -102,24 +101,57 @@ fn count(mut cell: Cell) -> (Response, Cell) {
     (black_box(res), cell)
 }
 
-#[library_benchmark]
-#[benches::hello_off(iter = targets("hello", Logging::Off), setup = prepare)]
-#[benches::hello_sink(iter = targets("hello", Logging::Sink), setup = prepare)]
-#[benches::not_found_off(iter = targets("not_found", Logging::Off), setup = prepare)]
-#[benches::not_found_sink(iter = targets("not_found", Logging::Sink), setup = prepare)]
-#[benches::static_off(iter = targets("static", Logging::Off), setup = prepare)]
-#[benches::static_sink(iter = targets("static", Logging::Sink), setup = prepare)]
-#[benches::template_off(iter = targets("template", Logging::Off), setup = prepare)]
-#[benches::template_sink(iter = targets("template", Logging::Sink), setup = prepare)]
-#[benches::paste_off(iter = targets("paste", Logging::Off), setup = prepare)]
-#[benches::paste_sink(iter = targets("paste", Logging::Sink), setup = prepare)]
-#[benches::json_off(iter = targets("json", Logging::Off), setup = prepare)]
-#[benches::json_sink(iter = targets("json", Logging::Sink), setup = prepare)]
-fn dispatch(cell: Cell) -> (Response, Cell) {
-    count(cell)
+/// One benchmark function per in-process framework of the registry (see the module doc); a
+/// framework compiled out gets one with no cells, so that the group's list stays the same.
+macro_rules! counted {
+    ($([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*) => {
+        counted!(@each [] $([$($feature)?] $kind $module: $ty;)*);
+    };
+    (@each [$($done:ident)*] [$($feature:literal)?] in_process $module:ident: $ty:ident; $($rest:tt)*) => {
+        #[cfg(all($(feature = $feature)?))]
+        #[library_benchmark(setup = prepare)]
+        #[bench::hello_off(target(name!($module: $ty), "hello", Logging::Off))]
+        #[bench::hello_sink(target(name!($module: $ty), "hello", Logging::Sink))]
+        #[bench::not_found_off(target(name!($module: $ty), "not_found", Logging::Off))]
+        #[bench::not_found_sink(target(name!($module: $ty), "not_found", Logging::Sink))]
+        #[bench::static_off(target(name!($module: $ty), "static", Logging::Off))]
+        #[bench::static_sink(target(name!($module: $ty), "static", Logging::Sink))]
+        #[bench::template_off(target(name!($module: $ty), "template", Logging::Off))]
+        #[bench::template_sink(target(name!($module: $ty), "template", Logging::Sink))]
+        #[bench::paste_off(target(name!($module: $ty), "paste", Logging::Off))]
+        #[bench::paste_sink(target(name!($module: $ty), "paste", Logging::Sink))]
+        #[bench::json_off(target(name!($module: $ty), "json", Logging::Off))]
+        #[bench::json_sink(target(name!($module: $ty), "json", Logging::Sink))]
+        fn $module(cell: Cell) -> (Response, Cell) {
+            count(cell)
+        }
+
+        #[cfg(not(all($(feature = $feature)?)))]
+        #[library_benchmark(setup = prepare)]
+        #[benches::compiled_out(iter = std::iter::empty::<Target>())]
+        fn $module(cell: Cell) -> (Response, Cell) {
+            count(cell)
+        }
+
+        counted!(@each [$($done)* $module] $($rest)*);
+    };
+    // Entries without an in-process path (`raw`, the Go peers) have no function here.
+    (@each [$($done:ident)*] [$($feature:literal)?] server $module:ident: $ty:ident$(<$generic:ty>)?; $($rest:tt)*) => {
+        counted!(@each [$($done)*] $($rest)*);
+    };
+    (@each [$($done:ident)*]) => {
+        library_benchmark_group!(name = in_process, benchmarks = [$($done),*]);
+    };
 }
 
-library_benchmark_group!(name = in_process, benchmarks = [dispatch]);
+/// The registry name of an in-process framework (`Framework::NAME`).
+macro_rules! name {
+    ($module:ident: $ty:ident) => {
+        <frameworks::$module::$ty as Framework>::NAME
+    };
+}
+
+framebench::registry!(counted);
 
 /// gungraun evaluates this first, in `cargo bench`'s own process (the runs it starts under
 /// valgrind never call it): without valgrind or the matching `gungraun-runner` the target says

@@ -118,6 +118,9 @@ impl<F: Framework> App for F {
 pub struct Entry {
     /// See [`Framework::NAME`].
     pub name: &'static str,
+    /// Its module under `src/frameworks/`, which names its callgrind benchmarks
+    /// (`callgrind::in_process::<module>::hello_off`).
+    pub module: &'static str,
     /// See [`Framework::CRATE`].
     pub krate: &'static str,
     /// See [`Framework::VERSION_PREFIX`].
@@ -142,10 +145,11 @@ fn build_boxed<F: Framework>(config: &Config) -> anyhow::Result<Box<dyn App>> {
 }
 
 impl Entry {
-    /// The registry line of `F`.
-    pub const fn of<F: Framework>() -> Entry {
+    /// The registry line of `F`, written in `src/frameworks/<module>.rs`.
+    pub const fn of<F: Framework>(module: &'static str) -> Entry {
         Entry {
             name: F::NAME,
+            module,
             krate: F::CRATE,
             version_prefix: F::VERSION_PREFIX,
             in_process: F::IN_PROCESS,

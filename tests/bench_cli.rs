@@ -174,12 +174,12 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     )
     .unwrap();
     // A gungraun summary.json (trimmed to the fields the report reads), for in-process hello,
-    // logging off, framework 0 (`null`).
-    let cg = dir.join("gungraun/framebench/callgrind/in_process/dispatch.hello_off_0");
+    // logging off, `null` (its module names the benchmark function).
+    let cg = dir.join("gungraun/framebench/callgrind/in_process/null.hello_off");
     std::fs::create_dir_all(&cg).unwrap();
     std::fs::write(
         cg.join("summary.json"),
-        r#"{"module_path":"callgrind::in_process::dispatch","id":"hello_off_0","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
+        r#"{"module_path":"callgrind::in_process::null","id":"hello_off","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
     )
     .unwrap();
     let out = run(&[
@@ -198,7 +198,7 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
 }
 
 /// gungraun's ids are literals, so `benches/callgrind.rs` names the scenarios once more, one
-/// `#[benches]` line per scenario and logging: it must name every scenario of the oracle that
+/// `#[bench]` line per scenario and logging: it must name every scenario of the oracle that
 /// runs without Redis, and nothing else.
 #[test]
 fn callgrind_bench_counts_every_scenario() {
@@ -210,7 +210,7 @@ fn callgrind_bench_counts_every_scenario() {
     for s in &countable {
         for (id, logging) in [("off", "Off"), ("sink", "Sink")] {
             let line = format!(
-                "#[benches::{0}_{id}(iter = targets(\"{0}\", Logging::{logging}), setup = prepare)]",
+                "#[bench::{0}_{id}(target(name!($module: $ty), \"{0}\", Logging::{logging}))]",
                 s.name
             );
             assert!(
@@ -221,7 +221,7 @@ fn callgrind_bench_counts_every_scenario() {
         }
     }
     assert_eq!(
-        source.matches("\n#[benches::").count(),
+        source.matches("#[bench::").count(),
         2 * countable.len(),
         "benches/callgrind.rs counts a scenario the oracle does not have"
     );

@@ -532,17 +532,14 @@ pub fn read_gungraun_summary(summary: &Value) -> anyhow::Result<Option<Count>> {
         }));
     }
     if module.starts_with("callgrind::") {
-        // `<scenario>_<logging>_<i>`, `<i>` indexing the in-process frameworks.
-        let Some((scenario_logging, index)) = id.rsplit_once('_') else {
+        // `callgrind::in_process::<module>`, id `<scenario>_<logging>`.
+        let Some((scenario, logging)) = id.rsplit_once('_') else {
             return Ok(None);
         };
-        let Some((scenario, logging)) = scenario_logging.rsplit_once('_') else {
-            return Ok(None);
-        };
-        let Ok(index) = index.parse::<usize>() else {
-            return Ok(None);
-        };
-        let Some(entry) = REGISTRY.iter().filter(|e| e.in_process).nth(index) else {
+        let Some(entry) = REGISTRY
+            .iter()
+            .find(|e| e.in_process && e.module == function)
+        else {
             return Ok(None);
         };
         return Ok(Some(Count {

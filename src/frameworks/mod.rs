@@ -1,5 +1,6 @@
 //! The registry: one line per framework. Adding a framework means one Cargo feature, one file
-//! here and one line in [`REGISTRY`] (docs/adding-a-framework.md walks through it).
+//! here and one line in [`registry!`], which builds [`REGISTRY`] (docs/adding-a-framework.md
+//! walks through it).
 //!
 //! Every framework file reads in the same order, so that knowing one is knowing them all:
 //!
@@ -61,45 +62,62 @@ pub mod warp;
 #[cfg(feature = "xitca")]
 pub mod xitca;
 
-/// Every framework compiled in, baselines first.
-pub const REGISTRY: &[Entry] = &[
-    Entry::of::<null::Null>(),
-    #[cfg(feature = "hyper010")]
-    Entry::of::<null010::Null010>(),
-    Entry::of::<raw::Raw>(),
-    #[cfg(feature = "iron")]
-    Entry::of::<iron::Iron>(),
-    #[cfg(feature = "nickel")]
-    Entry::of::<nickel::Nickel>(),
-    #[cfg(feature = "actix")]
-    Entry::of::<actix::Actix>(),
-    #[cfg(feature = "axum")]
-    Entry::of::<axum::Axum>(),
-    #[cfg(feature = "hyper")]
-    Entry::of::<hyper::Hyper>(),
-    #[cfg(feature = "rocket")]
-    Entry::of::<rocket::Rocket>(),
-    #[cfg(feature = "gotham")]
-    Entry::of::<gotham::Gotham>(),
-    #[cfg(feature = "poem")]
-    Entry::of::<poem::Poem>(),
-    #[cfg(feature = "warp")]
-    Entry::of::<warp::Warp>(),
-    #[cfg(feature = "salvo")]
-    Entry::of::<salvo::Salvo>(),
-    #[cfg(feature = "xitca")]
-    Entry::of::<xitca::Xitca>(),
-    #[cfg(feature = "ntex")]
-    Entry::of::<ntex::Ntex>(),
-    #[cfg(feature = "axum07")]
-    Entry::of::<axum07::Axum07>(),
-    #[cfg(feature = "hyper014")]
-    Entry::of::<hyper014::Hyper014>(),
-    #[cfg(feature = "go")]
-    Entry::of::<go::GoPeer<go::NetHttp>>(),
-    #[cfg(feature = "go")]
-    Entry::of::<go::GoPeer<go::Fiber>>(),
-];
+/// The registry: one line per framework, baselines first, as
+/// `[feature] in_process|server module: Type;` (`[]` when always compiled in; `server` when it
+/// has no in-process path). It is a macro so that the callgrind bench can name a benchmark
+/// function after each in-process framework (gungraun's ids are literals); everything else reads
+/// [`REGISTRY`], which it builds. `registry!(callback)` expands to `callback! { <the lines> }`.
+/// Whether a line says `in_process` is checked at compile time against the type's
+/// [`crate::framework::Framework::IN_PROCESS`].
+#[macro_export]
+macro_rules! registry {
+    ($callback:path) => {
+        $callback! {
+            [] in_process null: Null;
+            ["hyper010"] in_process null010: Null010;
+            [] server raw: Raw;
+            ["iron"] in_process iron: Iron;
+            ["nickel"] in_process nickel: Nickel;
+            ["actix"] in_process actix: Actix;
+            ["axum"] in_process axum: Axum;
+            ["hyper"] in_process hyper: Hyper;
+            ["rocket"] in_process rocket: Rocket;
+            ["gotham"] in_process gotham: Gotham;
+            ["poem"] in_process poem: Poem;
+            ["warp"] in_process warp: Warp;
+            ["salvo"] in_process salvo: Salvo;
+            ["xitca"] in_process xitca: Xitca;
+            ["ntex"] in_process ntex: Ntex;
+            ["axum07"] in_process axum07: Axum07;
+            ["hyper014"] in_process hyper014: Hyper014;
+            ["go"] server go: GoPeer<go::NetHttp>;
+            ["go"] server go: GoPeer<go::Fiber>;
+        }
+    };
+}
+
+/// Builds [`REGISTRY`] from the [`registry!`] lines, and checks each line's `in_process`.
+macro_rules! entries {
+    ($([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*) => {
+        /// Every framework compiled in, baselines first.
+        pub const REGISTRY: &[Entry] = &[$(
+            #[cfg(all($(feature = $feature)?))]
+            Entry::of::<$module::$ty$(<$generic>)?>(stringify!($module)),
+        )*];
+        $(
+            #[cfg(all($(feature = $feature)?))]
+            const _: () = assert!(
+                <$module::$ty$(<$generic>)? as crate::framework::Framework>::IN_PROCESS
+                    == entries!(@in_process $kind),
+                concat!(stringify!($module), ": the registry line's in_process|server is wrong"),
+            );
+        )*
+    };
+    (@in_process in_process) => { true };
+    (@in_process server) => { false };
+}
+
+registry!(entries);
 
 /// The in-process floor in-process figures are read against: the first in-process baseline
 /// (`null`).
