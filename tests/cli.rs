@@ -190,18 +190,27 @@ fn logging_stdout_prints_one_line_per_request() {
         for _ in 0..3 {
             assert_eq!(raw_get(s.addr, "/paste/mysrc").unwrap().status, 200);
         }
+        // A path no route matches is logged too (Gotham's pipelines never saw one).
+        let missing = framebench::oracle::scenario("not_found").unwrap().path;
+        assert_eq!(raw_get(s.addr, missing).unwrap().status, 404);
         assert!(s.signal("-TERM").success());
-        let logged: Vec<String> = s
-            .lines
-            .try_iter()
+        let lines: Vec<String> = s.lines.try_iter().collect();
+        let logged: Vec<&String> = lines
+            .iter()
             .filter(|l| l.contains("/paste/mysrc"))
             .collect();
-        assert_eq!(logged.len(), 3, "{}: {logged:#?}", e.name);
+        assert_eq!(logged.len(), 3, "{}: {lines:#?}", e.name);
         assert!(
             logged
                 .iter()
                 .all(|l| l.contains("GET") && l.contains("200")),
             "{}: {logged:#?}",
+            e.name
+        );
+        let not_found: Vec<&String> = lines.iter().filter(|l| l.contains(missing)).collect();
+        assert!(
+            not_found.len() == 1 && not_found[0].contains("404"),
+            "{}: the 404 is not logged once: {lines:#?}",
             e.name
         );
     }
