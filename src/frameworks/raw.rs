@@ -1,26 +1,41 @@
-//! `raw`: the loopback ceiling. A hand-written HTTP/1.1 responder on std sockets, one thread per
-//! connection, answering every scenario path with bytes encoded at startup. It parses only the
-//! request line and the end of the head, supports keep-alive and pipelining, and sends no
-//! `Date` header. Nothing a framework does can cost less, so loopback results are read as a
-//! fraction of it.
+//! `raw`: the loopback ceiling. A hand-written HTTP/1.1 responder answering every scenario path
+//! with bytes encoded at startup, on non-blocking sockets: one mio (epoll) event loop per
+//! `threads`, each accepting from the shared listener and draining every readable connection,
+//! answering all complete requests of one read with one write (pipelining included). It parses
+//! only the request line and the end of the head, supports keep-alive with the common idle
+//! timeout, and sends no `Date` header. Nothing a framework does can cost less, so loopback
+//! results are read as a fraction of it.
+//!
+//! It was one thread per connection on blocking sockets until 2026-11-23: at 32 connections on
+//! one core its 32 threads lost to actix (issue 14), so it was not a ceiling.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use anyhow::bail;
+use anyhow::{bail, Context as _};
+use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
+use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::options::KEEP_ALIVE;
-use crate::server::{self, Threads};
+use crate::server::limit::Limit;
 
 /// Largest request head accepted; longer ones get 431.
 const MAX_HEAD: usize = 16 * 1024;
 
 /// The loopback ceiling.
 pub struct Raw {
-    routes: Arc<Vec<(&'static str, Vec<u8>)>>,
+    routes: Arc<Routes>,
+    threads: usize,
+}
+
+/// The encoded answers: one per scenario path, the 404 for every other path.
+struct Routes {
+    paths: Vec<(&'static str, Vec<u8>)>,
+    not_found: Vec<u8>,
 }
 
 impl Framework for Raw {
@@ -42,7 +57,11 @@ impl Framework for Raw {
             })
             .collect();
         Ok(Raw {
-            routes: Arc::new(routes),
+            routes: Arc::new(Routes {
+                paths: routes,
+                not_found: encode(404, "Not Found", crate::oracle::TEXT_PLAIN, b"", false),
+            }),
+            threads: config.options.threads.max(1),
         })
     }
 
@@ -50,19 +69,247 @@ impl Framework for Raw {
         bail!("raw is loopback only: it is a socket server (use null for the in-process floor)")
     }
 
-    // Fairness: raw ignores `threads` and gives every connection its own thread, because it is
-    // the ceiling and must never be the one that starves connections.
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let routes = Arc::clone(&self.routes);
+        let addr = listener.local_addr()?;
+        listener.set_nonblocking(true)?;
         // Fairness: `serve --max-requests` counts in the request loop; when no limit is set
         // that is one predictable branch per request (docs/methodology.md).
         let limit = crate::server::limit::active();
-        let handler = Arc::new(
-            move |stream: TcpStream, _peer: SocketAddr, stop: &AtomicBool| {
-                let _ = connection(stream, &routes, stop, limit);
-            },
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut wakers = Vec::new();
+        let mut threads = Vec::new();
+        for i in 0..self.threads {
+            let poll = Poll::new()?;
+            let mut listener = MioListener::from_std(listener.try_clone()?);
+            poll.registry()
+                .register(&mut listener, LISTENER, Interest::READABLE)?;
+            wakers.push(Arc::new(Waker::new(poll.registry(), WAKE)?));
+            let (routes, stop) = (Arc::clone(&self.routes), Arc::clone(&stop));
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("raw-{i}"))
+                    .spawn(move || {
+                        if let Err(e) = event_loop(poll, listener, &routes, &stop, limit) {
+                            eprintln!("raw: event loop {i}: {e:#}");
+                        }
+                    })
+                    .context("spawning a raw event loop")?,
+            );
+        }
+        let stop_all = move || {
+            stop.store(true, Ordering::SeqCst);
+            for w in &wakers {
+                let _ = w.wake();
+            }
+        };
+        Ok(ServerHandle::new(addr, stop_all, threads))
+    }
+}
+
+/// The listener's token in every event loop.
+const LISTENER: Token = Token(usize::MAX);
+/// The token of the waker that stops an event loop.
+const WAKE: Token = Token(usize::MAX - 1);
+/// How often a loop looks for connections idle longer than [`KEEP_ALIVE`].
+const SWEEP: Duration = Duration::from_millis(500);
+/// Unsent answers above which a connection is not read until its client reads (a client that
+/// pipelines without reading cannot grow the server's memory without bound).
+const MAX_PENDING: usize = 1 << 20;
+
+/// One connection of an event loop.
+struct Conn {
+    stream: MioStream,
+    /// Request bytes read and not yet answered.
+    buf: Vec<u8>,
+    filled: usize,
+    /// Answers not yet written, from `sent` on.
+    out: Vec<u8>,
+    sent: usize,
+    /// Whether it is registered for writable too (a write would block).
+    writable: bool,
+    /// Close once `out` is written (after a 400 or 431).
+    closing: bool,
+    last_active: Instant,
+}
+
+/// Accepts and serves until `stop`. Connections are slots of a `Vec`; a token is a slot index.
+fn event_loop(
+    mut poll: Poll,
+    listener: MioListener,
+    routes: &Routes,
+    stop: &AtomicBool,
+    limit: Option<&Limit>,
+) -> anyhow::Result<()> {
+    let mut events = Events::with_capacity(1024);
+    let mut conns: Vec<Option<Conn>> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
+    let mut last_sweep = Instant::now();
+    while !stop.load(Ordering::SeqCst) {
+        if let Err(e) = poll.poll(&mut events, Some(SWEEP)) {
+            if e.kind() == ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e.into());
+        }
+        for event in events.iter() {
+            match event.token() {
+                WAKE => {}
+                LISTENER => loop {
+                    match listener.accept() {
+                        Ok((mut stream, _)) => {
+                            // Every framebench server sets TCP_NODELAY on accepted connections.
+                            let _ = stream.set_nodelay(true);
+                            let slot = free.pop().unwrap_or_else(|| {
+                                conns.push(None);
+                                conns.len() - 1
+                            });
+                            poll.registry()
+                                .register(&mut stream, Token(slot), Interest::READABLE)?;
+                            conns[slot] = Some(Conn {
+                                stream,
+                                buf: vec![0; MAX_HEAD],
+                                filled: 0,
+                                out: Vec::with_capacity(64 * 1024),
+                                sent: 0,
+                                writable: false,
+                                closing: false,
+                                last_active: Instant::now(),
+                            });
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        // Out of descriptors or a connection reset before accept: try again at
+                        // the next event.
+                        Err(_) => break,
+                    }
+                },
+                Token(slot) => {
+                    let Some(conn) = conns.get_mut(slot).and_then(Option::as_mut) else {
+                        continue;
+                    };
+                    let keep = drive(conn, routes, limit).unwrap_or(false)
+                        && interest(&poll, conn, slot).is_ok();
+                    if !keep {
+                        close(&poll, &mut conns, &mut free, slot);
+                    }
+                }
+            }
+        }
+        if last_sweep.elapsed() >= SWEEP {
+            last_sweep = Instant::now();
+            for slot in 0..conns.len() {
+                let idle = conns[slot]
+                    .as_ref()
+                    .is_some_and(|c| c.last_active.elapsed() >= KEEP_ALIVE);
+                if idle {
+                    close(&poll, &mut conns, &mut free, slot);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn close(poll: &Poll, conns: &mut [Option<Conn>], free: &mut Vec<usize>, slot: usize) {
+    if let Some(mut conn) = conns[slot].take() {
+        let _ = poll.registry().deregister(&mut conn.stream);
+        free.push(slot);
+    }
+}
+
+/// Registers for writable while answers wait to be written, and stops when they are.
+fn interest(poll: &Poll, conn: &mut Conn, slot: usize) -> std::io::Result<()> {
+    let want = conn.sent < conn.out.len();
+    if want != conn.writable {
+        let interest = if want {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        poll.registry()
+            .reregister(&mut conn.stream, Token(slot), interest)?;
+        conn.writable = want;
+    }
+    Ok(())
+}
+
+/// Reads everything the socket has (the loop is edge-triggered), answers every complete request
+/// in order, and writes as much as the socket takes. `Ok(false)`: close the connection.
+fn drive(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) -> std::io::Result<bool> {
+    conn.last_active = Instant::now();
+    loop {
+        // Read until the socket is empty, the client has closed, or too much waits unsent.
+        while !conn.closing && conn.out.len() - conn.sent < MAX_PENDING {
+            match conn.stream.read(&mut conn.buf[conn.filled..]) {
+                // The client sent its last request: answer what it sent, then close.
+                Ok(0) => conn.closing = true,
+                Ok(n) => {
+                    conn.filled += n;
+                    answer(conn, routes, limit);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let stopped_reading = !conn.closing && conn.out.len() - conn.sent >= MAX_PENDING;
+        while conn.sent < conn.out.len() {
+            match conn.stream.write(&conn.out[conn.sent..]) {
+                Ok(0) => return Ok(false),
+                Ok(n) => conn.sent += n,
+                // The rest goes when the socket is writable again.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        conn.out.clear();
+        conn.sent = 0;
+        // Reading stopped with bytes maybe left in the socket: no new event will say so.
+        if !stopped_reading {
+            return Ok(!conn.closing);
+        }
+    }
+}
+
+/// Appends the answer to every complete request in the buffer to `out`, then keeps the rest.
+fn answer(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) {
+    let mut start = 0;
+    while let Some(end) = find_head_end(&conn.buf[start..conn.filled]) {
+        let head = &conn.buf[start..start + end];
+        start += end + 4;
+        match request_path(head) {
+            Some(path) => {
+                let res = routes
+                    .paths
+                    .iter()
+                    .find(|(p, _)| p.as_bytes() == path)
+                    .map_or(&routes.not_found, |(_, r)| r);
+                conn.out.extend_from_slice(res);
+                if let Some(limit) = limit {
+                    limit.record();
+                }
+            }
+            None => {
+                conn.out
+                    .extend_from_slice(&encode(400, "Bad Request", "text/plain", b"", true));
+                conn.closing = true;
+                return;
+            }
+        }
+    }
+    conn.buf.copy_within(start..conn.filled, 0);
+    conn.filled -= start;
+    if conn.filled == conn.buf.len() {
+        let res = encode(
+            431,
+            "Request Header Fields Too Large",
+            "text/plain",
+            b"",
+            true,
         );
-        Ok(server::serve(listener, Threads::PerConnection, handler)?)
+        conn.out.extend_from_slice(&res);
+        conn.closing = true;
     }
 }
 
@@ -75,67 +322,6 @@ fn encode(status: u16, reason: &str, content_type: &str, body: &[u8], close: boo
     .into_bytes();
     out.extend_from_slice(body);
     out
-}
-
-fn connection(
-    mut stream: TcpStream,
-    routes: &[(&'static str, Vec<u8>)],
-    stop: &AtomicBool,
-    limit: Option<&crate::server::limit::Limit>,
-) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(KEEP_ALIVE))?;
-    let not_found = encode(404, "Not Found", crate::oracle::TEXT_PLAIN, b"", false);
-    let mut buf = vec![0u8; MAX_HEAD];
-    let mut filled = 0;
-    let mut out = Vec::with_capacity(64 * 1024);
-    while !stop.load(Ordering::Relaxed) {
-        let n = stream.read(&mut buf[filled..])?;
-        if n == 0 {
-            return Ok(());
-        }
-        filled += n;
-        let mut start = 0;
-        // Answer every complete request in the buffer: pipelined requests get one write.
-        while let Some(end) = find_head_end(&buf[start..filled]) {
-            let head = &buf[start..start + end];
-            start += end + 4;
-            match request_path(head) {
-                Some(path) => {
-                    let res = routes
-                        .iter()
-                        .find(|(p, _)| p.as_bytes() == path)
-                        .map_or(&not_found, |(_, r)| r);
-                    out.extend_from_slice(res);
-                    if let Some(limit) = limit {
-                        limit.record();
-                    }
-                }
-                None => {
-                    out.extend_from_slice(&encode(400, "Bad Request", "text/plain", b"", true));
-                    stream.write_all(&out)?;
-                    return Ok(());
-                }
-            }
-        }
-        if !out.is_empty() {
-            stream.write_all(&out)?;
-            out.clear();
-        }
-        buf.copy_within(start..filled, 0);
-        filled -= start;
-        if filled == buf.len() {
-            let res = encode(
-                431,
-                "Request Header Fields Too Large",
-                "text/plain",
-                b"",
-                true,
-            );
-            stream.write_all(&res)?;
-            return Ok(());
-        }
-    }
-    Ok(())
 }
 
 fn find_head_end(buf: &[u8]) -> Option<usize> {
