@@ -163,8 +163,11 @@ fn event_loop(
                                 conns.push(None);
                                 conns.len() - 1
                             });
-                            poll.registry()
-                                .register(&mut stream, Token(slot), Interest::READABLE)?;
+                            poll.registry().register(
+                                &mut stream,
+                                Token(slot),
+                                Interest::READABLE,
+                            )?;
                             conns[slot] = Some(Conn {
                                 stream,
                                 buf: vec![0; MAX_HEAD],
