@@ -163,11 +163,16 @@ fn event_loop(
                                 conns.push(None);
                                 conns.len() - 1
                             });
-                            poll.registry().register(
+                            let registered = poll.registry().register(
                                 &mut stream,
                                 Token(slot),
                                 Interest::READABLE,
-                            )?;
+                            );
+                            // One connection the loop cannot watch is dropped, not the loop.
+                            if registered.is_err() {
+                                free.push(slot);
+                                continue;
+                            }
                             conns[slot] = Some(Conn {
                                 stream,
                                 buf: vec![0; MAX_HEAD],
