@@ -18,6 +18,11 @@ use framebench::options::{Io, Logging, Options};
 use framebench::oracle::SCENARIOS;
 use framebench::quick;
 
+/// The system allocator behind a switch that only `framebench allocs` and `framebench profile
+/// --allocs` turn on (src/allocs/gate.rs; its cost when off is in docs/methodology.md).
+#[global_allocator]
+static GLOBAL: framebench::allocs::Global = framebench::allocs::Global;
+
 /// Measures what a Rust web framework costs per request.
 #[derive(Parser)]
 #[command(name = "framebench", version, about)]
@@ -58,6 +63,8 @@ enum Command {
     },
     /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`.
     Profile(framebench::bench::cli::ProfileArgs),
+    /// Counts allocations per in-process request: frameworks × scenarios × logging.
+    Allocs(framebench::allocs::cli::AllocsArgs),
     /// Writes docs/results.md from criterion's and gungraun's output in target/.
     Report(framebench::bench::cli::ReportArgs),
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
@@ -139,10 +146,10 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
     // Commands that run frameworks for the user detect the optional tools first, build what
     // they need (the Go peers), and honour FRAMEBENCH_REQUIRE. `serve` (the driver's child),
-    // `list` and `report` need none of it.
+    // `list`, `report` and `allocs` (in-process only, no Redis) need none of it.
     if !matches!(
         cli.command,
-        Some(Command::Serve { .. } | Command::List | Command::Report(_))
+        Some(Command::Serve { .. } | Command::List | Command::Report(_) | Command::Allocs(_))
     ) {
         prepare_tools()?;
     }
@@ -176,6 +183,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         ),
         Some(Command::Profile(args)) => framebench::bench::cli::profile(args),
         Some(Command::Report(args)) => framebench::bench::cli::report(args),
+        Some(Command::Allocs(args)) => framebench::allocs::cli::run(args),
         Some(Command::Check {
             frameworks,
             opts,

@@ -49,6 +49,13 @@ pub struct ProfileArgs {
     /// Server worker threads (loopback).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
+    /// Instead of the hot loop: one in-process dispatch after the warm-up of `framebench
+    /// allocs`, its allocations grouped by the site that made them, most first.
+    #[arg(long, conflicts_with_all = ["mode", "seconds"])]
+    pub allocs: bool,
+    /// With `--allocs`: frames that name a site (more splits the sites finer).
+    #[arg(long, default_value_t = 3, requires = "allocs", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub depth: u16,
 }
 
 /// `framebench report`.
@@ -99,6 +106,13 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         io: args.io,
         threads: args.threads.into(),
     };
+    if args.allocs {
+        let config = Config::new(fixtures, None).with(options);
+        let text = profile::allocation_sites(entry, scenario, &config, args.depth.into())
+            .map_err(CliError::fail)?;
+        print!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
     eprintln!(
         "profiling {} {} ({:?}, {}) for {} s, pid {}",
         entry.name,

@@ -4,6 +4,9 @@
 //! In-process mode calls `dispatch` on this thread. Loopback mode serves the app on
 //! 127.0.0.1:0 in this process and drives it with the keep-alive bench client from this thread,
 //! so one `perf record` sees the server's threads and the client.
+//!
+//! With `--allocs` there is no loop: [`allocation_sites`] counts one dispatch, prepared as
+//! `framebench allocs` prepares it, and groups its allocations by the site that made them.
 
 use std::time::{Duration, Instant};
 
@@ -92,4 +95,36 @@ pub fn run(
             Ok(Summary { requests, elapsed })
         }
     }
+}
+
+/// One in-process dispatch of `entry` × `scenario` after the warm-up of `framebench allocs`
+/// ([`crate::allocs::ready`]), its allocations grouped by site ([`crate::allocs::sites`]) with
+/// `depth` frames each: the table `framebench profile --allocs` prints.
+pub fn allocation_sites(
+    entry: &Entry,
+    scenario: &'static Scenario,
+    config: &Config,
+    depth: usize,
+) -> anyhow::Result<String> {
+    use crate::allocs;
+    if !entry.in_process {
+        bail!(
+            "{} is loopback only: allocations are counted in-process",
+            entry.name
+        );
+    }
+    anyhow::ensure!(
+        allocs::installed(),
+        "this binary's global allocator is not framebench::allocs::Global: nothing can be counted"
+    );
+    let ready = allocs::ready(entry, config, scenario)?;
+    let (counts, recorded) = ready.sites()?;
+    let sites = allocs::sites::group(&recorded, depth);
+    Ok(format!(
+        "{} {} {}: one dispatch after two warm-up requests, every thread: {counts}\n{}",
+        entry.name,
+        scenario.name,
+        config.options.label(),
+        allocs::sites::render(&sites)
+    ))
 }

@@ -1,0 +1,230 @@
+//! `framebench allocs`: counts allocations per request for frameworks × scenarios × logging,
+//! prints a table or writes JSON (`--json PATH`, `-` for stdout), and exits 1 with one line
+//! when a cell fails the oracle or its repeats disagree. [`spawn`] runs it as a child process
+//! for the quick compare.
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::CliError;
+use crate::fixtures::Fixtures;
+use crate::framework::{Config, Entry};
+use crate::frameworks::{self, REGISTRY};
+use crate::oracle::{self, Scenario};
+
+use super::Measured;
+
+/// Repeats per cell unless `--repeats` says otherwise.
+pub const REPEATS: u16 = 5;
+
+/// `framebench allocs`.
+#[derive(clap::Args)]
+pub struct AllocsArgs {
+    /// Frameworks to count (default: every one with an in-process path).
+    pub frameworks: Vec<String>,
+    /// Scenarios, comma-separated (default: every one that runs without Redis).
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// Logging variants, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [crate::options::Logging::Off, crate::options::Logging::Sink])]
+    pub logging: Vec<crate::options::Logging>,
+    /// Dispatches counted per cell; every one must count the same.
+    #[arg(long, default_value_t = REPEATS, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub repeats: u16,
+    /// Write the cells as JSON to this file (`-`: to stdout, instead of the table), e.g.
+    /// `target/allocs/allocs.json`, which `framebench report` reads.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+}
+
+/// What `--json` writes.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// Dispatches counted per cell.
+    pub repeats: usize,
+    /// Every cell, in registry × scenario × logging order.
+    pub cells: Vec<Measured>,
+}
+
+/// The in-process frameworks named, or all of them.
+fn entries(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
+    if names.is_empty() {
+        return Ok(REGISTRY.iter().filter(|e| e.in_process).collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            let e = frameworks::find(n).ok_or_else(|| {
+                CliError::usage(format!(
+                    "unknown framework '{n}' (compiled in: {})",
+                    frameworks::names().join(", ")
+                ))
+            })?;
+            if !e.in_process {
+                return Err(CliError::usage(format!(
+                    "{n} has no in-process path: its allocations cannot be counted here"
+                )));
+            }
+            Ok(e)
+        })
+        .collect()
+}
+
+/// The scenarios named, or every one without Redis.
+fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
+    if names.is_empty() {
+        return Ok(super::scenarios().collect());
+    }
+    names
+        .iter()
+        .map(|n| match oracle::scenario(n) {
+            Some(s) if !s.needs_redis() => Ok(s),
+            Some(_) => Err(CliError::usage(format!(
+                "{n}: allocations are counted without Redis; pick another scenario"
+            ))),
+            None => Err(CliError::usage(format!(
+                "unknown scenario '{n}' (one of: {})",
+                oracle::names().join(", ")
+            ))),
+        })
+        .collect()
+}
+
+/// Runs `framebench allocs`.
+pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
+    if !super::installed() {
+        return Err(CliError(
+            1,
+            "this binary's global allocator is not framebench::allocs::Global: nothing can be counted".into(),
+        ));
+    }
+    let entries = entries(&args.frameworks)?;
+    let scenarios = scenarios(&args.scenarios)?;
+    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let base = Config::new(fixtures, None);
+    let mut cells = Vec::new();
+    for entry in &entries {
+        for scenario in &scenarios {
+            for logging in &args.logging {
+                cells.push(super::measure(
+                    entry,
+                    &base,
+                    scenario,
+                    *logging,
+                    args.repeats.into(),
+                ));
+            }
+        }
+    }
+    let report = Report {
+        repeats: args.repeats.into(),
+        cells,
+    };
+    match args.json.as_deref() {
+        Some(p) if p.as_os_str() == "-" => {
+            let text = serde_json::to_string(&report).map_err(|e| CliError(1, e.to_string()))?;
+            println!("{text}");
+        }
+        Some(p) => {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
+            }
+            let text =
+                serde_json::to_string_pretty(&report).map_err(|e| CliError(1, e.to_string()))?;
+            std::fs::write(p, text + "\n")
+                .map_err(|e| CliError(1, format!("cannot write {}: {e}", p.display())))?;
+            print_table(&report);
+            println!("wrote {}", p.display());
+        }
+        None => print_table(&report),
+    }
+    let failed: Vec<String> = report
+        .cells
+        .iter()
+        .filter_map(|c| {
+            c.error
+                .as_ref()
+                .map(|e| format!("{} {} log={}: {e}", c.framework, c.scenario, c.logging))
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(CliError(
+        1,
+        format!(
+            "{} of {} cells not counted: {}",
+            failed.len(),
+            report.cells.len(),
+            failed.join("; ")
+        ),
+    ))
+}
+
+/// One row per cell.
+fn print_table(report: &Report) {
+    println!(
+        "framebench allocs: one in-process dispatch after two warm-up requests, io memory, every \
+         thread counted; each cell repeated {} times, all equal",
+        report.repeats
+    );
+    println!(
+        "| {:<14} | {:<10} | {:<4} | {:>6} | {:>8} | {:>8} | {:>9} | {:>9} |",
+        "framework", "scenario", "log", "allocs", "reallocs", "deallocs", "B alloc", "B freed"
+    );
+    println!(
+        "|{:-<16}|{:-<12}|{:-<6}|{:-<7}:|{:-<9}:|{:-<9}:|{:-<10}:|{:-<10}:|",
+        "", "", "", "", "", "", "", ""
+    );
+    for c in &report.cells {
+        match c.counts {
+            Some(n) => println!(
+                "| {:<14} | {:<10} | {:<4} | {:>6} | {:>8} | {:>8} | {:>9} | {:>9} |",
+                c.framework,
+                c.scenario,
+                c.logging,
+                n.allocs,
+                n.reallocs,
+                n.deallocs,
+                n.bytes_allocated,
+                n.bytes_deallocated
+            ),
+            None => println!(
+                "| {:<14} | {:<10} | {:<4} | {:>6} | {:>8} | {:>8} | {:>9} | {:>9} |",
+                c.framework, c.scenario, c.logging, "FAIL", "", "", "", ""
+            ),
+        }
+    }
+}
+
+/// Runs `framebench allocs --json -` as a child of this process (the same binary) for
+/// `frameworks` with `logging`, and reads its cells. The child exits 1 when a cell fails; its
+/// cells are read all the same, failures with their reason.
+pub fn spawn(
+    frameworks: &[&str],
+    logging: crate::options::Logging,
+    repeats: usize,
+) -> anyhow::Result<Report> {
+    let exe = std::env::current_exe()?;
+    let out = Command::new(exe)
+        .arg("allocs")
+        .args(frameworks)
+        .args(["--logging", &logging.to_string()])
+        .args(["--repeats", &repeats.to_string(), "--json", "-"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().rev().find(|l| l.starts_with('{'));
+    match line {
+        Some(l) => Ok(serde_json::from_str(l)?),
+        None => anyhow::bail!(
+            "`framebench allocs` wrote no cells ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+    }
+}
