@@ -366,8 +366,13 @@ fn quick_compare() -> Result<ExitCode, CliError> {
         eprintln!("interrupted");
         return Ok(ExitCode::from(130));
     }
+    // Counted in a child process (this binary, `framebench allocs`): no app of the timed runs
+    // lives there, and this process's allocator is never switched on.
+    let names: Vec<&str> = rows.iter().map(|(name, _)| *name).collect();
+    let allocs = framebench::allocs::cli::spawn(&names, options.logging, 3)
+        .map_err(|e| format!("allocs/req not counted: {e:#}"));
     let (loopback, params) = framebench::driver::cli::quick_loopback(&fixtures, options);
-    let failed = quick::print_both(&rows, &loopback, &params, options, sample);
+    let failed = quick::print_both(&rows, &allocs, &loopback, &params, options, sample);
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {

@@ -1,9 +1,12 @@
 //! The quick comparison `framebench` prints with no arguments: in-process time per request for
 //! every framework × scenario, each response checked against the oracle before it is timed,
-//! beside a short loopback load of the same cell by the driver ([`crate::driver`]).
+//! beside a short loopback load of the same cell by the driver ([`crate::driver`]), and the
+//! allocations of one dispatch, counted by `framebench allocs` in a child process
+//! ([`crate::allocs::cli::spawn`]) so that counting never shares a process with the timing.
 
 use std::time::{Duration, Instant};
 
+use crate::allocs::cli::Report as Allocs;
 use crate::check;
 use crate::driver::output::{kilo, us};
 use crate::driver::stats::{CellResult, Status};
@@ -156,6 +159,7 @@ pub fn print(rows: &[(&'static str, Vec<Cell>)], options: Options, sample: Durat
 /// environment. Returns the number of failed cells.
 pub fn print_both(
     rows: &[(&'static str, Vec<Cell>)],
+    allocs: &Result<Allocs, String>,
     loopback: &[CellResult],
     params: &LoadParams,
     options: Options,
@@ -172,13 +176,14 @@ pub fn print_both(
             let cell = rows.iter().find(|(n, _)| *n == name).map(|(_, c)| &c[k]);
             let inproc =
                 in_process_text(cell, &mut notes, || format!("{name} {} in-process", s.name));
+            let allocs = allocs_text(allocs, name, s.name, &mut notes);
             let lb = loopback
                 .iter()
                 .find(|c| c.target == name && c.scenario == s.name);
             let [rps, p99, cpu, rss] =
                 loopback_texts(lb, &mut notes, || format!("{name} {} loopback", s.name));
             println!(
-                "| {name:<14} | {:<10} | {inproc:>12} | {rps:>11} | {p99:>10} | {cpu:>9} | {rss:>8} |",
+                "| {name:<14} | {:<10} | {inproc:>12} | {allocs:>10} | {rps:>11} | {p99:>10} | {cpu:>9} | {rss:>8} |",
                 s.name
             );
         }
@@ -192,6 +197,7 @@ fn print_both_header(params: &LoadParams, options: Options, sample: Duration) {
     println!("environment: {}", Environment::current());
     println!(
         "options: {}; in-process: median time per request of 5 batches of ~{sample:?}, one thread; \
+         allocs/req: alloc calls of one dispatch (+ reallocs), every thread, `framebench allocs`; \
          loopback: {} connections, {:?} warmup + {:?} closed loop per cell, {}, fresh server per cell",
         options.label(),
         options.threads,
@@ -202,12 +208,19 @@ fn print_both_header(params: &LoadParams, options: Options, sample: Duration) {
     println!("every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)");
     println!();
     println!(
-        "| {:<14} | {:<10} | {:>12} | {:>11} | {:>10} | {:>9} | {:>8} |",
-        "framework", "scenario", "in-process", "loopback/s", "p99", "srv cpu", "srv rss"
+        "| {:<14} | {:<10} | {:>12} | {:>10} | {:>11} | {:>10} | {:>9} | {:>8} |",
+        "framework",
+        "scenario",
+        "in-process",
+        "allocs/req",
+        "loopback/s",
+        "p99",
+        "srv cpu",
+        "srv rss"
     );
     println!(
-        "|{:-<16}|{:-<12}|{:-<13}:|{:-<12}:|{:-<11}:|{:-<10}:|{:-<9}:|",
-        "", "", "", "", "", "", ""
+        "|{:-<16}|{:-<12}|{:-<13}:|{:-<11}:|{:-<12}:|{:-<11}:|{:-<10}:|{:-<9}:|",
+        "", "", "", "", "", "", "", ""
     );
 }
 
@@ -249,6 +262,40 @@ fn in_process_text(cell: Option<&Cell>, notes: &mut Notes, what: impl Fn() -> St
         }
         Some(Cell::Failed(e)) => {
             notes.failed.push(format!("{}: {e}", what()));
+            "FAIL".to_owned()
+        }
+    }
+}
+
+/// The allocs/req column of one row: alloc calls, and `+N` reallocations when there are any.
+fn allocs_text(
+    allocs: &Result<Allocs, String>,
+    name: &str,
+    scenario: &str,
+    notes: &mut Notes,
+) -> String {
+    let allocs = match allocs {
+        Ok(a) => a,
+        Err(why) => {
+            notes.skip(why);
+            return "–".to_owned();
+        }
+    };
+    let Some(cell) = allocs
+        .cells
+        .iter()
+        .find(|c| c.framework == name && c.scenario == scenario)
+    else {
+        return "–".to_owned();
+    };
+    match (&cell.counts, &cell.error) {
+        (Some(c), _) if c.reallocs > 0 => format!("{} +{}", c.allocs, c.reallocs),
+        (Some(c), _) => c.allocs.to_string(),
+        (None, e) => {
+            let why = e.as_deref().unwrap_or("not counted");
+            notes
+                .failed
+                .push(format!("{name} {scenario} allocs/req: {why}"));
             "FAIL".to_owned()
         }
     }

@@ -67,6 +67,11 @@ pub struct ReportArgs {
     /// Where to write the report.
     #[arg(long, default_value = "docs/results.md")]
     pub out: PathBuf,
+    /// Rewrite only the allocation section (and the how-to-reproduce lines) of the existing
+    /// report, keeping every other section as it was generated: allocation counts take seconds,
+    /// the timings a quiet hour.
+    #[arg(long)]
+    pub allocs_only: bool,
 }
 
 /// Runs `framebench profile`.
@@ -145,7 +150,13 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
 
 /// Runs `framebench report`.
 pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
-    let text = report::generate(&args.target_dir).map_err(CliError::fail)?;
+    let text = if args.allocs_only {
+        let old = std::fs::read_to_string(&args.out)
+            .map_err(|e| CliError(1, format!("cannot read {}: {e}", args.out.display())))?;
+        report::update_allocs(&old, &args.target_dir).map_err(CliError::fail)?
+    } else {
+        report::generate(&args.target_dir).map_err(CliError::fail)?
+    };
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
