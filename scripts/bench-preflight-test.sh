@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Tests the callgrind targets' preflight (`framebench::bench::callgrind_preflight`): without
-# valgrind, without gungraun-runner, or with a runner of another version, each callgrind bench
+# Tests the valgrind targets' preflight (`framebench::bench::callgrind_preflight`; callgrind,
+# callgrind_loopback and allocs_dhat): without valgrind, without gungraun-runner, or with a runner of another version, each callgrind bench
 # executable prints one line per cause with the install command and exits 0, so `cargo bench`
 # goes on to the criterion targets; with FRAMEBENCH_REQUIRE=callgrind it exits 1. Then
 # `cargo bench -- --test 'in_process/hello/'` with the runner hidden exits 0 and runs every
@@ -18,13 +18,15 @@ fail() {
 }
 
 # The bench executables, as `cargo bench` builds them.
-build_log=$(cargo bench --no-run --bench callgrind --bench callgrind_loopback 2>&1)
-mapfile -t exes < <(echo "$build_log" | sed -n 's/.*Executable benches\/callgrind[_a-z]*\.rs (\(.*\))$/\1/p')
-if [ "${#exes[@]}" -ne 2 ]; then
+build_log=$(cargo bench --no-run --bench callgrind --bench callgrind_loopback --bench allocs_dhat 2>&1)
+mapfile -t exes < <(echo "$build_log" | sed -n 's/.*Executable benches\/\(callgrind[_a-z]*\|allocs_dhat\)\.rs (\(.*\))$/\2/p')
+if [ "${#exes[@]}" -ne 3 ]; then
   echo "$build_log"
-  echo "FAIL: expected the two callgrind bench executables"
+  echo "FAIL: expected the three valgrind bench executables"
   exit 1
 fi
+# The in-process callgrind bench, the one that reads libfaketime.
+callgrind_exe=$(echo "$build_log" | sed -n 's/.*Executable benches\/callgrind\.rs (\(.*\))$/\1/p')
 
 # expect CODE NEEDLE... -- ENV... : runs each executable as cargo bench does, with ENV.
 expect() {
@@ -51,7 +53,7 @@ expect() {
       fi
     done
     # One line per cause: each names what is skipped and how to install the tool.
-    if [ "$code" = 0 ] && echo "$err" | grep -v '^skipping `cargo bench --bench callgrind[_a-z]*`: .* install it with `' | grep -q .; then
+    if [ "$code" = 0 ] && echo "$err" | grep -v '^skipping `cargo bench --bench \(callgrind[_a-z]*\|allocs_dhat\)`: .* install it with `' | grep -q .; then
       fail "$(basename "$exe") with ${envs[*]}: a line that is not a skip line: $err"
       continue
     fi
@@ -81,7 +83,7 @@ expect 1 "FRAMEBENCH_REQUIRE" "gungraun-runner not found" -- \
 # (a filter that matches no benchmark keeps this quick).
 if command -v valgrind >/dev/null && [ "$(gungraun-runner --version 2>/dev/null | awk '{ print $2 }')" = "$want" ]; then
   rc=0
-  err=$(env -u FRAMEBENCH_REQUIRE FRAMEBENCH_FAKETIME=$hidden "${exes[0]}" 'nothing::matches::*' --bench 2>&1) || rc=$?
+  err=$(env -u FRAMEBENCH_REQUIRE FRAMEBENCH_FAKETIME=$hidden "$callgrind_exe" 'nothing::matches::*' --bench 2>&1) || rc=$?
   if [ "$rc" = 0 ] && echo "$err" | grep -qF 'libfaketime not found' && echo "$err" | grep -qF 'apt-get install faketime' &&
     [ "$(echo "$err" | grep -c skipping)" = 1 ]; then
     passed=$((passed + 1))
@@ -98,8 +100,8 @@ out=$(env -u FRAMEBENCH_REQUIRE FRAMEBENCH_GUNGRAUN_RUNNER=$hidden \
   cargo bench -- --test 'in_process/hello/' 2>&1) || fail "cargo bench with the runner hidden: exit $?"
 cells=$(echo "$out" | grep -A1 '^Testing in_process/hello/' | grep -c '^Success' || true)
 runner_lines=$(echo "$out" | grep -c 'gungraun-runner not found' || true)
-if [ "$runner_lines" != 2 ]; then
-  fail "want one runner line per callgrind target, got $runner_lines"
+if [ "$runner_lines" != 3 ]; then
+  fail "want one runner line per valgrind target, got $runner_lines"
 else
   passed=$((passed + 1))
 fi

@@ -81,33 +81,39 @@ impl Gate {
     }
 
     /// Whether this call is counted, and recorded first when the mode says so.
-    #[inline]
+    #[inline(always)]
     fn counted(&self, realloc: bool, size: usize) -> bool {
         match self.mode.load(Ordering::Relaxed) {
             0 => false,
             1 => !RECORDING.try_with(Cell::get).unwrap_or(true),
-            _ => {
-                // A thread being torn down has no thread-locals left: neither counted nor
-                // recorded (no dispatch runs there).
-                if RECORDING.try_with(|r| r.replace(true)).unwrap_or(true) {
-                    return false;
-                }
-                let backtrace = Backtrace::force_capture();
-                if let Ok(mut recorded) = self.recorded.lock() {
-                    recorded.push(Recorded {
-                        realloc,
-                        size,
-                        backtrace,
-                    });
-                }
-                RECORDING.with(|r| r.set(false));
-                true
-            }
+            _ => self.record(realloc, size),
         }
     }
 
+    /// [`Mode::Sites`]: records this call's backtrace; whether it is counted. Kept out of line
+    /// so that the switched-off path stays a load and a branch.
+    #[cold]
+    #[inline(never)]
+    fn record(&self, realloc: bool, size: usize) -> bool {
+        // A thread being torn down has no thread-locals left: neither counted nor recorded
+        // (no dispatch runs there).
+        if RECORDING.try_with(|r| r.replace(true)).unwrap_or(true) {
+            return false;
+        }
+        let backtrace = Backtrace::force_capture();
+        if let Ok(mut recorded) = self.recorded.lock() {
+            recorded.push(Recorded {
+                realloc,
+                size,
+                backtrace,
+            });
+        }
+        RECORDING.with(|r| r.set(false));
+        true
+    }
+
     /// Whether a deallocation is counted.
-    #[inline]
+    #[inline(always)]
     fn dealloc_counted(&self) -> bool {
         self.mode.load(Ordering::Relaxed) != 0 && !RECORDING.try_with(Cell::get).unwrap_or(true)
     }
@@ -122,7 +128,7 @@ impl Default for Gate {
 // SAFETY: every call is passed on unchanged, with the same layout, to `System`, directly or
 // through `StatsAlloc<System>`, which passes it on to `System` after counting.
 unsafe impl GlobalAlloc for Gate {
-    #[inline]
+    #[inline(always)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if self.counted(false, layout.size()) {
             self.stats.alloc(layout)
@@ -131,7 +137,7 @@ unsafe impl GlobalAlloc for Gate {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if self.counted(false, layout.size()) {
             self.stats.alloc_zeroed(layout)
@@ -140,7 +146,7 @@ unsafe impl GlobalAlloc for Gate {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if self.dealloc_counted() {
             self.stats.dealloc(ptr, layout)
@@ -149,7 +155,7 @@ unsafe impl GlobalAlloc for Gate {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if self.counted(true, new_size) {
             self.stats.realloc(ptr, layout, new_size)

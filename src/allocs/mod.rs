@@ -39,19 +39,19 @@ pub struct Global;
 
 // SAFETY: passes every call on to `GATE`, itself a `GlobalAlloc`.
 unsafe impl GlobalAlloc for Global {
-    #[inline]
+    #[inline(always)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         GATE.alloc(layout)
     }
-    #[inline]
+    #[inline(always)]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         GATE.alloc_zeroed(layout)
     }
-    #[inline]
+    #[inline(always)]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         GATE.dealloc(ptr, layout)
     }
-    #[inline]
+    #[inline(always)]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         GATE.realloc(ptr, layout, new_size)
     }
@@ -203,6 +203,17 @@ fn settle() {
 }
 
 impl Ready {
+    /// The built app, for a caller that dispatches without counting (the DHAT cross-check,
+    /// `benches/allocs_dhat.rs`).
+    pub fn app(&self) -> &dyn crate::framework::App {
+        &*self.prepared.app
+    }
+
+    /// The cell's request, built as every counted one is.
+    pub fn request(&self) -> crate::framework::Request {
+        oracle::request(self.prepared.path)
+    }
+
     /// Counts one dispatch: the request is built before the region, the response dropped
     /// after it.
     pub fn count_one(&self) -> anyhow::Result<Counts> {
@@ -210,7 +221,7 @@ impl Ready {
     }
 
     fn one(&self, mode: Mode) -> anyhow::Result<Counts> {
-        let req = oracle::request(self.prepared.path);
+        let req = self.request();
         let (res, counts) = counted(mode, || self.prepared.app.dispatch(req));
         drop(res?);
         Ok(counts)
