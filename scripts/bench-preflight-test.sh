@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests the valgrind targets' preflight (`framebench::bench::callgrind_preflight`; callgrind,
-# callgrind_loopback and allocs_dhat): without valgrind, without gungraun-runner, or with a runner of another version, each callgrind bench
-# executable prints one line per cause with the install command and exits 0, so `cargo bench`
-# goes on to the criterion targets; with FRAMEBENCH_REQUIRE=callgrind it exits 1. Then
+# callgrind_loopback and allocs_dhat): without valgrind, without gungraun-runner, or with a
+# runner of another version, each of these bench executables prints one line per cause with the
+# install command and exits 0, so `cargo bench` goes on to the criterion targets; with
+# FRAMEBENCH_REQUIRE=callgrind it exits 1. Then
 # `cargo bench -- --test 'in_process/hello/'` with the runner hidden exits 0 and runs every
 # matching criterion cell. Run by .ci/run; needs nothing installed but Rust.
 set -euo pipefail
