@@ -61,9 +61,6 @@ enum Command {
         /// The parent's Redis, used as given (no server is started for it).
         #[arg(long, value_name = "URL")]
         redis: Option<String>,
-        /// The parent's `--max-requests`: report the count and exit after this many.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        max_requests: Option<u64>,
     },
     /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`.
     Profile(framebench::bench::cli::ProfileArgs),
@@ -198,11 +195,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             framework,
             server,
             redis,
-            max_requests,
         }) => {
-            if let Some(max) = max_requests {
-                framebench::bench::cli::install_limit(&framework, max)?;
-            }
             let config = Config::new(load_fixtures()?, redis.as_deref()).with(server.options());
             find(&framework)?
                 .serve_child(&config)

@@ -55,11 +55,6 @@ impl Limit {
         }
     }
 
-    /// The target.
-    pub fn max(&self) -> u64 {
-        self.max
-    }
-
     /// Responses counted so far.
     pub fn count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)

@@ -6,9 +6,7 @@
 //! most [`STARTUP`]), forwards the child's later stdout (request lines with logging=stdout) to
 //! ours, and returns a [`ServerHandle`] whose stop sends SIGTERM, then SIGKILL after
 //! [`crate::server::GRACE`], and reaps the child. A child that does not start is stopped before
-//! the error returns. A child that counts requests for `--max-requests`
-//! ([`crate::server::limit`]) reports its count in a [`SERVED`] line before it exits; the
-//! parent's limit records it.
+//! the error returns.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
@@ -28,9 +26,6 @@ pub const STARTUP: Duration = Duration::from_secs(10);
 
 /// The descriptor the child finds the listener on.
 pub const LISTENER_FD: i32 = 3;
-
-/// How a child that reached its request limit reports its count: `served <N>`, its last line.
-pub const SERVED: &str = "served ";
 
 /// Adds the variant flags every child takes: `--logging`, `--io`, and `--redis URL` when the
 /// harness gave a Redis (without one, `/get` answers 503).
@@ -85,18 +80,9 @@ pub fn spawn(name: &str, mut cmd: Command, listener: TcpListener) -> anyhow::Res
                 let _ = ready_tx.send(first);
             }
             drop(ready_tx);
-            let limit = crate::server::limit::active();
             let stdout = std::io::stdout();
             for line in lines.map_while(Result::ok) {
-                let served = line
-                    .strip_prefix(SERVED)
-                    .and_then(|n| n.parse::<u64>().ok());
-                match (limit, served) {
-                    (Some(limit), Some(n)) => (0..n).for_each(|_| limit.record()),
-                    _ => {
-                        let _ = writeln!(stdout.lock(), "{line}");
-                    }
-                }
+                let _ = writeln!(stdout.lock(), "{line}");
             }
         });
     let forward = match forward {
@@ -116,7 +102,12 @@ pub fn spawn(name: &str, mut cmd: Command, listener: TcpListener) -> anyhow::Res
         let _ = forward.join();
         return Err(match first {
             Ok(line) => anyhow!("{name}: unexpected first line {line:?}"),
-            Err(_) => anyhow!("{name} did not start within {} s", STARTUP.as_secs()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                anyhow!("{name} did not start within {} s", STARTUP.as_secs())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                anyhow!("{name} exited before it listened (its error is on stderr)")
+            }
         });
     }
     Ok(ServerHandle::new(addr, stop_it, vec![forward]))
