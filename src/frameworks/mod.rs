@@ -19,6 +19,7 @@
 //!
 //! The baselines (`null`, `null-hyper010`, `raw`) serve [`canned`] answers instead of handlers,
 //! and the Go peers are programs of their own; they follow the same order where it applies.
+//! may-minihttp serves from a child framebench process ([`crate::server::peer`]).
 
 use bytes::Bytes;
 
@@ -42,6 +43,8 @@ pub mod hyper;
 pub mod hyper014;
 #[cfg(feature = "iron")]
 pub mod iron;
+#[cfg(feature = "may-minihttp")]
+pub mod may_minihttp;
 #[cfg(feature = "nickel")]
 pub mod nickel;
 #[cfg(feature = "ntex")]
@@ -95,6 +98,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<axum07::Axum07>(),
     #[cfg(feature = "hyper014")]
     Entry::of::<hyper014::Hyper014>(),
+    #[cfg(feature = "may-minihttp")]
+    Entry::of::<may_minihttp::MayMinihttp>(),
     #[cfg(feature = "go")]
     Entry::of::<go::GoPeer<go::NetHttp>>(),
     #[cfg(feature = "go")]
