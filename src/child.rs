@@ -37,6 +37,36 @@ pub fn framebench_exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("cannot find the framebench executable")
 }
 
+/// The framebench binary itself, for a framework served by a child framebench process
+/// (`framebench child <name>`): `FRAMEBENCH_BIN`, else this executable when it is framebench,
+/// else the `framebench` that cargo built beside a test or bench binary (`target/<profile>/`
+/// above its `deps/`). The error is one line.
+pub fn framebench_binary() -> Result<PathBuf, String> {
+    let exe = framebench_exe().map_err(|e| format!("{e:#}"))?;
+    let path = if std::env::var_os("FRAMEBENCH_BIN").is_some()
+        || exe.file_name().is_some_and(|n| n == "framebench")
+    {
+        exe
+    } else {
+        let dir = exe.parent().unwrap_or(Path::new("."));
+        let dir = if dir.file_name().is_some_and(|n| n == "deps") {
+            dir.parent().unwrap_or(dir)
+        } else {
+            dir
+        };
+        dir.join("framebench")
+    };
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "no framebench binary at {} to serve it from: build it with `cargo build --release` \
+             or point FRAMEBENCH_BIN at one",
+            path.display()
+        ))
+    }
+}
+
 impl ServerProcess {
     /// Starts `exe serve name` (`exe` is the framebench binary, see [`framebench_exe`]) with
     /// `options`, pinned to `cpus` (empty: where this process may run), and waits for its

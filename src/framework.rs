@@ -71,6 +71,9 @@ pub trait Framework: Sized + 'static {
     const COUNTS_REQUESTS: bool = false;
     /// A floor or ceiling measured for comparison (null, null-hyper010, raw), not a framework.
     const BASELINE: bool = false;
+    /// What it cannot do that the others can, in a few words for `list` (no HEAD, no
+    /// keep-alive timeout, …), or empty. Its file says why, beside the code.
+    const NOTE: &'static str = "";
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -94,6 +97,14 @@ pub trait Framework: Sized + 'static {
     /// Serves every route on `listener` with `options.threads` workers. Returns once the server
     /// accepts connections.
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle>;
+
+    /// For a framework whose `serve` starts a child framebench process
+    /// (`framebench child <name>`, through [`crate::server::peer`]): serves in this process, on
+    /// the listener the parent handed over, until SIGINT or SIGTERM. The others have no such
+    /// mode.
+    fn serve_child(_config: &Config) -> anyhow::Result<()> {
+        anyhow::bail!("{} does not serve from a child process", Self::NAME)
+    }
 }
 
 /// Object-safe view of a built [`Framework`].
@@ -135,7 +146,10 @@ pub struct Entry {
     pub tool: Option<Tool>,
     /// See [`Framework::BASELINE`].
     pub baseline: bool,
+    /// See [`Framework::NOTE`].
+    pub note: &'static str,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
+    serve_child: fn(&Config) -> anyhow::Result<()>,
     available: fn() -> Result<(), String>,
     version: fn() -> Option<&'static str>,
 }
@@ -157,7 +171,9 @@ impl Entry {
             counts_requests: F::COUNTS_REQUESTS,
             tool: F::TOOL,
             baseline: F::BASELINE,
+            note: F::NOTE,
             build: build_boxed::<F>,
+            serve_child: F::serve_child,
             available: F::available,
             version: F::version,
         }
@@ -166,6 +182,11 @@ impl Entry {
     /// Builds the app.
     pub fn build(&self, config: &Config) -> anyhow::Result<Box<dyn App>> {
         (self.build)(config)
+    }
+
+    /// See [`Framework::serve_child`].
+    pub fn serve_child(&self, config: &Config) -> anyhow::Result<()> {
+        (self.serve_child)(config)
     }
 
     /// See [`Framework::available`].

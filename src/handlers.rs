@@ -90,7 +90,7 @@ impl AppState<AsyncStore> {
     }
 }
 
-/// What the hand routing of [`AppState::route`] answers: a reply at once, or, for `/get`, the
+/// What the hand routing of [`AppState::route_with`] answers: a reply at once, or, for `/get`, the
 /// Redis lookup still to wait for.
 pub enum Routed<F> {
     /// Every route but `/get`.
@@ -100,14 +100,23 @@ pub enum Routed<F> {
 }
 
 impl AppState<AsyncStore> {
-    /// The routing of the apps without a router (raw hyper 1 and 0.14): GET and HEAD only
-    /// (`get` says whether the method is one of them), then the path.
+    /// The routing of the async apps without a router (raw hyper 1 and 0.14): see
+    /// [`AppState::route_with`].
     pub fn route(
         &self,
         get: bool,
         path: &str,
         query: Option<&str>,
     ) -> Routed<impl Future<Output = Reply> + Send + 'static> {
+        self.route_with(get, path, || self.redis_get(query))
+    }
+}
+
+impl<R> AppState<R> {
+    /// The routing of the apps without a router: GET (and HEAD, which `get` includes where the
+    /// server answers HEAD) only, then the path. `/get` is answered by `redis`, which the caller
+    /// passes because each client waits on Redis its own way.
+    fn route_with<F>(&self, get: bool, path: &str, redis: impl FnOnce() -> F) -> Routed<F> {
         if !get {
             return Routed::Ready(Reply::error(405));
         }
@@ -115,14 +124,13 @@ impl AppState<AsyncStore> {
             "/" => hello(),
             "/json" => json(),
             "/template" => self.template(),
-            "/get" => return Routed::Redis(self.redis_get(query)),
+            "/get" => return Routed::Redis(redis()),
             path => {
                 if let Some(name) = path.strip_prefix("/paste/") {
                     self.paste(name)
                 } else if let Some(name) = path.strip_prefix("/static/") {
                     // Our own static-file path, for io=disk too: the same validated lookup as
-                    // pastes, reading the file with std::fs inside the async handler (small
-                    // files).
+                    // pastes, reading the file with std::fs inside the handler (small files).
                     self.static_file(name)
                 } else {
                     Reply::error(404)
@@ -143,6 +151,14 @@ impl AppState<SyncStore> {
     /// `/get?key=…`: the key's value in Redis.
     pub fn redis_get(&self, query: Option<&str>) -> Reply {
         lookup(self.redis.get(key_from_query(query)))
+    }
+
+    /// The routing of a blocking app without a router (may-minihttp): see
+    /// [`AppState::route_with`]; `/get` waits for Redis on the calling thread.
+    pub fn route(&self, get: bool, path: &str, query: Option<&str>) -> Reply {
+        match self.route_with(get, path, || self.redis_get(query)) {
+            Routed::Ready(reply) | Routed::Redis(reply) => reply,
+        }
     }
 }
 

@@ -47,19 +47,25 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: SocketAddr,
         #[command(flatten)]
-        opts: OptArgs,
-        /// Request logging.
-        #[arg(long, value_enum, default_value_t = Logging::Off)]
-        logging: Logging,
-        /// Where static files and pastes are read from.
-        #[arg(long, value_enum, default_value_t = Io::Memory)]
-        io: Io,
+        server: ServerArgs,
         /// Exit by itself after this many requests (for `cargo bench --bench
         /// callgrind_loopback`).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_requests: Option<u64>,
         #[command(flatten)]
         redis: RedisArg,
+    },
+    /// Internal: serves a framework that runs in a child process (may-minihttp) on the listener
+    /// its parent passed as descriptor 3, until SIGINT or SIGTERM. `serve` starts it.
+    #[command(hide = true)]
+    Child {
+        /// Framework name.
+        framework: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The parent's Redis, used as given (no server is started for it).
+        #[arg(long, value_name = "URL")]
+        redis: Option<String>,
     },
     /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`.
     Profile(framebench::bench::cli::ProfileArgs),
@@ -107,6 +113,29 @@ impl RedisArg {
     }
 }
 
+/// What a server is started with: threads, logging and io.
+#[derive(clap::Args)]
+struct ServerArgs {
+    #[command(flatten)]
+    opts: OptArgs,
+    /// Request logging.
+    #[arg(long, value_enum, default_value_t = Logging::Off)]
+    logging: Logging,
+    /// Where static files and pastes are read from.
+    #[arg(long, value_enum, default_value_t = Io::Memory)]
+    io: Io,
+}
+
+impl ServerArgs {
+    fn options(&self) -> Options {
+        Options {
+            logging: self.logging,
+            io: self.io,
+            threads: self.opts.threads.into(),
+        }
+    }
+}
+
 #[derive(clap::Args)]
 struct OptArgs {
     /// Server worker threads.
@@ -149,7 +178,13 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     // `list`, `report` and `allocs` (in-process only, no Redis) need none of it.
     if !matches!(
         cli.command,
-        Some(Command::Serve { .. } | Command::List | Command::Report(_) | Command::Allocs(_))
+        Some(
+            Command::Serve { .. }
+                | Command::Child { .. }
+                | Command::List
+                | Command::Report(_)
+                | Command::Allocs(_)
+        )
     ) {
         prepare_tools()?;
     }
@@ -165,22 +200,21 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Serve {
             framework,
             addr,
-            opts,
-            logging,
-            io,
+            server,
             max_requests,
             redis,
-        }) => serve(
-            &framework,
-            addr,
-            Options {
-                logging,
-                io,
-                threads: opts.threads.into(),
-            },
-            max_requests,
-            &redis,
-        ),
+        }) => serve(&framework, addr, server.options(), max_requests, &redis),
+        Some(Command::Child {
+            framework,
+            server,
+            redis,
+        }) => {
+            let config = Config::new(load_fixtures()?, redis.as_deref()).with(server.options());
+            find(&framework)?
+                .serve_child(&config)
+                .map_err(CliError::fail)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Profile(args)) => framebench::bench::cli::profile(args),
         Some(Command::Report(args)) => framebench::bench::cli::report(args),
         Some(Command::Allocs(args)) => framebench::allocs::cli::run(args),
@@ -239,8 +273,13 @@ fn list() {
             (false, true) => "loopback",
             (false, false) => "-",
         };
+        let note = if e.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", e.note)
+        };
         println!(
-            "  {:<14} {:<12} {:<10} {modes}",
+            "  {:<14} {:<12} {:<10} {modes}{note}",
             e.name,
             e.krate,
             e.version()

@@ -16,6 +16,7 @@ use std::thread::{self, JoinHandle};
 use crate::framework::ServerHandle;
 
 pub mod limit;
+pub mod peer;
 
 /// How connections are given threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,14 +146,22 @@ pub fn in_process_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// connection the listener accepts, so this is `TCP_NODELAY` on accepted connections, set once
 /// instead of per accept.
 pub fn nodelay_on_accepted(listener: &TcpListener) -> io::Result<()> {
-    use std::os::fd::AsRawFd as _;
+    enable_socket_option(listener, libc::IPPROTO_TCP, libc::TCP_NODELAY)
+}
+
+/// Turns a boolean socket option on (`setsockopt` with the value 1).
+pub fn enable_socket_option(
+    socket: &impl std::os::fd::AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+) -> io::Result<()> {
     let on: libc::c_int = 1;
     // SAFETY: a valid socket descriptor, and a pointer to a c_int of the size given.
     let rc = unsafe {
         libc::setsockopt(
-            listener.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
+            socket.as_raw_fd(),
+            level,
+            name,
             (&on as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )

@@ -6,24 +6,22 @@
 //! source file) once per process, under its own bound ([`BUILD_TIMEOUT`]) and before anything
 //! is timed: [`Framework::available`] calls it, so every command builds them before it starts a
 //! server, and no server start-up timeout ever runs during a build. `serve` starts the binary
-//! as a child process with the already-bound listener as file descriptor 3, `GOMAXPROCS` set
-//! to `threads`, and the logging and io variants as flags, and waits for its `listening on`
-//! line. Shutdown sends SIGTERM, then SIGKILL after [`server::GRACE`], and waits for the child.
+//! through [`peer::spawn`]: a child process with the already-bound listener as file descriptor
+//! 3, `GOMAXPROCS` set to `threads`, and the logging and io variants as flags; it waits for its
+//! `listening on` line, and shutdown sends SIGTERM, then SIGKILL, and waits for the child.
 //! Without `go`, or when the build fails, both are skipped with one line saying why.
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
 use std::os::fd::AsRawFd as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, bail};
 
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
-use crate::server;
+use crate::server::peer;
 use crate::tools::{self, Tool};
 
 /// One Go program of `peers/go/cmd/`.
@@ -288,98 +286,15 @@ impl<P: Program> Framework for GoPeer<P> {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let addr = listener.local_addr()?;
         let options = self.config.options;
-        let fd = listener.as_raw_fd();
         let mut cmd = Command::new(&self.binary);
         cmd.arg("--fd3")
             .arg("--fixtures")
             .arg(self.config.fixtures.root())
-            .args(["--logging", &options.logging.to_string()])
-            .args(["--io", &options.io.to_string()])
-            .env("GOMAXPROCS", options.threads.max(1).to_string())
-            // The redis scenario's Redis, when the harness gave one (else /get answers 503).
-            .args(
-                self.config
-                    .redis
-                    .as_deref()
-                    .map(|url| ["--redis", url])
-                    .into_iter()
-                    .flatten(),
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        // SAFETY: between fork and exec only async-signal-safe calls: dup2 and fcntl.
-        unsafe {
-            cmd.pre_exec(move || {
-                if fd == 3 {
-                    if libc::fcntl(3, libc::F_SETFD, 0) == -1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                } else if libc::dup2(fd, 3) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {}", self.binary.display()))?;
-        // The child has its own copy of the socket now.
-        drop(listener);
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (ready_tx, ready_rx) = mpsc::channel();
-        // Reads the `listening on` line, then passes the child's output (request lines with
-        // logging=stdout) on to ours until the child exits.
-        let forward = std::thread::Builder::new()
-            .name(format!("fb-{}", P::NAME))
-            .spawn(move || {
-                let mut lines = BufReader::new(stdout).lines();
-                if let Some(Ok(first)) = lines.next() {
-                    let _ = ready_tx.send(first);
-                }
-                drop(ready_tx);
-                let stdout = std::io::stdout();
-                for line in lines.map_while(Result::ok) {
-                    let _ = writeln!(stdout.lock(), "{line}");
-                }
-            })?;
-        let child = Arc::new(Mutex::new(child));
-        let first = ready_rx.recv_timeout(Duration::from_secs(10));
-        let ok = matches!(&first, Ok(line) if line.starts_with("listening on "));
-        let stop_child = Arc::clone(&child);
-        let stop = move || stop_child_process(&stop_child);
-        if !ok {
-            stop();
-            let _ = forward.join();
-            return Err(match first {
-                Ok(line) => anyhow!("{}: unexpected first line {line:?}", P::NAME),
-                Err(_) => anyhow!("{} did not start within 10 s", P::NAME),
-            });
-        }
-        Ok(ServerHandle::new(addr, stop, vec![forward]))
+            .env("GOMAXPROCS", options.threads.max(1).to_string());
+        peer::variant_args(&mut cmd, &self.config).stdin(Stdio::null());
+        peer::spawn(P::NAME, cmd, listener)
     }
-}
-
-/// SIGTERM, then SIGKILL if the child is still there after [`server::GRACE`]; then reaps it.
-fn stop_child_process(child: &Mutex<Child>) {
-    let mut child = child.lock().unwrap_or_else(|e| e.into_inner());
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: signalling our own child, which has not been reaped yet.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
-    }
-    let deadline = Instant::now() + server::GRACE;
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //!
 //! The baselines (`null`, `null-hyper010`, `raw`) serve [`canned`] answers instead of handlers,
 //! and the Go peers are programs of their own; they follow the same order where it applies.
+//! may-minihttp serves from a child framebench process ([`crate::server::peer`]).
 
 use bytes::Bytes;
 
@@ -43,6 +44,8 @@ pub mod hyper;
 pub mod hyper014;
 #[cfg(feature = "iron")]
 pub mod iron;
+#[cfg(feature = "may-minihttp")]
+pub mod may_minihttp;
 #[cfg(feature = "nickel")]
 pub mod nickel;
 #[cfg(feature = "ntex")]
@@ -90,6 +93,7 @@ macro_rules! registry {
             ["ntex"] in_process ntex: Ntex;
             ["axum07"] in_process axum07: Axum07;
             ["hyper014"] in_process hyper014: Hyper014;
+            ["may-minihttp"] server may_minihttp: MayMinihttp;
             ["go"] server go: GoPeer<go::NetHttp>;
             ["go"] server go: GoPeer<go::Fiber>;
         }
