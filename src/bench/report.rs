@@ -410,6 +410,28 @@ fn write_counts(out: &mut String, counts: &[Count]) {
         }
         let _ = writeln!(out, "{title}\n\n{note}\n");
         count_table(out, &cells);
+        // No silent gaps: name the frameworks the table leaves out, and why.
+        let missing: Vec<&str> = REGISTRY
+            .iter()
+            .filter(|e| {
+                let measurable = if prefix == "in_process" {
+                    e.in_process
+                } else {
+                    e.loopback && e.counts_requests
+                };
+                !measurable && !e.baseline
+            })
+            .map(|e| e.name)
+            .collect();
+        if !missing.is_empty() {
+            let why = if prefix == "in_process" {
+                "no in-process path"
+            } else {
+                "their servers cannot be counted per request under callgrind \
+                 (`COUNTS_REQUESTS`, docs/methodology.md)"
+            };
+            let _ = writeln!(out, "Not in this table: {} ({why}).\n", missing.join(", "));
+        }
     }
 }
 
