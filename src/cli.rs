@@ -16,3 +16,13 @@ impl CliError {
         CliError(1, format!("{e:#}"))
     }
 }
+
+/// The registry entry called `name`, or the usage error every command gives for an unknown one.
+pub fn framework(name: &str) -> Result<&'static crate::framework::Entry, CliError> {
+    crate::frameworks::find(name).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown framework '{name}' (compiled in: {}; others need their Cargo feature)",
+            crate::frameworks::names().join(", ")
+        ))
+    })
+}

@@ -210,7 +210,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             redis,
         }) => {
             let config = Config::new(load_fixtures()?, redis.as_deref()).with(server.options());
-            find(&framework)?
+            framebench::cli::framework(&framework)?
                 .serve_child(&config)
                 .map_err(CliError::fail)?;
             Ok(ExitCode::SUCCESS)
@@ -251,15 +251,6 @@ fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) {
     }
 }
 
-fn find(name: &str) -> Result<&'static Entry, CliError> {
-    frameworks::find(name).ok_or_else(|| {
-        CliError::usage(format!(
-            "unknown framework '{name}' (compiled in: {}; others need their Cargo feature)",
-            frameworks::names().join(", ")
-        ))
-    })
-}
-
 fn load_fixtures() -> Result<Arc<Fixtures>, CliError> {
     Fixtures::load_default().map_err(CliError::fail)
 }
@@ -298,7 +289,7 @@ fn serve(
     max_requests: Option<u64>,
     redis: &RedisArg,
 ) -> Result<ExitCode, CliError> {
-    let entry = find(name)?;
+    let entry = framebench::cli::framework(name)?;
     if !addr.ip().is_loopback() {
         return Err(CliError::usage(format!(
             "refusing to bind {addr}: framebench serves on loopback addresses only"
@@ -356,7 +347,10 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
     let entries: Vec<&Entry> = if names.is_empty() {
         REGISTRY.iter().collect()
     } else {
-        names.iter().map(|n| find(n)).collect::<Result<_, _>>()?
+        names
+            .iter()
+            .map(|n| framebench::cli::framework(n))
+            .collect::<Result<_, _>>()?
     };
     let fixtures = load_fixtures()?;
     prepare_entries(entries.iter().copied());

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
-use crate::frameworks::{self, REGISTRY};
+use crate::frameworks::REGISTRY;
 use crate::oracle::{self, Scenario};
 
 use super::Measured;
@@ -56,12 +56,7 @@ fn entries(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
     names
         .iter()
         .map(|n| {
-            let e = frameworks::find(n).ok_or_else(|| {
-                CliError::usage(format!(
-                    "unknown framework '{n}' (compiled in: {})",
-                    frameworks::names().join(", ")
-                ))
-            })?;
+            let e = crate::cli::framework(n)?;
             if !e.in_process {
                 return Err(CliError::usage(format!(
                     "{n} has no in-process path: its allocations cannot be counted here"

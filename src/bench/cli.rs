@@ -8,7 +8,6 @@ use std::time::Duration;
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, ServerHandle};
-use crate::frameworks;
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
 
@@ -76,13 +75,7 @@ pub struct ReportArgs {
 
 /// Runs `framebench profile`.
 pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
-    let entry = frameworks::find(&args.framework).ok_or_else(|| {
-        CliError::usage(format!(
-            "unknown framework '{}' (compiled in: {})",
-            args.framework,
-            frameworks::names().join(", ")
-        ))
-    })?;
+    let entry = crate::cli::framework(&args.framework)?;
     let scenario = oracle::scenario(&args.scenario).ok_or_else(|| {
         CliError::usage(format!(
             "unknown scenario '{}' (one of: {})",

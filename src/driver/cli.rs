@@ -12,7 +12,7 @@ use super::stats::CellResult;
 use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
-use crate::frameworks::{self, REGISTRY};
+use crate::frameworks::REGISTRY;
 use crate::options::{Io, Logging, Options};
 use crate::oracle::{self, Scenario, SCENARIOS};
 use crate::pinning::{self, Pinning};
@@ -203,14 +203,11 @@ fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, C
         names
             .iter()
             .map(|n| {
-                let e = frameworks::find(n).ok_or_else(|| {
-                    CliError::usage(format!(
-                        "unknown framework '{n}' (compiled in: {}; others need their Cargo feature)",
-                        frameworks::names().join(", ")
-                    ))
-                })?;
+                let e = crate::cli::framework(n)?;
                 if !e.loopback {
-                    return Err(CliError::usage(format!("{n} has no server (in-process only)")));
+                    return Err(CliError::usage(format!(
+                        "{n} has no server (in-process only)"
+                    )));
                 }
                 Ok(e)
             })
