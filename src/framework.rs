@@ -71,6 +71,10 @@ pub trait Framework: Sized + 'static {
     const COUNTS_REQUESTS: bool = false;
     /// A floor or ceiling measured for comparison (null, null-hyper010, raw), not a framework.
     const BASELINE: bool = false;
+    /// Whether each worker thread holds one connection at a time (hyper 0.10's pool: iron,
+    /// nickel), so that more connections than threads starve. The quick compare gives such a
+    /// server as many threads as connections, to compare cost per request, not pool size.
+    const THREAD_PER_CONNECTION: bool = false;
     /// What it cannot do that the others can, in a few words for `list` (no HEAD, no
     /// keep-alive timeout, …), or empty. Its file says why, beside the code.
     const NOTE: &'static str = "";
@@ -146,6 +150,8 @@ pub struct Entry {
     pub tool: Option<Tool>,
     /// See [`Framework::BASELINE`].
     pub baseline: bool,
+    /// See [`Framework::THREAD_PER_CONNECTION`].
+    pub thread_per_connection: bool,
     /// See [`Framework::NOTE`].
     pub note: &'static str,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
@@ -171,6 +177,7 @@ impl Entry {
             counts_requests: F::COUNTS_REQUESTS,
             tool: F::TOOL,
             baseline: F::BASELINE,
+            thread_per_connection: F::THREAD_PER_CONNECTION,
             note: F::NOTE,
             build: build_boxed::<F>,
             serve_child: F::serve_child,

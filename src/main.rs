@@ -387,6 +387,7 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
 }
 
 fn quick_compare() -> Result<ExitCode, CliError> {
+    let started = std::time::Instant::now();
     let fixtures = load_fixtures()?;
     prepare_entries(REGISTRY);
     let redis = RedisArg { redis: None }.provide()?;
@@ -404,8 +405,10 @@ fn quick_compare() -> Result<ExitCode, CliError> {
     let names: Vec<&str> = rows.iter().map(|(name, _)| *name).collect();
     let allocs = framebench::allocs::cli::spawn(&names, options.logging, 3)
         .map_err(|e| format!("allocs/req not counted: {e:#}"));
-    let (loopback, params) = framebench::driver::cli::quick_loopback(&fixtures, options);
-    let failed = quick::print_both(&rows, &allocs, &loopback, &params, options, sample);
+    // The loopback cells get what is left of the quick compare's time.
+    let budget = framebench::driver::cli::QUICK_BUDGET.saturating_sub(started.elapsed());
+    let (loopback, setup) = framebench::driver::cli::quick_loopback(&fixtures, options, budget);
+    let failed = quick::print_both(&rows, &allocs, &loopback, &setup, options, sample);
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {

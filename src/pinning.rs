@@ -63,6 +63,17 @@ impl Pinning {
         }
     }
 
+    /// Cores a server with `threads` workers can keep busy: its CPUs (all this process may use
+    /// when not pinned), or its threads if fewer.
+    pub fn server_cores(&self, threads: usize) -> usize {
+        cores(&self.server_cpus).min(threads.max(1))
+    }
+
+    /// Cores the client threads can keep busy.
+    pub fn client_cores(&self) -> usize {
+        cores(&self.client_cpus).min(self.client_threads.max(1))
+    }
+
     /// `server on cpu 0, client on cpu 1 (1 thread)`.
     pub fn label(&self) -> String {
         format!(
@@ -72,6 +83,15 @@ impl Pinning {
             self.client_threads,
             if self.client_threads == 1 { "" } else { "s" }
         )
+    }
+}
+
+/// The number of CPUs in `cpus`; empty means not pinned, so every CPU this process may use.
+fn cores(cpus: &[usize]) -> usize {
+    if cpus.is_empty() {
+        allowed_cpus().len().max(1)
+    } else {
+        cpus.len()
     }
 }
 

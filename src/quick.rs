@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use crate::allocs::cli::Report as Allocs;
 use crate::check;
-use crate::driver::output::{kilo, us};
+use crate::driver::cli::QuickLoopback;
+use crate::driver::output::{bound_mark, kilo, per_req, us, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
-use crate::driver::LoadParams;
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
@@ -115,57 +115,17 @@ fn measure_cell(
     }
 }
 
-/// Prints the table with its environment. Returns the number of failed cells.
-pub fn print(rows: &[(&'static str, Vec<Cell>)], options: Options, sample: Duration) -> usize {
-    println!("framebench quick: in-process time per request (median of 5 batches of ~{sample:?}); lower is better");
-    println!("environment: {}", Environment::current());
-    println!(
-        "options: {} (in-process, one thread); each response checked against the oracle first",
-        options.label()
-    );
-    println!();
-    print!("| {:<14} |", "framework");
-    for s in SCENARIOS {
-        print!(" {:>12} |", s.name);
-    }
-    println!();
-    print!("|{:-<16}|", "");
-    for _ in SCENARIOS {
-        print!("{:-<13}:|", "");
-    }
-    println!();
-    let mut failed = Vec::new();
-    for (name, cells) in rows {
-        print!("| {name:<14} |");
-        for (s, cell) in SCENARIOS.iter().zip(cells) {
-            match cell {
-                Cell::Time(t) => print!(" {:>12} |", format_time(*t)),
-                Cell::Skipped(_) => print!(" {:>12} |", "skip"),
-                Cell::Failed(e) => {
-                    print!(" {:>12} |", "FAIL");
-                    failed.push(format!("{name} {}: {e}", s.name));
-                }
-            }
-        }
-        println!();
-    }
-    for f in &failed {
-        println!("FAIL {f}");
-    }
-    failed.len()
-}
-
 /// Prints in-process and loopback columns for every framework × scenario, with the
 /// environment. Returns the number of failed cells.
 pub fn print_both(
     rows: &[(&'static str, Vec<Cell>)],
     allocs: &Result<Allocs, String>,
     loopback: &[CellResult],
-    params: &LoadParams,
+    setup: &QuickLoopback,
     options: Options,
     sample: Duration,
 ) -> usize {
-    print_both_header(params, options, sample);
+    print_both_header(setup, options, sample);
     let mut notes = Notes::default();
     let names = crate::frameworks::REGISTRY
         .iter()
@@ -177,30 +137,55 @@ pub fn print_both(
             let inproc =
                 in_process_text(cell, &mut notes, || format!("{name} {} in-process", s.name));
             let allocs = allocs_text(allocs, name, s.name, &mut notes);
-            let lb = loopback
-                .iter()
-                .find(|c| c.target == name && c.scenario == s.name);
-            let [rps, p99, cpu, rss] =
-                loopback_texts(lb, &mut notes, || format!("{name} {} loopback", s.name));
+            let find = |target: &str| {
+                loopback
+                    .iter()
+                    .find(|c| c.target == target && c.scenario == s.name)
+            };
+            let lb = find(name);
+            let [rps, of_raw, bound, user, sys, p99, cpu, rss] =
+                loopback_texts(lb, find("raw"), &mut notes, || {
+                    format!("{name} {} loopback", s.name)
+                });
             println!(
-                "| {name:<14} | {:<10} | {inproc:>12} | {allocs:>10} | {rps:>11} | {p99:>10} | {cpu:>9} | {rss:>8} |",
+                "| {name:<14} | {:<10} | {inproc:>12} | {allocs:>10} | {rps:>10} | {of_raw:>6} | {bound:<12} | {user:>9} | {sys:>9} | {p99:>10} | {cpu:>7} | {rss:>8} |",
                 s.name
             );
         }
     }
+    println!();
+    println!("{BOUND_LEGEND}");
     notes.print()
 }
 
 /// The lines above the combined table: what was measured, how, and the table's head.
-fn print_both_header(params: &LoadParams, options: Options, sample: Duration) {
+fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) {
+    let params = &setup.params;
     println!("framebench quick: every framework × scenario, in-process and over loopback");
     println!("environment: {}", Environment::current());
     println!(
         "options: {}; in-process: median time per request of 5 batches of ~{sample:?}, one thread; \
-         allocs/req: alloc calls of one dispatch (+ reallocs), every thread, `framebench allocs`; \
-         loopback: {} connections, {:?} warmup + {:?} closed loop per cell, {}, fresh server per cell",
+         allocs/req: alloc calls of one dispatch (+ reallocs), every thread, `framebench allocs`",
         options.label(),
-        options.threads,
+    );
+    let pooled = if setup.pooled.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({}: a pool of {} threads, one per connection, so the table compares their cost \
+             per request and not their pool size)",
+            setup.pooled.join(", "),
+            setup.connections
+        )
+    };
+    println!(
+        "loopback: {} connections against a server with {} thread{}{pooled}; {:?} warmup + {:?} \
+         closed loop per cell, {}, fresh server per cell; of raw: req/s as a fraction of raw's; \
+         usr/sys: the server's CPU time per request in user mode (its own code) and in the kernel \
+         (syscalls, TCP), from /proc",
+        setup.connections,
+        setup.threads,
+        if setup.threads == 1 { "" } else { "s" },
         params.warmup,
         params.duration,
         params.pinning.label()
@@ -208,19 +193,23 @@ fn print_both_header(params: &LoadParams, options: Options, sample: Duration) {
     println!("every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)");
     println!();
     println!(
-        "| {:<14} | {:<10} | {:>12} | {:>10} | {:>11} | {:>10} | {:>9} | {:>8} |",
+        "| {:<14} | {:<10} | {:>12} | {:>10} | {:>10} | {:>6} | {:<12} | {:>9} | {:>9} | {:>10} | {:>7} | {:>8} |",
         "framework",
         "scenario",
         "in-process",
         "allocs/req",
         "loopback/s",
+        "of raw",
+        "bound",
+        "usr/req",
+        "sys/req",
         "p99",
         "srv cpu",
         "srv rss"
     );
     println!(
-        "|{:-<16}|{:-<12}|{:-<13}:|{:-<11}:|{:-<12}:|{:-<11}:|{:-<10}:|{:-<9}:|",
-        "", "", "", "", "", "", "", ""
+        "|{:-<16}|{:-<12}|{:-<13}:|{:-<11}:|{:-<11}:|{:-<7}:|{:-<14}|{:-<10}:|{:-<10}:|{:-<11}:|{:-<8}:|{:-<9}:|",
+        "", "", "", "", "", "", "", "", "", "", "", ""
     );
 }
 
@@ -301,24 +290,32 @@ fn allocs_text(
     }
 }
 
-/// The loopback columns of one row: requests per second, p99, server CPU and peak RSS.
+/// The loopback columns of one row: requests per second, as a fraction of raw's, whose rate it
+/// is ([`crate::driver::stats::Bound`]), the server's user and system CPU time per request,
+/// p99, server CPU and peak RSS.
 fn loopback_texts(
     cell: Option<&CellResult>,
+    raw: Option<&CellResult>,
     notes: &mut Notes,
     what: impl Fn() -> String,
-) -> [String; 4] {
+) -> [String; 8] {
     let dash = || "–".to_owned();
+    let raw = raw.filter(|r| r.status == Status::Ok && r.rps > 0.0);
     match cell {
-        None => [dash(), dash(), dash(), dash()],
+        None => std::array::from_fn(|_| dash()),
         Some(CellResult {
             status: Status::Skipped(why),
             ..
         }) => {
             notes.skip(why);
-            ["skip".to_owned(), dash(), dash(), dash()]
+            std::array::from_fn(|i| if i == 0 { "skip".to_owned() } else { dash() })
         }
         Some(c) if c.status == Status::Ok => [
             kilo(c.rps),
+            raw.map_or_else(dash, |r| format!("{:.2}", c.rps / r.rps)),
+            bound_mark(c).to_owned(),
+            per_req(c.server_user_us_per_req),
+            per_req(c.server_sys_us_per_req),
             us(c.latency.p99_us),
             c.server_cpu_pct.map_or_else(dash, |v| format!("{v:.0}%")),
             c.server_peak_rss
@@ -326,7 +323,13 @@ fn loopback_texts(
         ],
         Some(c) => {
             notes.failed.push(format!("{}: {:?}", what(), c.status));
-            [c.status.short().to_owned(), dash(), dash(), dash()]
+            std::array::from_fn(|i| {
+                if i == 0 {
+                    c.status.short().to_owned()
+                } else {
+                    dash()
+                }
+            })
         }
     }
 }

@@ -318,43 +318,103 @@ fn execute(plan: Plan, opts: &LoadOpts, title: &str) -> Result<ExitCode, CliErro
     })
 }
 
-/// Time the loopback half of the quick compare aims for, all cells together.
-pub const QUICK_LOOPBACK_BUDGET: Duration = Duration::from_secs(60);
+/// Time the whole quick compare aims for, from its start to its table: in-process cells,
+/// allocation counts and loopback cells. The loopback cells get what the others left.
+pub const QUICK_BUDGET: Duration = Duration::from_secs(165);
+
+/// Connections per server thread in the quick compare's loopback cells. On this project's
+/// 2-core machine, `load --threads 1` keeps event-driven servers at 93–98 % of their core from
+/// 8 connections on, against 45–70 % at 2 (docs/driver.md); 16 leaves a margin. A cell whose
+/// server still is not saturated is marked ([`super::stats::Bound`]).
+pub const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
+
+/// Start-up, oracle check and stop of one loopback cell, measured at about 0.1 s.
+const QUICK_CELL_OVERHEAD: Duration = Duration::from_millis(150);
+
+/// How the quick compare's loopback cells were run, for its header.
+#[derive(Debug, Clone)]
+pub struct QuickLoopback {
+    /// Load parameters of every cell.
+    pub params: LoadParams,
+    /// Server worker threads (one per server CPU).
+    pub threads: usize,
+    /// Connections per cell.
+    pub connections: usize,
+    /// Frameworks given a pool of `connections` threads instead
+    /// ([`crate::framework::Framework::THREAD_PER_CONNECTION`]).
+    pub pooled: Vec<&'static str>,
+}
 
 /// The loopback half of the quick compare: every serving framework × every scenario, a short
-/// closed-loop load with as many connections as server threads (so iron's and nickel's pools
-/// are not starved), checked against the oracle first. Cells share [`QUICK_LOOPBACK_BUDGET`].
-pub fn quick_loopback(fixtures: &Fixtures, options: Options) -> (Vec<CellResult>, LoadParams) {
+/// closed-loop load checked against the oracle first, with enough connections to saturate the
+/// server ([`QUICK_CONNECTIONS_PER_THREAD`] per server thread, one thread per server CPU).
+/// Thread-per-connection servers get one thread per connection, so that the table compares
+/// their cost per request and not their pool size. The cells share `budget` equally, within
+/// 0.3–2 s each.
+pub fn quick_loopback(
+    fixtures: &Fixtures,
+    options: Options,
+    budget: Duration,
+) -> (Vec<CellResult>, QuickLoopback) {
     interrupted();
-    let targets: Vec<Target> = REGISTRY
+    let pinning = Pinning::resolve(None, None, None);
+    let threads = pinning.server_cores(usize::MAX);
+    let connections = QUICK_CONNECTIONS_PER_THREAD * threads;
+    let entries: Vec<_> = REGISTRY.iter().filter(|e| e.loopback).collect();
+    let targets: Vec<Target> = entries
         .iter()
-        .filter(|e| e.loopback)
-        .map(|e| Target::Framework(e, options))
+        .map(|e| {
+            let threads = if e.thread_per_connection {
+                connections
+            } else {
+                threads
+            };
+            Target::Framework(e, Options { threads, ..options })
+        })
         .collect();
-    let n = (targets.len() * SCENARIOS.len()).max(1) as f64;
-    // About 0.5 s of each cell is server startup, the oracle check and shutdown; the rest is
-    // rounded to 10 ms.
-    let per_cell = (QUICK_LOOPBACK_BUDGET.as_secs_f64() / n - 0.5).clamp(0.3, 2.0);
-    let per_cell = (per_cell * 100.0).round() / 100.0;
+    let scenarios: Vec<&'static Scenario> = SCENARIOS
+        .iter()
+        .filter(|s| crate::redis::children_can_serve(s))
+        .collect();
+    // Frameworks this machine cannot serve (the Go peers without `go`, already built or
+    // refused by the caller) take no time.
+    let runnable = entries.iter().filter(|e| e.available().is_ok()).count();
+    let n = (runnable * scenarios.len()).max(1) as u32;
+    let per_cell = (budget / n)
+        .saturating_sub(QUICK_CELL_OVERHEAD)
+        .clamp(Duration::from_millis(300), Duration::from_secs(2));
+    // A quarter warm-up, three quarters recorded, rounded to 10 ms.
+    let ms = |d: Duration| Duration::from_millis((d.as_millis() as u64).div_ceil(10) * 10);
     let plan = Plan {
         targets,
-        scenarios: SCENARIOS
-            .iter()
-            .filter(|s| crate::redis::children_can_serve(s))
-            .collect(),
-        connections: vec![options.threads],
+        scenarios,
+        connections: vec![connections],
         params: LoadParams {
-            duration: Duration::from_millis((per_cell * 750.0) as u64),
-            warmup: Duration::from_millis((per_cell * 250.0) as u64),
+            duration: ms(per_cell * 3 / 4),
+            warmup: ms(per_cell / 4),
             timeout: Duration::from_secs(2),
             pipeline: 1,
             rate: None,
             requests: None,
             sample_every: 256,
-            pinning: Pinning::resolve(None, None, None),
+            pinning,
         },
     };
-    (run_plan(&plan, fixtures, false), plan.params)
+    let cells = run_plan(&plan, fixtures, false);
+    let pooled = entries
+        .iter()
+        .filter(|e| e.thread_per_connection)
+        .map(|e| e.name)
+        .collect();
+    (
+        cells,
+        QuickLoopback {
+            params: plan.params,
+            threads,
+            connections,
+            pooled,
+        },
+    )
 }
 
 #[derive(clap::Parser)]

@@ -32,7 +32,7 @@ use crate::options::Options;
 use crate::oracle::{Expected, Observed, Scenario};
 use crate::pinning::Pinning;
 
-use stats::{CellResult, Latency, Merged, PerConnection, Status};
+use stats::{Bound, CellResult, Latency, Merged, PerConnection, Status};
 
 /// What is loaded.
 #[derive(Clone)]
@@ -112,8 +112,8 @@ struct Run {
     merged: Merged,
     /// Seconds from the end of the warm-up to the end of the load.
     recorded: f64,
-    server_cpu_pct: Option<f64>,
-    client_cpu_pct: Option<f64>,
+    server_cpu: Option<proc::CpuUse>,
+    client_cpu: Option<proc::CpuUse>,
     server_peak_rss: Option<u64>,
     crashed: Option<String>,
 }
@@ -259,10 +259,10 @@ fn drive(
         progress(now - start);
     }
     let recorded = record_from.elapsed().as_secs_f64();
-    let (server_cpu_pct, client_cpu_pct) = match &meters {
+    let (server_cpu, client_cpu) = match &meters {
         Some((server_meter, client_meter)) => (
-            server_meter.as_ref().and_then(|m| m.percent()),
-            client_meter.percent(),
+            server_meter.as_ref().and_then(|m| m.used()),
+            client_meter.used(),
         ),
         None => (None, None),
     };
@@ -275,8 +275,8 @@ fn drive(
     Run {
         merged: Merged::from_threads(results),
         recorded,
-        server_cpu_pct,
-        client_cpu_pct,
+        server_cpu,
+        client_cpu,
         server_peak_rss,
         crashed,
     }
@@ -295,6 +295,10 @@ impl CellResult {
                 (format!("{} {}", e.krate, e.version()), o.label(), o.threads)
             }
             Target::Url(_) => ("-".to_owned(), String::new(), 0),
+        };
+        let server_cores = match target {
+            Target::Framework(..) => Some(params.pinning.server_cores(threads)),
+            Target::Url(_) => None,
         };
         CellResult {
             target: target.name(),
@@ -318,8 +322,13 @@ impl CellResult {
             sampled: 0,
             per_connection: PerConnection::default(),
             server_cpu_pct: None,
+            server_cores,
+            server_user_us_per_req: None,
+            server_sys_us_per_req: None,
+            bound: Bound::Unknown,
             server_peak_rss: None,
             client_cpu_pct: None,
+            client_cores: params.pinning.client_cores(),
         }
     }
 
@@ -341,8 +350,24 @@ impl CellResult {
         self.timeouts = m.timeouts;
         self.sampled = m.sampled;
         self.per_connection = PerConnection::from_counts(&m.per_conn);
-        self.server_cpu_pct = run.server_cpu_pct;
-        self.client_cpu_pct = run.client_cpu_pct;
+        self.server_cpu_pct = run.server_cpu.map(|u| u.percent());
+        self.client_cpu_pct = run.client_cpu.map(|u| u.percent());
+        // CPU seconds per wall second over requests per second: CPU time per request. The
+        // meter's window (from the end of the warm-up until the client stops, polled every
+        // 20 ms) and the recorded window differ by a few ms at most.
+        let per_req = |cpu_seconds: f64, wall: f64| {
+            (self.rps > 0.0).then(|| 1e6 * cpu_seconds / wall / self.rps)
+        };
+        if let Some(u) = run.server_cpu {
+            self.server_user_us_per_req = per_req(u.times.user, u.wall);
+            self.server_sys_us_per_req = per_req(u.times.system, u.wall);
+        }
+        self.bound = Bound::classify(
+            self.server_cpu_pct,
+            self.server_cores,
+            self.client_cpu_pct,
+            self.client_cores,
+        );
         self.server_peak_rss = run.server_peak_rss;
         self.status = if let Some(c) = run.crashed {
             Status::Crashed(c)

@@ -118,29 +118,30 @@ impl Report {
         let _ = writeln!(s, "{}", self.header());
         let _ = writeln!(
             s,
-            "{:<14} {:<10} {:<20} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>7}  status",
-            "target", "scenario", "variant", "conns", "req/s", "MB/s", "mean", "p50", "p99", "p99.9", "max",
-            "non2xx/err/to", "starved", "srv cpu", "srv rss", "cli cpu"
+            "{:<14} {:<10} {:<20} {:>5} {:>10} {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7}  status",
+            "target", "scenario", "variant", "conns", "req/s", "bound", "MB/s", "mean", "p50", "p99", "p99.9", "max",
+            "non2xx/err/to", "starved", "srv cpu", "usr/req", "sys/req", "srv rss", "cli cpu"
         );
         for c in &self.cells {
             // A skipped cell measured nothing: dashes, not zeros.
             if let Status::Skipped(_) = c.status {
                 let _ = writeln!(
                     s,
-                    "{:<14} {:<10} {:<20} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>7}  skip",
+                    "{:<14} {:<10} {:<20} {:>5} {:>10} {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7}  skip",
                     c.target, c.scenario, c.variant, c.connections,
-                    "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–"
+                    "–", "", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–"
                 );
                 continue;
             }
             let _ = writeln!(
                 s,
-                "{:<14} {:<10} {:<20} {:>5} {:>10.0} {:>9.2} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>7}  {}",
+                "{:<14} {:<10} {:<20} {:>5} {:>10.0} {:<12} {:>9.2} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7}  {}",
                 c.target,
                 c.scenario,
                 c.variant,
                 c.connections,
                 c.rps,
+                bound_mark(c),
                 c.bytes_per_sec / 1e6,
                 us(c.latency.mean_us),
                 us(c.latency.p50_us),
@@ -150,11 +151,14 @@ impl Report {
                 format!("{}/{}/{}", c.non_2xx, c.socket_errors, c.timeouts),
                 format!("{}/{}", c.per_connection.starved, c.connections),
                 pct(c.server_cpu_pct),
+                per_req(c.server_user_us_per_req),
+                per_req(c.server_sys_us_per_req),
                 mb(c.server_peak_rss),
                 pct(c.client_cpu_pct),
                 c.status.short()
             );
         }
+        let _ = writeln!(s, "{}", BOUND_LEGEND);
         for f in self.failures() {
             let _ = writeln!(s, "{f}");
         }
@@ -231,21 +235,23 @@ impl Report {
     /// Every figure of every cell, then the failures.
     fn write_details(&self, s: &mut String) {
         let _ = writeln!(s, "#### Details\n");
-        let _ = writeln!(s, "| target | version | scenario | variant | conns | req/s | MB/s | mean | p50 | p90 | p99 | p99.9 | max | non-2xx | socket errors | timeouts | req/conn min/mean/max | starved | server CPU | server peak RSS | client CPU | status |");
-        let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        let _ = writeln!(s, "| target | version | scenario | variant | conns | req/s | MB/s | mean | p50 | p90 | p99 | p99.9 | max | non-2xx | socket errors | timeouts | req/conn min/mean/max | starved | server CPU | server user/req | server sys/req | bound | server peak RSS | client CPU | status |");
+        let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|");
         for c in &self.cells {
             let p = &c.per_connection;
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{:.0}/{} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{:.0}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 c.target, c.version, c.scenario, c.variant, c.connections, c.rps,
                 c.bytes_per_sec / 1e6, us(c.latency.mean_us), us(c.latency.p50_us),
                 us(c.latency.p90_us), us(c.latency.p99_us), us(c.latency.p999_us),
                 us(c.latency.max_us), c.non_2xx, c.socket_errors, c.timeouts, p.min, p.mean,
-                p.max, p.starved, pct(c.server_cpu_pct), mb(c.server_peak_rss),
+                p.max, p.starved, pct(c.server_cpu_pct), per_req(c.server_user_us_per_req),
+                per_req(c.server_sys_us_per_req), bound_text(c), mb(c.server_peak_rss),
                 pct(c.client_cpu_pct), c.status.short()
             );
         }
+        let _ = writeln!(s, "\n{BOUND_LEGEND}");
         let failures = self.failures();
         if !failures.is_empty() {
             let _ = writeln!(s);
@@ -267,10 +273,42 @@ fn rps_cell(cell: Option<&CellResult>) -> String {
             } else {
                 String::new()
             };
-            format!("{}{starved}", kilo(c.rps))
+            let mark = match bound_mark(c) {
+                "" => String::new(),
+                m => format!(" {m}"),
+            };
+            format!("{}{starved}{mark}", kilo(c.rps))
         }
         Some(c) => c.status.short().to_owned(),
     }
+}
+
+/// Under every table with rates: what the marks mean.
+pub const BOUND_LEGEND: &str = "unsat: server below 90 % of its cores, client too (round trips \
+     and wake-ups set the rate); client-bound: server below 90 %, client at its limit (the rate \
+     is the client's); ?: no reading of the server's CPU (a URL target); no mark: the server \
+     was saturated, the rate is its own";
+
+/// The mark beside a measured rate ([`super::stats::Bound::mark`]); empty for a cell that did not measure.
+pub fn bound_mark(c: &CellResult) -> &'static str {
+    if c.status == Status::Ok {
+        c.bound.mark()
+    } else {
+        ""
+    }
+}
+
+/// The bound in words, for the details table.
+fn bound_text(c: &CellResult) -> &'static str {
+    match bound_mark(c) {
+        "" if c.status == Status::Ok => "server",
+        m => m,
+    }
+}
+
+/// `3.21 µs` of CPU per request, or a dash.
+pub fn per_req(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.2} µs"))
 }
 
 /// `123 µs`, `1.23 ms`, `4.5 s`.

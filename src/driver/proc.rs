@@ -44,22 +44,62 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
     Some(rest.split_whitespace().map(str::to_owned).collect())
 }
 
-/// User plus system CPU time of one process, in seconds, from `/proc/<pid>/stat`.
-pub fn cpu_seconds(pid: u32) -> Option<f64> {
+/// CPU time of one process, user and system separately.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTimes {
+    /// Seconds in user mode: the program's own code (a framework's, for a server).
+    pub user: f64,
+    /// Seconds in the kernel on its behalf: syscalls, and for a socket server most of the TCP
+    /// stack's work.
+    pub system: f64,
+}
+
+impl CpuTimes {
+    /// User plus system.
+    pub fn total(self) -> f64 {
+        self.user + self.system
+    }
+
+    fn add(self, other: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user + other.user,
+            system: self.system + other.system,
+        }
+    }
+
+    fn since(self, earlier: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user - earlier.user,
+            system: self.system - earlier.system,
+        }
+    }
+}
+
+/// User and system CPU time of one process, from `/proc/<pid>/stat` (in clock ticks, 10 ms on
+/// most kernels: a meter over one second is exact to about 1 %).
+pub fn cpu_times(pid: u32) -> Option<CpuTimes> {
     let fields = stat_fields(pid)?;
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Some((utime + stime) / hz)
+    Some(CpuTimes {
+        user: utime / hz,
+        system: stime / hz,
+    })
 }
 
-/// [`cpu_seconds`] of a process and all its descendants (a server and its children).
-pub fn tree_cpu_seconds(pid: u32) -> Option<f64> {
+/// User plus system CPU time of one process, in seconds.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    cpu_times(pid).map(CpuTimes::total)
+}
+
+/// [`cpu_times`] of a process and all its descendants (a server and its children).
+pub fn tree_cpu_times(pid: u32) -> Option<CpuTimes> {
     process_tree(pid)
         .into_iter()
-        .filter_map(cpu_seconds)
-        .reduce(|a, b| a + b)
+        .filter_map(cpu_times)
+        .reduce(CpuTimes::add)
 }
 
 /// Peak resident set (VmHWM) of a process plus that of each of its descendants, in bytes (an
@@ -77,11 +117,27 @@ pub fn peak_rss(pid: u32) -> Option<u64> {
     total
 }
 
-/// CPU use of a process between two points in time, as a percentage of one core.
+/// CPU use of a process between two points in time.
 pub struct CpuMeter {
     pid: u32,
     tree: bool,
-    start: Option<(f64, Instant)>,
+    start: Option<(CpuTimes, Instant)>,
+}
+
+/// What a [`CpuMeter`] measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuUse {
+    /// CPU time used, user and system.
+    pub times: CpuTimes,
+    /// Wall-clock seconds it was measured over.
+    pub wall: f64,
+}
+
+impl CpuUse {
+    /// User plus system, as a percentage of one core.
+    pub fn percent(&self) -> f64 {
+        100.0 * self.times.total() / self.wall
+    }
 }
 
 impl CpuMeter {
@@ -106,25 +162,33 @@ impl CpuMeter {
         meter.started()
     }
 
-    fn seconds(&self) -> Option<f64> {
+    fn times(&self) -> Option<CpuTimes> {
         if self.tree {
-            tree_cpu_seconds(self.pid)
+            tree_cpu_times(self.pid)
         } else {
-            cpu_seconds(self.pid)
+            cpu_times(self.pid)
         }
     }
 
     fn started(mut self) -> Self {
-        self.start = self.seconds().map(|s| (s, Instant::now()));
+        self.start = self.times().map(|t| (t, Instant::now()));
         self
     }
 
-    /// Percentage of one core used since [`CpuMeter::start`].
+    /// CPU used since [`CpuMeter::start`].
+    pub fn used(&self) -> Option<CpuUse> {
+        let (t0, i0) = self.start?;
+        let t1 = self.times()?;
+        let wall = i0.elapsed().as_secs_f64();
+        (wall > 0.0).then(|| CpuUse {
+            times: t1.since(t0),
+            wall,
+        })
+    }
+
+    /// Percentage of one core used since [`CpuMeter::start`], user plus system.
     pub fn percent(&self) -> Option<f64> {
-        let (s0, t0) = self.start?;
-        let s1 = self.seconds()?;
-        let wall = t0.elapsed().as_secs_f64();
-        (wall > 0.0).then(|| 100.0 * (s1 - s0) / wall)
+        self.used().map(|u| u.percent())
     }
 }
 
@@ -136,6 +200,16 @@ mod tests {
     fn reads_own_proc() {
         let pid = std::process::id();
         assert!(cpu_seconds(pid).is_some());
+        // Burn a little user time: the meter sees it as user time, not system time.
+        let meter = CpuMeter::start(pid);
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_millis() < 300 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let used = meter.used().unwrap();
+        assert!(used.times.user > 0.1, "{used:?}");
+        assert!(used.times.user > used.times.system, "{used:?}");
         assert!(peak_rss(pid).unwrap() > 0);
     }
 

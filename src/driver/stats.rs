@@ -9,6 +9,56 @@ use super::client::ThreadResult;
 /// A connection is starved when it completed fewer than this fraction of the mean.
 pub const STARVED_FRACTION: f64 = 0.1;
 
+/// A side whose CPU use reached this fraction of the cores it could use was saturated.
+pub const SATURATED: f64 = 0.9;
+
+/// What a loopback rate is about. The figure describes the server only when the server kept its
+/// cores busy; otherwise something else (the client, or round trips and wake-ups) set the pace,
+/// and the table says so (docs/methodology.md, "Saturation").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bound {
+    /// The server used at least [`SATURATED`] of its cores: the rate is the server's.
+    Server,
+    /// The server did not, and the client used at least [`SATURATED`] of its own cores: the
+    /// rate is the client's.
+    Client,
+    /// Neither side was saturated: latency (round trips, wake-ups) set the rate.
+    Unsaturated,
+    /// No reading of the server's CPU (a URL target) and a client below its limit.
+    Unknown,
+}
+
+impl Bound {
+    /// From CPU use in percent of one core, and the cores each side could use (for a server:
+    /// its CPUs, or its threads if fewer). `None`: no reading.
+    pub fn classify(
+        server_pct: Option<f64>,
+        server_cores: Option<usize>,
+        client_pct: Option<f64>,
+        client_cores: usize,
+    ) -> Bound {
+        let busy = |pct: f64, cores: usize| pct >= 100.0 * SATURATED * cores.max(1) as f64;
+        let client = client_pct.is_some_and(|p| busy(p, client_cores));
+        match (server_pct, server_cores) {
+            (Some(p), Some(cores)) if busy(p, cores) => Bound::Server,
+            _ if client => Bound::Client,
+            (Some(_), Some(_)) => Bound::Unsaturated,
+            _ => Bound::Unknown,
+        }
+    }
+
+    /// The mark beside a rate: empty when the rate is the server's.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Bound::Server => "",
+            Bound::Client => "client-bound",
+            Bound::Unsaturated => "unsat",
+            Bound::Unknown => "?",
+        }
+    }
+}
+
 /// How a cell ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
@@ -167,10 +217,20 @@ pub struct CellResult {
     pub per_connection: PerConnection,
     /// Server CPU, percent of one core (None for a URL target).
     pub server_cpu_pct: Option<f64>,
+    /// Cores the server could use: its CPUs, or its threads if fewer (None for a URL target).
+    pub server_cores: Option<usize>,
+    /// Server CPU time per request in user mode, µs: the framework's own code over a socket.
+    pub server_user_us_per_req: Option<f64>,
+    /// Server CPU time per request in the kernel, µs: syscalls and the TCP stack.
+    pub server_sys_us_per_req: Option<f64>,
+    /// Whether the rate is the server's ([`Bound`]).
+    pub bound: Bound,
     /// Server peak RSS in bytes.
     pub server_peak_rss: Option<u64>,
     /// Client CPU, percent of one core.
     pub client_cpu_pct: Option<f64>,
+    /// Cores the client could use: its CPUs, or its threads if fewer.
+    pub client_cores: usize,
 }
 
 /// Merges the threads' results into the counters of a cell.
@@ -238,5 +298,26 @@ mod tests {
         assert_eq!((p.zero, p.starved, p.min, p.max), (1, 2, 0, 1000));
         let even = PerConnection::from_counts(&[10, 11, 9]);
         assert_eq!(even.starved, 0);
+    }
+
+    #[test]
+    fn bound_names_the_saturated_side() {
+        use Bound::*;
+        let c = Bound::classify;
+        // One server core: 90 % is the line.
+        assert_eq!(c(Some(95.0), Some(1), Some(99.0), 1), Server);
+        assert_eq!(c(Some(89.0), Some(1), Some(99.0), 1), Client);
+        assert_eq!(c(Some(89.0), Some(1), Some(60.0), 1), Unsaturated);
+        // Two server cores: 150 % of one core is 75 % of them.
+        assert_eq!(c(Some(150.0), Some(2), Some(50.0), 1), Unsaturated);
+        assert_eq!(c(Some(185.0), Some(2), Some(50.0), 1), Server);
+        // Two client cores at 120 %: not at their limit.
+        assert_eq!(c(Some(50.0), Some(1), Some(120.0), 2), Unsaturated);
+        // A URL target has no server reading.
+        assert_eq!(c(None, None, Some(99.0), 1), Client);
+        assert_eq!(c(None, None, Some(40.0), 1), Unknown);
+        assert_eq!(c(None, None, None, 1), Unknown);
+        assert_eq!(Server.mark(), "");
+        assert_eq!(Unsaturated.mark(), "unsat");
     }
 }

@@ -88,6 +88,7 @@ impl Framework for Iron {
     const CRATE: &'static str = "iron";
     const VERSION_PREFIX: &'static str = "0.6.";
     const COUNTS_REQUESTS: bool = true;
+    const THREAD_PER_CONNECTION: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let handler = app(config);

@@ -92,6 +92,7 @@ impl Framework for Nickel {
     const CRATE: &'static str = "nickel";
     const VERSION_PREFIX: &'static str = "0.11.";
     const COUNTS_REQUESTS: bool = true;
+    const THREAD_PER_CONNECTION: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Ok(Nickel {
