@@ -180,14 +180,16 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
     };
     println!(
         "loopback: {} connections against a server with {} thread{}{pooled}; {:?} warmup + {:?} \
-         closed loop per cell, {}, fresh server per cell; of raw: req/s as a fraction of raw's; \
-         usr/sys: the server's CPU time per request in user mode (its own code) and in the kernel \
-         (syscalls, TCP), from /proc",
+         closed loop per cell, best of {} passes over all cells (one server per framework and \
+         pass; srv rss: its peak so far), {}; of raw: req/s as a fraction of raw's; usr/sys: the \
+         server's CPU time per request in user mode (its own code) and in the kernel (syscalls, \
+         TCP), from /proc",
         setup.connections,
         setup.threads,
         if setup.threads == 1 { "" } else { "s" },
         params.warmup,
         params.duration,
+        setup.passes,
         params.pinning.label()
     );
     println!("every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)");

@@ -90,7 +90,8 @@ impl LoadParams {
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
 pub use crate::tools::interrupted;
 
-/// Runs one cell. `progress` is called every 100 ms with the elapsed time of the cell.
+/// Runs one cell on a fresh server. `progress` is called every 100 ms with the elapsed time of
+/// the cell.
 pub fn run_cell(
     target: &Target,
     scenario: &'static Scenario,
@@ -99,8 +100,39 @@ pub fn run_cell(
     params: &LoadParams,
     progress: &mut dyn FnMut(Duration),
 ) -> CellResult {
+    run_cell_on(
+        target,
+        scenario,
+        fixtures,
+        connections,
+        params,
+        progress,
+        &mut None,
+    )
+}
+
+/// [`run_cell`] on the server in `kept` if there is one (and it is alive), else on a new one,
+/// which is left in `kept` for the next cell unless this cell crashed it or `kept` is `None`
+/// on return: the caller stops it by dropping it.
+fn run_cell_on(
+    target: &Target,
+    scenario: &'static Scenario,
+    fixtures: &Fixtures,
+    connections: usize,
+    params: &LoadParams,
+    progress: &mut dyn FnMut(Duration),
+    kept: &mut Option<ServerProcess>,
+) -> CellResult {
     let mut cell = CellResult::empty(target, scenario, connections, params);
-    match load(target, scenario, fixtures, connections, params, progress) {
+    match load(
+        target,
+        scenario,
+        fixtures,
+        connections,
+        params,
+        progress,
+        kept,
+    ) {
         Ok(run) => cell.record(run, params),
         Err(status) => cell.status = status,
     }
@@ -118,8 +150,9 @@ struct Run {
     crashed: Option<String>,
 }
 
-/// Starts the target, checks it against the oracle and loads it. `Err` is the status of a cell
-/// that never ran its load.
+/// Starts the target (or takes the server in `kept`), checks it against the oracle and loads
+/// it. The server goes back into `kept` unless it died; one that failed the check is stopped.
+/// `Err` is the status of a cell that never ran its load.
 fn load(
     target: &Target,
     scenario: &'static Scenario,
@@ -127,15 +160,24 @@ fn load(
     connections: usize,
     params: &LoadParams,
     progress: &mut dyn FnMut(Duration),
+    kept: &mut Option<ServerProcess>,
 ) -> Result<Run, Status> {
     refuse(target)?;
     let expected = scenario
         .expected(fixtures)
         .map_err(|e| Status::Error(format!("{e:#}")))?;
-    let (addr, mut server) = start(target, params)?;
+    let alive = kept.as_mut().is_some_and(|s| s.exited().is_none());
+    let (addr, mut server) = match kept.take() {
+        Some(s) if alive => (s.addr(), Some(s)),
+        _ => start(target, params)?,
+    };
     check_first(addr, &expected, params, server.as_mut())?;
     let spec = client_spec(addr, scenario, connections, params);
-    Ok(drive(spec, sampler(expected), server, progress))
+    let run = drive(spec, sampler(expected), server.as_mut(), progress);
+    if run.crashed.is_none() {
+        *kept = server;
+    }
+    Ok(run)
 }
 
 /// Why a cell does not run at all: Ctrl-C, or a framework this machine cannot serve (the Go
@@ -227,11 +269,11 @@ fn client_spec(
 }
 
 /// Runs the client against the server, metering both from the end of the warm-up, until the
-/// client is done, the server dies or Ctrl-C; then stops the server.
+/// client is done, the server dies or Ctrl-C.
 fn drive(
     spec: client::ClientSpec,
     sampler: client::Sampler,
-    mut server: Option<ServerProcess>,
+    mut server: Option<&mut ServerProcess>,
     progress: &mut dyn FnMut(Duration),
 ) -> Run {
     // The client threads stop on Ctrl-C or when this cell's server dies.
@@ -253,7 +295,8 @@ fn drive(
                 proc::CpuMeter::start(std::process::id()),
             ));
         }
-        if note_crash(server.as_mut(), &mut crashed) || interrupted().load(Ordering::Relaxed) {
+        if note_crash(server.as_deref_mut(), &mut crashed) || interrupted().load(Ordering::Relaxed)
+        {
             cell_stop.store(true, Ordering::Relaxed);
         }
         progress(now - start);
@@ -266,12 +309,9 @@ fn drive(
         ),
         None => (None, None),
     };
-    let server_peak_rss = server.as_ref().and_then(|s| proc::peak_rss(s.pid()));
+    let server_peak_rss = server.as_deref().and_then(|s| proc::peak_rss(s.pid()));
     let results = handle.join().unwrap_or_default();
-    note_crash(server.as_mut(), &mut crashed);
-    if let Some(s) = server.as_mut() {
-        s.stop();
-    }
+    note_crash(server.as_deref_mut(), &mut crashed);
     Run {
         merged: Merged::from_threads(results),
         recorded,
@@ -395,6 +435,10 @@ pub struct Plan {
     pub connections: Vec<usize>,
     /// How.
     pub params: LoadParams,
+    /// One server per target for all its cells, instead of a fresh one per cell (the quick
+    /// compare's passes: start-up is most of a short cell). Its peak RSS is then the peak up
+    /// to each cell.
+    pub server_per_target: bool,
 }
 
 impl Plan {
@@ -447,6 +491,8 @@ pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult
     let mut done_ms = 0u64;
     let n = plan.cells();
     for target in &plan.targets {
+        // Dropping it stops it.
+        let mut kept = None;
         for &scenario in &plan.scenarios {
             for &c in &plan.connections {
                 if interrupted().load(Ordering::Relaxed) {
@@ -460,11 +506,23 @@ pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult
                     scenario.name
                 ));
                 let base = done_ms;
-                let cell = run_cell(target, scenario, fixtures, c, &plan.params, &mut |t| {
+                let mut progress = |t: Duration| {
                     bar.set_position(
                         base + (t.as_millis() as u64).min(per_cell.as_millis() as u64),
                     );
-                });
+                };
+                if !plan.server_per_target {
+                    kept = None;
+                }
+                let cell = run_cell_on(
+                    target,
+                    scenario,
+                    fixtures,
+                    c,
+                    &plan.params,
+                    &mut progress,
+                    &mut kept,
+                );
                 done_ms += per_cell.as_millis() as u64;
                 bar.set_position(done_ms);
                 out.push(cell);
