@@ -90,31 +90,11 @@ impl LoadParams {
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
 pub use crate::tools::interrupted;
 
-/// Runs one cell on a fresh server. `progress` is called every 100 ms with the elapsed time of
-/// the cell.
+/// Runs one cell on the server in `kept` if there is one (and it is alive), else on a new one,
+/// which is left in `kept` for the next cell unless this cell crashed it: the caller stops it
+/// by dropping it (pass `&mut None` for a fresh server). `progress` is called every 100 ms
+/// with the elapsed time of the cell.
 pub fn run_cell(
-    target: &Target,
-    scenario: &'static Scenario,
-    fixtures: &Fixtures,
-    connections: usize,
-    params: &LoadParams,
-    progress: &mut dyn FnMut(Duration),
-) -> CellResult {
-    run_cell_on(
-        target,
-        scenario,
-        fixtures,
-        connections,
-        params,
-        progress,
-        &mut None,
-    )
-}
-
-/// [`run_cell`] on the server in `kept` if there is one (and it is alive), else on a new one,
-/// which is left in `kept` for the next cell unless this cell crashed it or `kept` is `None`
-/// on return: the caller stops it by dropping it.
-fn run_cell_on(
     target: &Target,
     scenario: &'static Scenario,
     fixtures: &Fixtures,
@@ -311,7 +291,7 @@ fn drive(
     };
     let server_peak_rss = server.as_deref().and_then(|s| proc::peak_rss(s.pid()));
     let results = handle.join().unwrap_or_default();
-    note_crash(server.as_deref_mut(), &mut crashed);
+    note_crash(server, &mut crashed);
     Run {
         merged: Merged::from_threads(results),
         recorded,
@@ -514,7 +494,7 @@ pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult
                 if !plan.server_per_target {
                     kept = None;
                 }
-                let cell = run_cell_on(
+                let cell = run_cell(
                     target,
                     scenario,
                     fixtures,
