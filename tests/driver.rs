@@ -158,6 +158,45 @@ fn exact_count_seen_by_the_server_with_pipelining() {
     let _ = std::fs::remove_file(json);
 }
 
+/// One connection cannot keep a server busy: the driver must say the rate is not the server's,
+/// and still split the server's CPU time per request into user and system time.
+#[cfg(feature = "hyper")]
+#[test]
+fn an_idle_server_is_marked_unsaturated() {
+    let json = json_path("unsat");
+    let out = run(&[
+        "load",
+        "--target",
+        "hyper",
+        "--threads",
+        "1",
+        "-c",
+        "1",
+        "-d",
+        "1s",
+        "--warmup",
+        "200ms",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let cell = &report(&json)["cells"][0];
+    assert_eq!(cell["status"]["kind"], "ok", "{cell}");
+    assert_eq!(cell["server_cores"], 1, "{cell}");
+    assert!(cell["server_cpu_pct"].as_f64().unwrap() < 90.0, "{cell}");
+    assert_eq!(cell["bound"], "unsaturated", "{cell}");
+    let user = cell["server_user_us_per_req"].as_f64().unwrap();
+    let sys = cell["server_sys_us_per_req"].as_f64().unwrap();
+    assert!(user >= 0.0 && sys > 0.0, "{cell}");
+    assert!(
+        text.contains("unsat"),
+        "the terminal table marks it: {text}"
+    );
+    let _ = std::fs::remove_file(json);
+}
+
 #[test]
 fn starved_connections_are_counted() {
     // Two threads, six keep-alive connections: four wait in the backlog for the whole run.
@@ -189,6 +228,13 @@ fn starved_connections_are_counted() {
     assert!(
         text.contains("4/6"),
         "terminal shows starved/connections: {text}"
+    );
+    // A URL target has no server to read /proc from.
+    assert!(cell["server_user_us_per_req"].is_null(), "{cell}");
+    assert!(cell["server_cores"].is_null(), "{cell}");
+    assert!(
+        ["unknown", "client"].contains(&cell["bound"].as_str().unwrap()),
+        "{cell}"
     );
     let _ = std::fs::remove_file(json);
 }
