@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Runs wrk and `framebench load` against the same server (raw, then one real framework), with
-# the same connections, client threads and pinning, and prints requests per second, client CPU
-# per request, and the ratio driver/wrk. Output is Markdown, with the environment, for
-# docs/driver.md.
+# Runs wrk and `framebench load` against the same server, with the same connections, client
+# threads and pinning, and prints requests per second, client CPU per request, p99 latency and
+# the ratio driver/wrk. Then, driver only (wrk has neither without a Lua script), one pipelined
+# row and one rate-mode row per server, so those modes are measured in the same table. Output is
+# Markdown, with the environment, for docs/driver.md.
 #
-#   scripts/vs-wrk.sh                     # release build, 10 s per run, c = 10 and 100
-#   DURATION=2s CONNS="10" scripts/vs-wrk.sh
-#   FRAMEBENCH=target/debug/framebench scripts/vs-wrk.sh   # an existing binary (no build)
+#   scripts/vs-wrk.sh                     # release build, raw actix axum, c = 10 100 500
+#   DURATION=2s CONNS="10" TARGETS=raw scripts/vs-wrk.sh
+#   FRAMEBENCH=target/release/framebench scripts/vs-wrk.sh   # an existing binary (no build)
 #
-# Variables: FRAMEBENCH, DURATION (10s), CONNS ("10 100"), TARGETS ("raw axum"), THREADS (server
-# workers, 2), CLIENT_THREADS (1), SERVER_CPUS (0), CLIENT_CPUS (1), ROUNDS (2: each tool runs
-# this many times, alternating, and its best run counts).
+# Variables: FRAMEBENCH, DURATION (5s), CONNS ("10 100 500"), TARGETS ("raw actix axum"), THREADS
+# (server workers, 1), CLIENT_THREADS (1), SERVER_CPUS (0), CLIENT_CPUS (1), ROUNDS (3: each tool
+# runs this many times, alternating, and its best run counts), PIPELINE (16: depth of the
+# pipelined row), RATE_SHARE (0.5: the rate row's rate, as a share of the driver's best
+# closed-loop rate at the same connections), MODES_AT (connections of the pipelined and rate
+# rows: 100 if CONNS has it, else the first of CONNS; "none" skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,14 +34,19 @@ if ! command -v taskset >/dev/null; then
   exit 0
 fi
 
-DURATION=${DURATION:-10s}
-CONNS=${CONNS:-10 100}
-TARGETS=${TARGETS:-raw axum}
-THREADS=${THREADS:-2}
+DURATION=${DURATION:-5s}
+CONNS=${CONNS:-10 100 500}
+TARGETS=${TARGETS:-raw actix axum}
+THREADS=${THREADS:-1}
 CLIENT_THREADS=${CLIENT_THREADS:-1}
 SERVER_CPUS=${SERVER_CPUS:-0}
 CLIENT_CPUS=${CLIENT_CPUS:-1}
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${ROUNDS:-3}
+PIPELINE=${PIPELINE:-16}
+RATE_SHARE=${RATE_SHARE:-0.5}
+if [[ -z "${MODES_AT:-}" ]]; then
+  if [[ " $CONNS " == *" 100 "* ]]; then MODES_AT=100; else MODES_AT=${CONNS%% *}; fi
+fi
 if [[ -z "${FRAMEBENCH:-}" ]]; then
   cargo build --release --quiet
   FRAMEBENCH=${CARGO_TARGET_DIR:-target}/release/framebench
@@ -58,15 +67,41 @@ cpu_of() {
   awk '{ print $1 + $2 }' "$tmp/time"
 }
 
+# Client CPU µs per completed request.
+per_req() { awk -v s="$1" -v n="$2" 'BEGIN { printf "%.2f", 1e6 * s / n }'; }
+
+# One wrk run: sets rps, n (requests) and p99 (µs, from --latency).
+run_wrk() {
+  cpu=$(cpu_of taskset -c "$CLIENT_CPUS" "$wrk" -t "$CLIENT_THREADS" -c "$1" -d "$DURATION" --latency "$url/")
+  rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/out")
+  n=$(awk '/requests in/ { print $1 }' "$tmp/out")
+  p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
+    printf "%.0f", v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }' "$tmp/out")
+}
+
+# One driver run with extra flags: sets rps, n and p99 (µs).
+run_driver() {
+  local c=$1
+  shift
+  cpu=$(cpu_of "$FRAMEBENCH" load --target "$url" -c "$c" -d "$DURATION" --warmup 0s --quiet \
+    --client-cpus "$CLIENT_CPUS" --client-threads "$CLIENT_THREADS" --json "$tmp/drv.json" "$@")
+  grep -q '"kind": "ok"' "$tmp/drv.json" || { echo "driver run failed: $(cat "$tmp/out")" >&2; exit 1; }
+  rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | awk '{ print $2 }')
+  n=$(grep -o '"requests": [0-9]*' "$tmp/drv.json" | awk '{ print $2 }')
+  p99=$(grep -o '"p99_us": [0-9.e+]*' "$tmp/drv.json" | awk '{ printf "%.0f", $2 }')
+}
+
+better() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+
 echo "## driver vs wrk"
 echo
-echo "- command: \`DURATION=$DURATION CONNS=\"$CONNS\" TARGETS=\"$TARGETS\" THREADS=$THREADS CLIENT_THREADS=$CLIENT_THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS ROUNDS=$ROUNDS scripts/vs-wrk.sh\`"
+echo "- command: \`DURATION=$DURATION CONNS=\"$CONNS\" TARGETS=\"$TARGETS\" THREADS=$THREADS CLIENT_THREADS=$CLIENT_THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS ROUNDS=$ROUNDS PIPELINE=$PIPELINE RATE_SHARE=$RATE_SHARE MODES_AT=\"$MODES_AT\" scripts/vs-wrk.sh\`"
 echo "- environment: $(rustc -V) | $("$FRAMEBENCH" --version) | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r)"
 echo "- wrk: $("$wrk" -v 2>&1 | head -1)"
 echo "- server pinned to cpu $SERVER_CPUS with --threads $THREADS; each client pinned to cpu $CLIENT_CPUS with $CLIENT_THREADS thread(s); best of $ROUNDS alternating runs per tool; $DURATION each"
 echo
-echo "| server | conns | wrk req/s | driver req/s | driver / wrk | wrk CPU µs/req | driver CPU µs/req |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| server | mode | conns | wrk req/s | driver req/s | driver / wrk | wrk CPU µs/req | driver CPU µs/req | wrk p99 µs | driver p99 µs |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 for target in $TARGETS; do
   taskset -c "$SERVER_CPUS" "$FRAMEBENCH" serve "$target" --threads "$THREADS" >"$tmp/serve" 2>&1 &
@@ -75,28 +110,32 @@ for target in $TARGETS; do
   url=$(sed -n 's/^listening on //p' "$tmp/serve" | head -1)
   [[ -n "$url" ]] || { echo "$target did not start: $(cat "$tmp/serve")" >&2; exit 1; }
   for c in $CONNS; do
-    best_wrk=0; best_drv=0; wrk_cost=0; drv_cost=0
+    best_wrk=0; best_drv=0; wrk_cost=0; drv_cost=0; wrk_p99=0; drv_p99=0
     for _ in $(seq "$ROUNDS"); do
-      cpu=$(cpu_of taskset -c "$CLIENT_CPUS" "$wrk" -t "$CLIENT_THREADS" -c "$c" -d "$DURATION" "$url/")
-      rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/out")
-      n=$(awk '/requests in/ { print $1 }' "$tmp/out")
-      if awk -v a="$rps" -v b="$best_wrk" 'BEGIN { exit !(a > b) }'; then
-        best_wrk=$rps; wrk_cost=$(awk -v s="$cpu" -v n="$n" 'BEGIN { printf "%.2f", 1e6 * s / n }')
-      fi
-      cpu=$(cpu_of "$FRAMEBENCH" load --target "$url" -c "$c" -d "$DURATION" --warmup 0s --quiet \
-        --client-cpus "$CLIENT_CPUS" --client-threads "$CLIENT_THREADS" --json "$tmp/drv.json")
-      rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | awk '{ print $2 }')
-      n=$(grep -o '"requests": [0-9]*' "$tmp/drv.json" | awk '{ print $2 }')
-      grep -q '"kind": "ok"' "$tmp/drv.json" || { echo "driver run failed: $(cat "$tmp/out")" >&2; exit 1; }
-      if awk -v a="$rps" -v b="$best_drv" 'BEGIN { exit !(a > b) }'; then
-        best_drv=$rps; drv_cost=$(awk -v s="$cpu" -v n="$n" 'BEGIN { printf "%.2f", 1e6 * s / n }')
-      fi
+      run_wrk "$c"
+      if better "$rps" "$best_wrk"; then best_wrk=$rps; wrk_cost=$(per_req "$cpu" "$n"); wrk_p99=$p99; fi
+      run_driver "$c"
+      if better "$rps" "$best_drv"; then best_drv=$rps; drv_cost=$(per_req "$cpu" "$n"); drv_p99=$p99; fi
     done
     ratio=$(awk -v a="$best_drv" -v b="$best_wrk" 'BEGIN { printf "%.3f", a / b }')
-    printf '| %s | %s | %.0f | %.0f | %s | %s | %s |\n' "$target" "$c" "$best_wrk" "$best_drv" "$ratio" "$wrk_cost" "$drv_cost"
+    printf '| %s | closed | %s | %.0f | %.0f | %s | %s | %s | %s | %s |\n' "$target" "$c" \
+      "$best_wrk" "$best_drv" "$ratio" "$wrk_cost" "$drv_cost" "$wrk_p99" "$drv_p99"
+    if [[ " $MODES_AT " == *" $c "* ]]; then
+      # Driver only, one run each: pipelined at PIPELINE deep, then a constant rate (open loop,
+      # latency from the intended send time) at RATE_SHARE of the best closed-loop rate above.
+      run_driver "$c" --pipeline "$PIPELINE"
+      printf '| %s | pipeline %s | %s | – | %.0f | – | – | %s | – | %s |\n' "$target" "$PIPELINE" "$c" \
+        "$rps" "$(per_req "$cpu" "$n")" "$p99"
+      rate=$(awk -v r="$best_drv" -v s="$RATE_SHARE" 'BEGIN { printf "%.0f", r * s }')
+      run_driver "$c" --rate "$rate"
+      printf '| %s | rate %s | %s | – | %.0f | – | – | %s | – | %s |\n' "$target" "$rate" "$c" \
+        "$rps" "$(per_req "$cpu" "$n")" "$p99"
+    fi
   done
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
 done
 echo
 echo "CPU µs/req is the client's user+system time over the whole command divided by the requests it"
 echo "completed (the driver's includes its start-up and oracle check, so it is slightly pessimistic)."
+echo "p99 is each tool's own: wrk's from --latency, the driver's from its histogram (in rate mode"
+echo "measured from each request's intended send time, so a stall is charged in full)."
