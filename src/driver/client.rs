@@ -75,6 +75,10 @@ pub struct ThreadResult {
     pub first_mismatch: Option<String>,
     /// First socket error, for the report.
     pub first_error: Option<String>,
+    /// Time spent in the recorded window polling without sleeping and finding nothing
+    /// ([`Spin`]): CPU time the thread used while it had nothing to do, which the saturation
+    /// mark must not count as the client being busy.
+    pub idle_polling: Duration,
 }
 
 /// Runs the load on `spec.threads` threads until the window ends, `stop` is set, or
@@ -219,6 +223,7 @@ impl<'a> Worker<'a> {
                 sampled: 0,
                 first_mismatch: None,
                 first_error: None,
+                idle_polling: Duration::ZERO,
             },
         }
     }
@@ -316,6 +321,9 @@ impl<'a> Worker<'a> {
                     self.error(format!("poll: {e}"));
                     break;
                 }
+            }
+            if wait.is_zero() && events.is_empty() && now >= self.record_from {
+                self.result.idle_polling += now.elapsed();
             }
             for ev in events.iter() {
                 let i = ev.token().0;

@@ -348,6 +348,7 @@ impl CellResult {
             bound: Bound::Unknown,
             server_peak_rss: None,
             client_cpu_pct: None,
+            client_idle_polling_pct: None,
             client_cores: params.pinning.client_cores(),
         }
     }
@@ -382,10 +383,16 @@ impl CellResult {
             self.server_user_us_per_req = per_req(u.times.user, u.wall);
             self.server_sys_us_per_req = per_req(u.times.system, u.wall);
         }
+        // The client's polling with nothing to read is CPU it spent waiting, not working.
+        self.client_idle_polling_pct =
+            Some(100.0 * m.idle_polling.as_secs_f64() / seconds.max(1e-9));
+        let client_busy = self
+            .client_cpu_pct
+            .map(|c| (c - self.client_idle_polling_pct.unwrap_or(0.0)).max(0.0));
         self.bound = Bound::classify(
             self.server_cpu_pct,
             self.server_cores,
-            self.client_cpu_pct,
+            client_busy,
             self.client_cores,
         );
         self.server_peak_rss = run.server_peak_rss;

@@ -229,6 +229,9 @@ pub struct CellResult {
     pub server_peak_rss: Option<u64>,
     /// Client CPU, percent of one core.
     pub client_cpu_pct: Option<f64>,
+    /// Part of `client_cpu_pct` spent polling with nothing to read (the client's short spin
+    /// before it sleeps): not counted as busy by [`Bound`].
+    pub client_idle_polling_pct: Option<f64>,
     /// Cores the client could use: its CPUs, or its threads if fewer.
     pub client_cores: usize,
 }
@@ -255,6 +258,8 @@ pub struct Merged {
     pub first_mismatch: Option<String>,
     /// First one found.
     pub first_error: Option<String>,
+    /// Sums.
+    pub idle_polling: std::time::Duration,
 }
 
 impl Merged {
@@ -271,6 +276,7 @@ impl Merged {
             sampled: 0,
             first_mismatch: None,
             first_error: None,
+            idle_polling: std::time::Duration::ZERO,
         };
         for r in results {
             let _ = m.hist.add(&r.hist);
@@ -283,6 +289,7 @@ impl Merged {
             m.sampled += r.sampled;
             m.first_mismatch = m.first_mismatch.or(r.first_mismatch);
             m.first_error = m.first_error.or(r.first_error);
+            m.idle_polling += r.idle_polling;
         }
         m
     }
