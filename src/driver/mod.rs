@@ -379,9 +379,13 @@ impl CellResult {
         let per_req = |cpu_seconds: f64, wall: f64| {
             (self.rps > 0.0).then(|| 1e6 * cpu_seconds / wall / self.rps)
         };
-        if let Some(u) = run.server_cpu {
-            self.server_user_us_per_req = per_req(u.times.user, u.wall);
-            self.server_sys_us_per_req = per_req(u.times.system, u.wall);
+        if let Some((user, system)) = run
+            .server_cpu
+            .and_then(|u| Some((u.times.split()?, u.wall)))
+            .map(|((user, system), wall)| (per_req(user, wall), per_req(system, wall)))
+        {
+            self.server_user_us_per_req = user;
+            self.server_sys_us_per_req = system;
         }
         // The client's polling with nothing to read is CPU it spent waiting, not working.
         self.client_idle_polling_pct =
