@@ -256,7 +256,10 @@ mod tests {
         assert!(used.times.runtime >= 0.29, "{used:?}");
         let (user, system) = used.times.split().unwrap();
         assert!(user > 0.2, "{used:?}");
-        assert!((user + system - used.times.total()).abs() < 1e-9, "{used:?}");
+        assert!(
+            (user + system - used.times.total()).abs() < 1e-9,
+            "{used:?}"
+        );
         assert!(peak_rss(pid).unwrap() > 0);
     }
 
