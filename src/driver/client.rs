@@ -316,14 +316,17 @@ impl<'a> Worker<'a> {
                 timer.arm(now, self.next_due);
             }
             let wait = spin.timeout(now, wait);
+            // `now` was read before the last turn's sends: an empty poll is timed on its own,
+            // or the sends would count as idle.
+            let polled_at = wait.is_zero().then(Instant::now);
             if let Err(e) = poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.error(format!("poll: {e}"));
                     break;
                 }
             }
-            if wait.is_zero() && events.is_empty() && now >= self.record_from {
-                self.result.idle_polling += now.elapsed();
+            if let Some(t) = polled_at.filter(|_| events.is_empty() && now >= self.record_from) {
+                self.result.idle_polling += t.elapsed();
             }
             for ev in events.iter() {
                 let i = ev.token().0;
