@@ -459,18 +459,17 @@ pub fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
         };
         match best.iter_mut().find(same) {
             None => best.push(cell),
-            Some(b) => {
-                let b_ok = b.status == Status::Ok;
-                let better = match (&cell.status, b_ok) {
-                    (Status::Ok, true) => cell.rps > b.rps,
-                    (Status::Ok | Status::Interrupted | Status::Skipped(_), false) => false,
-                    (Status::Interrupted | Status::Skipped(_), true) => false,
-                    (_, _) => b_ok,
-                };
-                if better {
+            // Only an `ok` pass can be replaced: by a failure, or by a faster `ok` pass.
+            Some(b) if b.status == Status::Ok => {
+                let failed = !matches!(
+                    cell.status,
+                    Status::Ok | Status::Interrupted | Status::Skipped(_)
+                );
+                if failed || (cell.status == Status::Ok && cell.rps > b.rps) {
                     *b = cell;
                 }
             }
+            Some(_) => {}
         }
     }
     best

@@ -376,23 +376,17 @@ impl CellResult {
         // CPU seconds per wall second over requests per second: CPU time per request. The
         // meter's window (from the end of the warm-up until the client stops, polled every
         // 20 ms) and the recorded window differ by a few ms at most.
-        let per_req = |cpu_seconds: f64, wall: f64| {
-            (self.rps > 0.0).then(|| 1e6 * cpu_seconds / wall / self.rps)
-        };
-        if let Some((user, system)) = run
-            .server_cpu
-            .and_then(|u| Some((u.times.split()?, u.wall)))
-            .map(|((user, system), wall)| (per_req(user, wall), per_req(system, wall)))
-        {
-            self.server_user_us_per_req = user;
-            self.server_sys_us_per_req = system;
+        if let Some(u) = run.server_cpu.filter(|_| self.rps > 0.0) {
+            let per_req = |cpu_seconds: f64| 1e6 * cpu_seconds / u.wall / self.rps;
+            if let Some((user, system)) = u.times.split() {
+                self.server_user_us_per_req = Some(per_req(user));
+                self.server_sys_us_per_req = Some(per_req(system));
+            }
         }
         // The client's polling with nothing to read is CPU it spent waiting, not working.
-        self.client_idle_polling_pct =
-            Some(100.0 * m.idle_polling.as_secs_f64() / seconds.max(1e-9));
-        let client_busy = self
-            .client_cpu_pct
-            .map(|c| (c - self.client_idle_polling_pct.unwrap_or(0.0)).max(0.0));
+        let idle_pct = 100.0 * m.idle_polling.as_secs_f64() / seconds.max(1e-9);
+        self.client_idle_polling_pct = Some(idle_pct);
+        let client_busy = self.client_cpu_pct.map(|c| (c - idle_pct).max(0.0));
         self.bound = Bound::classify(
             self.server_cpu_pct,
             self.server_cores,
