@@ -260,20 +260,41 @@ fn drive(
     let cell_stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
     let record_from = start + spec.warmup;
+    // The client thread says when it is done, so that a short cell waits for no tick: the
+    // quick compare runs hundreds of 0.1 s cells.
+    let (done_tx, done) = std::sync::mpsc::channel();
     let handle = {
         let cell_stop = Arc::clone(&cell_stop);
-        std::thread::spawn(move || client::run(&spec, sampler, &cell_stop))
+        std::thread::spawn(move || {
+            let results = client::run(&spec, sampler, &cell_stop);
+            let _ = done_tx.send(());
+            results
+        })
     };
     let mut meters = None;
     let mut crashed = None;
-    while !handle.is_finished() {
-        std::thread::sleep(Duration::from_millis(20));
+    loop {
+        // Wake at the end of the warm-up to start the meters there, else every 20 ms to
+        // watch the server and Ctrl-C, or as soon as the client is done.
+        let tick = match meters {
+            None => record_from
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(20)),
+            Some(_) => Duration::from_millis(20),
+        };
+        let finished = !matches!(
+            done.recv_timeout(tick),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
         let now = Instant::now();
-        if meters.is_none() && now >= record_from {
+        if meters.is_none() && now >= record_from && !finished {
             meters = Some((
                 server.as_ref().map(|s| proc::CpuMeter::start_tree(s.pid())),
                 proc::CpuMeter::start(std::process::id()),
             ));
+        }
+        if finished {
+            break;
         }
         if note_crash(server.as_deref_mut(), &mut crashed) || interrupted().load(Ordering::Relaxed)
         {
@@ -421,8 +442,8 @@ pub struct Plan {
     /// How.
     pub params: LoadParams,
     /// One server per target for all its cells, instead of a fresh one per cell (the quick
-    /// compare's passes: start-up is most of a short cell). Its peak RSS is then the peak up
-    /// to each cell.
+    /// compare's passes: start-up is most of a short cell), kept for the next pass by
+    /// [`run_plan_on`]. Its peak RSS is then the peak up to each cell.
     pub server_per_target: bool,
 }
 
@@ -455,6 +476,19 @@ fn note_crash(server: Option<&mut ServerProcess>, crashed: &mut Option<String>) 
 /// Runs every cell of `plan` with a progress bar on stderr (hidden when it is not a
 /// terminal). Stops early on Ctrl-C.
 pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult> {
+    run_plan_on(plan, fixtures, quiet, &mut Vec::new())
+}
+
+/// [`run_plan`] with the servers of a `server_per_target` plan left in `servers` (one slot
+/// per target, in order) when it returns, so that another pass over the same plan reuses them
+/// instead of starting each again. Dropping them stops them.
+pub fn run_plan_on(
+    plan: &Plan,
+    fixtures: &Fixtures,
+    quiet: bool,
+    servers: &mut Vec<Option<ServerProcess>>,
+) -> Vec<CellResult> {
+    servers.resize_with(plan.targets.len(), || None);
     let per_cell = plan.params.warmup + plan.params.duration;
     let total_ms = (per_cell.as_millis() as u64).max(1) * plan.cells() as u64;
     let bar = if quiet {
@@ -475,9 +509,7 @@ pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult
     let mut out = Vec::new();
     let mut done_ms = 0u64;
     let n = plan.cells();
-    for target in &plan.targets {
-        // Dropping it stops it.
-        let mut kept = None;
+    for (target, kept) in plan.targets.iter().zip(servers.iter_mut()) {
         for &scenario in &plan.scenarios {
             for &c in &plan.connections {
                 if interrupted().load(Ordering::Relaxed) {
@@ -497,7 +529,8 @@ pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult
                     );
                 };
                 if !plan.server_per_target {
-                    kept = None;
+                    // Dropping it stops it.
+                    *kept = None;
                 }
                 let cell = run_cell(
                     target,
@@ -506,12 +539,15 @@ pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult
                     c,
                     &plan.params,
                     &mut progress,
-                    &mut kept,
+                    kept,
                 );
                 done_ms += per_cell.as_millis() as u64;
                 bar.set_position(done_ms);
                 out.push(cell);
             }
+        }
+        if !plan.server_per_target {
+            *kept = None;
         }
     }
     bar.finish_and_clear();
