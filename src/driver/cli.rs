@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::output::{EnvJson, Report};
 use super::stats::{CellResult, Status};
-use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
+use super::{interrupted, plot, run_plan, run_plan_on, LoadParams, Plan, Target};
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::frameworks::REGISTRY;
@@ -332,16 +332,23 @@ pub const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
 
 /// Passes over every loopback cell in the quick compare; each cell reports its best pass. This
 /// project's machine (a VM) changes speed by itself: a CPU-bound loop pinned to one idle core
-/// ran at 0.55–1.18× its median speed in half-second windows, in dips that last about a second.
-/// A dip slows a cell and never speeds it up, so the best of passes spread over the whole run
-/// is the most repeatable figure; every pass is checked against the oracle, and a cell failing
-/// in any pass fails.
-pub const QUICK_PASSES: usize = 3;
+/// ran at 0.5–1.0× its top speed in 0.2 s windows, in slow spells of 0.5–4 s that took 11–80 %
+/// of a minute, a different share each minute. A slow spell slows a cell and never speeds it
+/// up, so the best of passes spread over the whole column is the figure least moved by how
+/// slow a given minute was; every pass is checked against the oracle, and a cell failing in any
+/// pass fails. docs/methodology.md ("Repeatability of the quick compare") gives the trials
+/// behind this choice: with best of 3 passes of 0.2 s, 61 % of cells stayed within 10 % across
+/// two runs; with the median of 13 passes of 50 ms, 51 %.
+pub const QUICK_PASSES: usize = 8;
 
-/// Start-up and stop of one server (once per framework and pass), measured at about 0.1 s.
+/// Start-up of one server (once per framework: every pass reuses it), about 0.1 s.
 const QUICK_SERVER_OVERHEAD: Duration = Duration::from_millis(150);
-/// The oracle check and connecting of one cell.
-const QUICK_CELL_OVERHEAD: Duration = Duration::from_millis(20);
+/// The oracle check, connecting and CPU meters of one cell in one pass (about 1 ms measured).
+const QUICK_CELL_OVERHEAD: Duration = Duration::from_millis(4);
+/// The shortest pass of one cell: a quarter warm-up (the server has served this cell in
+/// earlier passes) and the rest recorded, about 6,000 requests at 100 k req/s. Shorter
+/// windows read the server's CPU too low to tell a saturated server from an idle one.
+const QUICK_MIN_SLICE: Duration = Duration::from_millis(80);
 
 /// How the quick compare's loopback cells were run, for its header.
 #[derive(Debug, Clone)]
@@ -364,8 +371,8 @@ pub struct QuickLoopback {
 /// server ([`QUICK_CONNECTIONS_PER_THREAD`] per server thread, one thread per server CPU).
 /// Thread-per-connection servers get one thread per connection, so that the table compares
 /// their cost per request and not their pool size. Each framework gets one server per pass for
-/// all its scenarios; [`QUICK_PASSES`] passes share `budget`, each cell getting 0.2–2 s per
-/// pass, and each cell reports its best pass ([`best_of`]).
+/// all its scenarios and passes; [`QUICK_PASSES`] passes share `budget`, each cell getting
+/// 0.08–2 s per pass, and each cell reports its best pass ([`best_of`]).
 pub fn quick_loopback(
     fixtures: &Fixtures,
     options: Options,
@@ -400,11 +407,11 @@ pub fn quick_loopback(
         .max(1) as u32;
     let passes = QUICK_PASSES as u32;
     let cells = runnable * scenarios.len().max(1) as u32 * passes;
-    let per_cell = (budget.saturating_sub(QUICK_SERVER_OVERHEAD * runnable * passes) / cells)
+    let per_cell = (budget.saturating_sub(QUICK_SERVER_OVERHEAD * runnable) / cells)
         .saturating_sub(QUICK_CELL_OVERHEAD)
-        .clamp(Duration::from_millis(200), Duration::from_secs(2));
-    // A quarter warm-up, three quarters recorded, rounded up to 10 ms.
-    let ms = |d: Duration| Duration::from_millis((d.as_millis() as u64).div_ceil(10) * 10);
+        .clamp(QUICK_MIN_SLICE, Duration::from_secs(2));
+    // A quarter warm-up, three quarters recorded, in whole milliseconds.
+    let ms = |d: Duration| Duration::from_millis(d.as_millis() as u64);
     let plan = Plan {
         targets,
         scenarios,
@@ -422,12 +429,15 @@ pub fn quick_loopback(
         server_per_target: true,
     };
     let mut runs = Vec::new();
+    // One server per framework for the whole column; dropping them stops them.
+    let mut servers = Vec::new();
     for _ in 0..QUICK_PASSES {
         if interrupted().load(Ordering::Relaxed) {
             break;
         }
-        runs.push(run_plan(&plan, fixtures, false));
+        runs.push(run_plan_on(&plan, fixtures, false, &mut servers));
     }
+    drop(servers);
     let pooled = entries
         .iter()
         .filter(|e| e.thread_per_connection)
