@@ -91,7 +91,7 @@ run_driver() {
   rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | awk '{ print $2 }')
   n=$(grep -o '"requests": [0-9][0-9]*' "$tmp/drv.json" | awk '{ print $2 }')
   p99=$(grep -o '"p99_us": [0-9.e+]*' "$tmp/drv.json" | awk '{ printf "%.0f", $2 }')
-  idle=$(grep -o '"client_idle_polling_pct": [0-9.e+-]*' "$tmp/drv.json" | awk '{ print $2 }')
+  idle=$(grep -o '"client_idle_polling_pct": [0-9.e+-]*' "$tmp/drv.json" | awk '{ print $2 }' || true)
   work=$(awk -v c="$cpu" -v p="${idle:-0}" -v n="$n" -v r="$rps" 'BEGIN { w = c - p / 100 * n / r; printf "%.3f", (w > 0 ? w : 0) }')
 }
 

@@ -332,7 +332,7 @@ pub const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
 
 /// Passes over every loopback cell in the quick compare; each cell reports its best pass. This
 /// project's machine (a VM) changes speed by itself: a CPU-bound loop pinned to one idle core
-/// ran at 0.5–1.0× its top speed in 0.2 s windows, in slow spells of 0.5–4 s that took 11–80 %
+/// ran at 0.5–1.0× its top speed in 0.2 s windows, in slow spells of 0.5–4 s that took 18–80 %
 /// of a minute, a different share each minute. A slow spell slows a cell and never speeds it
 /// up, so the best of passes spread over the whole column is the figure least moved by how
 /// slow a given minute was; every pass is checked against the oracle, and a cell failing in any
@@ -370,8 +370,8 @@ pub struct QuickLoopback {
 /// closed-loop load checked against the oracle first, with enough connections to saturate the
 /// server ([`QUICK_CONNECTIONS_PER_THREAD`] per server thread, one thread per server CPU).
 /// Thread-per-connection servers get one thread per connection, so that the table compares
-/// their cost per request and not their pool size. Each framework gets one server per pass for
-/// all its scenarios and passes; [`QUICK_PASSES`] passes share `budget`, each cell getting
+/// their cost per request and not their pool size. Each framework gets one server for all its
+/// scenarios and passes; [`QUICK_PASSES`] passes share `budget`, each cell getting
 /// 0.08–2 s per pass, and each cell reports its best pass ([`best_of`]).
 pub fn quick_loopback(
     fixtures: &Fixtures,
@@ -458,11 +458,14 @@ pub fn quick_loopback(
 /// One result per cell from several passes over the same cells: a cell that did not end `ok`
 /// in some pass (a wrong answer, a crash) reports that pass, so a failure is never hidden by a
 /// good pass; otherwise the pass with the most requests per second, with its own CPU figures,
-/// except that its CPU time per request is split into user and system time by the clock ticks
-/// of every `ok` pass: one pass of 60 ms holds six 10 ms ticks, all of them do about fifty.
+/// except that its CPU time per request is split into user and system time by the shares of
+/// every `ok` pass, weighted by its CPU time: one pass of 60 ms holds six 10 ms clock ticks, all
+/// eight about fifty. Its peak RSS is the highest of its passes: the quick compare's server
+/// serves every pass, so that is the server's peak up to the cell's last pass.
 pub fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
-    // Per cell: the best pass so far, and user and system µs summed over its `ok` passes.
-    let mut best: Vec<(CellResult, [f64; 2])> = Vec::new();
+    // Per cell: the best pass so far, user and system µs summed over its `ok` passes, and the
+    // highest peak RSS.
+    let mut best: Vec<(CellResult, [f64; 2], Option<u64>)> = Vec::new();
     for cell in passes.into_iter().flatten() {
         let n = cell.requests as f64;
         let split = match (
@@ -473,17 +476,21 @@ pub fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
             (Status::Ok, Some(user), Some(system)) => [user * n, system * n],
             _ => [0.0; 2],
         };
-        let same = |(b, _): &&mut (CellResult, [f64; 2])| {
+        let same = |(b, _, _): &&mut (CellResult, [f64; 2], Option<u64>)| {
             b.target == cell.target
                 && b.scenario == cell.scenario
                 && b.variant == cell.variant
                 && b.connections == cell.connections
         };
         match best.iter_mut().find(same) {
-            None => best.push((cell, split)),
-            Some((b, sum)) => {
+            None => {
+                let rss = cell.server_peak_rss;
+                best.push((cell, split, rss));
+            }
+            Some((b, sum, rss)) => {
                 sum[0] += split[0];
                 sum[1] += split[1];
+                *rss = (*rss).max(cell.server_peak_rss);
                 // Only an `ok` pass can be replaced: by a failure, or by a faster `ok` pass.
                 let failed = !matches!(
                     cell.status,
@@ -498,7 +505,8 @@ pub fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
         }
     }
     best.into_iter()
-        .map(|(mut b, [user, system])| {
+        .map(|(mut b, [user, system], rss)| {
+            b.server_peak_rss = rss;
             // The best pass's CPU time per request (the scheduler's clock), split pooled.
             let total = b.server_cpu_pct.map(|pct| 1e4 * pct / b.rps);
             if let Some(total) = total.filter(|_| b.status == Status::Ok && user + system > 0.0) {
@@ -544,6 +552,8 @@ mod tests {
             let user = if rps == 120.0 { 4.0 } else { 1.0 };
             c.server_user_us_per_req = Some(user);
             c.server_sys_us_per_req = Some(4.0 - user);
+            // The last pass's server had grown most.
+            c.server_peak_rss = Some(if rps == 100.0 { 7 } else { 5 });
             c.status = status;
             c
         };
@@ -571,6 +581,7 @@ mod tests {
         let system = best[0].server_sys_us_per_req.unwrap();
         assert!((user - total * 67.0 / 124.0).abs() < 1e-9, "{user}");
         assert!((system - total * 57.0 / 124.0).abs() < 1e-9, "{system}");
+        assert_eq!(best[0].server_peak_rss, Some(7));
         // A fast later pass does not hide a wrong answer.
         assert_eq!(best[1].status, failing());
     }

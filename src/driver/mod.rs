@@ -2,7 +2,7 @@
 //! quick compare.
 //!
 //! A cell is one target × scenario × connection count. For a framework, each cell starts a fresh
-//! `framebench serve` child pinned to the server CPUs ([`crate::child`], [`crate::pinning`]),
+//! (or, in the quick compare, reuses its framework's) `framebench serve` child pinned to the server CPUs ([`crate::child`], [`crate::pinning`]),
 //! checks the scenario once against the oracle with the cell's pipelining depth
 //! ([`crate::check::precheck`]), then runs the client ([`client`]) pinned to the client CPUs,
 //! samples responses against the oracle during the load, and reads the server's CPU and peak
@@ -92,8 +92,8 @@ pub use crate::tools::interrupted;
 
 /// Runs one cell on the server in `kept` if there is one (and it is alive), else on a new one,
 /// which is left in `kept` for the next cell unless this cell crashed it: the caller stops it
-/// by dropping it (pass `&mut None` for a fresh server). `progress` is called every 100 ms
-/// with the elapsed time of the cell.
+/// by dropping it (pass `&mut None` for a fresh server). `progress` is called every 20 ms or
+/// less with the elapsed time of the cell.
 pub fn run_cell(
     target: &Target,
     scenario: &'static Scenario,
@@ -395,8 +395,8 @@ impl CellResult {
         self.server_cpu_pct = run.server_cpu.map(|u| u.percent());
         self.client_cpu_pct = run.client_cpu.map(|u| u.percent());
         // CPU seconds per wall second over requests per second: CPU time per request. The
-        // meter's window (from the end of the warm-up until the client stops, polled every
-        // 20 ms) and the recorded window differ by a few ms at most.
+        // meter's window (from the end of the warm-up until the client says it is done) and
+        // the recorded window differ by well under a millisecond.
         if let Some(u) = run.server_cpu.filter(|_| self.rps > 0.0) {
             let per_req = |cpu_seconds: f64| 1e6 * cpu_seconds / u.wall / self.rps;
             if let Some((user, system)) = u.times.split() {
