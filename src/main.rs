@@ -393,7 +393,7 @@ fn quick_compare() -> Result<ExitCode, CliError> {
     let redis = RedisArg { redis: None }.provide()?;
     let entries: Vec<&Entry> = REGISTRY.iter().collect();
     let options = Options::default();
-    let sample = Duration::from_millis(100);
+    let sample = Duration::from_millis(60);
     let config = Config::new(Arc::clone(&fixtures), redis.url()).with(options);
     let rows = quick::run(&entries, &config, sample);
     if framebench::tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
