@@ -181,9 +181,9 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
     println!(
         "loopback: {} connections against a server with {} thread{}{pooled}; {:?} warmup + {:?} \
          closed loop per cell, best of {} passes spread over the column (one server per \
-         framework for all its passes; srv rss: that server's peak up to the cell's last pass), {}; of raw: req/s as a fraction of raw's; usr/sys: the \
-         server's CPU time per request in user mode (its own code) and in the kernel (syscalls, \
-         TCP), from /proc",
+         framework for all its passes; srv rss: that server's peak up to the cell's last \
+         pass), {}; of raw: req/s as a fraction of raw's; usr/sys: the server's CPU time per \
+         request in user mode (its own code) and in the kernel (syscalls, TCP), from /proc",
         setup.connections,
         setup.threads,
         if setup.threads == 1 { "" } else { "s" },

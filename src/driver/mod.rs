@@ -2,12 +2,12 @@
 //! quick compare.
 //!
 //! A cell is one target × scenario × connection count. For a framework, each cell starts a fresh
-//! (or, in the quick compare, reuses its framework's) `framebench serve` child pinned to the server CPUs ([`crate::child`], [`crate::pinning`]),
-//! checks the scenario once against the oracle with the cell's pipelining depth
-//! ([`crate::check::precheck`]), then runs the client ([`client`]) pinned to the client CPUs,
-//! samples responses against the oracle during the load, and reads the server's CPU and peak
-//! RSS from /proc ([`proc`]). Results carry their environment ([`output`]) and can be drawn
-//! ([`plot`]).
+//! (or, in the quick compare, reuses its framework's) `framebench serve` child pinned to the
+//! server CPUs ([`crate::child`], [`crate::pinning`]), checks the scenario once against the
+//! oracle with the cell's pipelining depth ([`crate::check::precheck`]), then runs the client
+//! ([`client`]) pinned to the client CPUs, samples responses against the oracle during the
+//! load, and reads the server's CPU and peak RSS from /proc ([`proc`]). Results carry their
+//! environment ([`output`]) and can be drawn ([`plot`]).
 
 pub mod cli;
 pub mod client;
