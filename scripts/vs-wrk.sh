@@ -47,32 +47,51 @@ RATE_SHARE=${RATE_SHARE:-0.5}
 if [[ -z "${MODES_AT:-}" ]]; then
   if [[ " $CONNS " == *" 100 "* ]]; then MODES_AT=100; else MODES_AT=${CONNS%% *}; fi
 fi
-if [[ -z "${FRAMEBENCH:-}" ]]; then
-  cargo build --release --quiet
-  FRAMEBENCH=${CARGO_TARGET_DIR:-target}/release/framebench
-fi
+# shellcheck source=scripts/lib/pinned-server.sh
+. scripts/lib/pinned-server.sh
 
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
+# The server's CPU time in ns and its sleeps: the sums over its threads of the first field of
+# schedstat (time on a CPU, from the scheduler's clock, so not rounded to ticks) and of
+# voluntary_ctxt_switches (each a sleep in epoll_wait, or on a lock, that something had to wake).
+server_ns() {
+  cat /proc/"$server_pid"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'
 }
-trap cleanup EXIT
+server_sleeps() {
+  cat /proc/"$server_pid"/task/*/status 2>/dev/null |
+    awk '$1 == "voluntary_ctxt_switches:" { s += $2 } END { printf "%.0f", s }'
+}
 
-# CPU seconds (user+sys) of a command, from bash's `time`.
+# CPU seconds (user+sys) of a command, from bash's `time`. It runs in a subshell (`$(...)`), so
+# the server's CPU seconds and sleeps during the command, and its CPU's share of the command's
+# wall time (%), go to a file that `server_use` reads into srv_s, srv_sleeps and srv_busy: each
+# row then shows whether the server was saturated under each tool and what each request cost it.
 cpu_of() {
-  local TIMEFORMAT='%3U %3S'
+  local TIMEFORMAT='%3U %3S %3R' before after sleeps
+  before=$(server_ns)
+  sleeps=$(server_sleeps)
   { time "$@" >"$tmp/out" 2>&1; } 2>"$tmp/time"
-  awk 'NF == 2 { v = $1 + $2 } END { print v }' "$tmp/time"
+  after=$(server_ns)
+  sleeps=$(($(server_sleeps) - sleeps))
+  awk -v a="$before" -v b="$after" -v z="$sleeps" 'NF == 3 { w = $3 }
+    END { s = (b - a) / 1e9; printf "%.6f %d %.0f\n", s, z, (w > 0 ? 100 * s / w : 0) }' \
+    "$tmp/time" >"$tmp/srv"
+  awk 'NF == 3 { v = $1 + $2 } END { print v }' "$tmp/time"
+}
+server_use() { read -r srv_s srv_sleeps srv_busy <"$tmp/srv"; }
+
+# The server columns: busy % / CPU µs per request / sleeps per 1000 requests.
+server_cell() {
+  awk -v b="$srv_busy" -v s="$srv_s" -v z="$srv_sleeps" -v n="$n" \
+    'BEGIN { printf "%s %% / %.2f / %.1f", b, 1e6 * s / n, 1e3 * z / n }'
 }
 
 # Client CPU µs per completed request.
 per_req() { awk -v s="$1" -v n="$2" 'BEGIN { printf "%.2f", 1e6 * s / n }'; }
 
-# One wrk run: sets rps, n (requests) and p99 (µs, from --latency).
+# One wrk run: sets rps, n (requests), p99 (µs, from --latency), srv_s and srv_busy.
 run_wrk() {
   cpu=$(cpu_of taskset -c "$CLIENT_CPUS" "$wrk" -t "$CLIENT_THREADS" -c "$1" -d "$DURATION" --latency "$url/")
+  server_use
   rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/out")
   n=$(awk '/requests in/ { print $1 }' "$tmp/out")
   p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
@@ -87,6 +106,7 @@ run_driver() {
   shift
   cpu=$(cpu_of "$FRAMEBENCH" load --target "$url" -c "$c" -d "$DURATION" --warmup 0s --quiet \
     --client-cpus "$CLIENT_CPUS" --client-threads "$CLIENT_THREADS" --json "$tmp/drv.json" "$@")
+  server_use
   grep -q '"kind": "ok"' "$tmp/drv.json" || { echo "driver run failed: $(cat "$tmp/out")" >&2; exit 1; }
   rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | awk '{ print $2 }')
   n=$(grep -o '"requests": [0-9][0-9]*' "$tmp/drv.json" | awk '{ print $2 }')
@@ -104,47 +124,54 @@ echo "- environment: $(rustc -V) | $("$FRAMEBENCH" --version) | $(grep -m1 'mode
 echo "- wrk: $("$wrk" -v 2>&1 | head -1)"
 echo "- server pinned to cpu $SERVER_CPUS with --threads $THREADS; each client pinned to cpu $CLIENT_CPUS with $CLIENT_THREADS thread(s); best of $ROUNDS alternating runs per tool; $DURATION each"
 echo
-echo "| server | mode | conns | wrk req/s | driver req/s | driver / wrk | wrk CPU µs/req | driver CPU µs/req | driver working µs/req | wrk p99 µs | driver p99 µs |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| server | mode | conns | wrk req/s | driver req/s | driver / wrk | wrk CPU µs/req | driver CPU µs/req | driver working µs/req | server busy / µs/req / sleeps per 1k req, under wrk | under driver | wrk p99 µs | driver p99 µs |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 for target in $TARGETS; do
-  taskset -c "$SERVER_CPUS" "$FRAMEBENCH" serve "$target" --threads "$THREADS" >"$tmp/serve" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 300); do grep -q listening "$tmp/serve" 2>/dev/null && break; sleep 0.1; done
-  url=$(sed -n 's/^listening on //p' "$tmp/serve" | head -1)
-  [[ -n "$url" ]] || { echo "$target did not start: $(cat "$tmp/serve")" >&2; exit 1; }
+  start_server "$target" "$SERVER_CPUS" "$THREADS"
   for c in $CONNS; do
     best_wrk=0; best_drv=0; wrk_cost=0; drv_cost=0; drv_work=0; wrk_p99=0; drv_p99=0
     for _ in $(seq "$ROUNDS"); do
       run_wrk "$c"
-      if better "$rps" "$best_wrk"; then best_wrk=$rps; wrk_cost=$(per_req "$cpu" "$n"); wrk_p99=$p99; fi
+      if better "$rps" "$best_wrk"; then
+        best_wrk=$rps; wrk_cost=$(per_req "$cpu" "$n"); wrk_p99=$p99
+        wrk_srv=$(server_cell)
+      fi
       run_driver "$c"
       if better "$rps" "$best_drv"; then
         best_drv=$rps; drv_cost=$(per_req "$cpu" "$n"); drv_work=$(per_req "$work" "$n"); drv_p99=$p99
+        drv_srv=$(server_cell)
       fi
     done
     ratio=$(awk -v a="$best_drv" -v b="$best_wrk" 'BEGIN { printf "%.3f", a / b }')
-    printf '| %s | closed | %s | %.0f | %.0f | %s | %s | %s | %s | %s | %s |\n' "$target" "$c" \
-      "$best_wrk" "$best_drv" "$ratio" "$wrk_cost" "$drv_cost" "$drv_work" "$wrk_p99" "$drv_p99"
+    printf '| %s | closed | %s | %.0f | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$target" "$c" \
+      "$best_wrk" "$best_drv" "$ratio" "$wrk_cost" "$drv_cost" "$drv_work" "$wrk_srv" "$drv_srv" \
+      "$wrk_p99" "$drv_p99"
     if [[ " $MODES_AT " == *" $c "* ]]; then
       # Driver only, one run each: pipelined at PIPELINE deep, then a constant rate (open loop,
       # latency from the intended send time) at RATE_SHARE of the best closed-loop rate above.
       run_driver "$c" --pipeline "$PIPELINE"
-      printf '| %s | pipeline %s | %s | – | %.0f | – | – | %s | %s | – | %s |\n' "$target" "$PIPELINE" "$c" \
-        "$rps" "$(per_req "$cpu" "$n")" "$(per_req "$work" "$n")" "$p99"
+      printf '| %s | pipeline %s | %s | – | %.0f | – | – | %s | %s | – | %s | – | %s |\n' "$target" "$PIPELINE" \
+        "$c" "$rps" "$(per_req "$cpu" "$n")" "$(per_req "$work" "$n")" "$(server_cell)" "$p99"
       rate=$(awk -v r="$best_drv" -v s="$RATE_SHARE" 'BEGIN { printf "%.0f", r * s }')
       run_driver "$c" --rate "$rate"
-      printf '| %s | rate %s | %s | – | %.0f | – | – | %s | %s | – | %s |\n' "$target" "$rate" "$c" \
-        "$rps" "$(per_req "$cpu" "$n")" "$(per_req "$work" "$n")" "$p99"
+      printf '| %s | rate %s | %s | – | %.0f | – | – | %s | %s | – | %s | – | %s |\n' "$target" "$rate" "$c" \
+        "$rps" "$(per_req "$cpu" "$n")" "$(per_req "$work" "$n")" "$(server_cell)" "$p99"
     fi
   done
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+  stop_server
 done
 echo
 echo "CPU µs/req is the client's user+system time over the whole command divided by the requests it"
 echo "completed (the driver's includes its start-up and oracle check, so it is slightly pessimistic)."
 echo "Driver working µs/req leaves out its idle polling: empty non-blocking polls it makes instead of"
 echo "sleeping (50 µs before each sleep), on its own core, so that the server never pays for waking it."
-echo "wrk sleeps in epoll_wait instead, which costs it no CPU; its column has nothing to leave out."
+echo "wrk sleeps in epoll_wait instead; its column counts what each sleep and wake-up costs it and"
+echo "has no polling to leave out."
+echo "Server busy / µs/req / sleeps: the server's CPU time (its threads' schedstat) during the run that"
+echo "counted, over that command's wall time (start-up included, so slightly low) and per request the"
+echo "tool completed, and its threads' voluntary context switches per 1000 requests. Near 100 % busy"
+echo "and with few sleeps under both tools, req/s is 1 / the server's cost per request, which a client"
+echo "can lower only by sparing the server work (wake-ups, idle gaps), not by being cheaper itself."
 echo "p99 is each tool's own: wrk's from --latency, the driver's from its histogram (in rate mode"
 echo "measured from each request's intended send time, so a stall is charged in full)."

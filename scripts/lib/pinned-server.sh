@@ -1,0 +1,34 @@
+# Sourced by the scripts that load one `framebench serve` pinned to a CPU (vs-wrk.sh,
+# server-profile.sh), from the repository's root. Sets FRAMEBENCH (a release build, built here
+# when unset) and tmp (a directory removed on exit, with the server stopped), and defines
+# start_server and stop_server.
+
+if [[ -z "${FRAMEBENCH:-}" ]]; then
+  cargo build --release --quiet
+  FRAMEBENCH=${CARGO_TARGET_DIR:-target}/release/framebench
+fi
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+  stop_server
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# start_server TARGET CPUS THREADS: serves TARGET pinned to CPUS; sets server_pid and url, or
+# exits with the server's output if it did not start within 30 s.
+start_server() {
+  taskset -c "$2" "$FRAMEBENCH" serve "$1" --threads "$3" >"$tmp/serve" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 300); do grep -q listening "$tmp/serve" 2>/dev/null && break; sleep 0.1; done
+  url=$(sed -n 's/^listening on //p' "$tmp/serve" | head -1)
+  [[ -n "$url" ]] || { echo "$1 did not start: $(cat "$tmp/serve")" >&2; exit 1; }
+}
+
+stop_server() {
+  if [[ -n "$server_pid" ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+  fi
+}

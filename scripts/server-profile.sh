@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Where the server's CPU goes under each client (docs/driver.md, "Against wrk"): starts one
+# framework with `framebench serve --threads 1` pinned to SERVER_CPUS, loads it for DURATION with
+# wrk and then with `framebench load` (same connections, one client thread pinned to CLIENT_CPUS),
+# records the server's CPU with `perf record -C` during each, and prints per tool the share of
+# the server CPU's samples under the kernel paths a client can change:
+#
+# - sock_def_readable: the client socket's wake-up callback (epoll's ep_poll_callback, and a
+#   try_to_wake_up when the client sleeps in epoll_wait), run on the server's CPU by its send;
+# - process_backlog: the client socket's whole TCP receive path, which on loopback the server's
+#   send runs on the server's CPU (sock_def_readable is part of it);
+# - __mod_timer: timer updates (the client socket's delayed ACK, the server socket's RTO);
+# - do_idle: the server's CPU with nothing to do (the server was waiting for requests);
+# - do_epoll_wait: the server's own epoll_wait calls.
+#
+#   scripts/server-profile.sh                       # actix, 100 connections, 5 s per tool
+#   TARGET=axum CONNS=500 scripts/server-profile.sh
+#
+# Variables: FRAMEBENCH, TARGET (actix), CONNS (100), DURATION (5s), SERVER_CPUS (0),
+# CLIENT_CPUS (1). Needs wrk and perf (linux-perf); without either it says so and exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in wrk perf taskset; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "skipping the server profile: $tool not found (apt-get install -y wrk linux-perf util-linux)"
+    exit 0
+  fi
+done
+TARGET=${TARGET:-actix}
+CONNS=${CONNS:-100}
+DURATION=${DURATION:-5s}
+SERVER_CPUS=${SERVER_CPUS:-0}
+CLIENT_CPUS=${CLIENT_CPUS:-1}
+[[ $DURATION =~ ^[1-9][0-9]*s$ ]] || { echo "error: DURATION must be whole seconds, e.g. 5s" >&2; exit 1; }
+# shellcheck source=scripts/lib/pinned-server.sh
+. scripts/lib/pinned-server.sh
+start_server "$TARGET" "$SERVER_CPUS" 1
+secs=${DURATION%s}
+
+echo "## Server CPU under each client: $TARGET, $CONNS connections, $DURATION each"
+echo
+echo "- environment: $(rustc -V) | $("$FRAMEBENCH" --version) | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r)"
+echo "- server pinned to cpu $SERVER_CPUS with --threads 1; client pinned to cpu $CLIENT_CPUS, 1 thread; perf record -C $SERVER_CPUS -e cpu-clock -g"
+echo
+echo "| client | req/s | sock_def_readable | process_backlog | __mod_timer | do_idle | do_epoll_wait |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for tool in wrk driver; do
+  # The recording starts with the client and stops before it does, so it holds load only.
+  perf record -q -C "$SERVER_CPUS" -e cpu-clock -g -o "$tmp/$tool.data" -- sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')" \
+    >/dev/null 2>&1 &
+  perf_pid=$!
+  if [[ $tool == wrk ]]; then
+    taskset -c "$CLIENT_CPUS" wrk -t 1 -c "$CONNS" -d "$DURATION" "$url/" >"$tmp/out"
+    rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$tmp/out")
+  else
+    "$FRAMEBENCH" load --target "$url" -c "$CONNS" -d "$DURATION" --warmup 0s --quiet \
+      --client-cpus "$CLIENT_CPUS" --client-threads 1 --json "$tmp/drv.json" >"$tmp/out" 2>&1
+    rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | awk '{ printf "%.0f", $2 }')
+  fi
+  wait "$perf_pid"
+  perf report -i "$tmp/$tool.data" --children --sort sym --stdio -g none 2>/dev/null >"$tmp/$tool.txt"
+  share() { awk -v s="$1" '$NF == s && $1 ~ /%$/ { print $1; found = 1; exit } END { if (!found) print "0.00%" }' "$tmp/$tool.txt"; }
+  echo "| $tool | $rps | $(share sock_def_readable) | $(share process_backlog) | $(share __mod_timer) | $(share do_idle) | $(share do_epoll_wait) |"
+done
+echo
+echo "Shares are of all samples on the server's CPU, each counting everything called under it."
