@@ -11,7 +11,8 @@
 #   send runs on the server's CPU (sock_def_readable is part of it);
 # - __mod_timer: timer updates (the client socket's delayed ACK, the server socket's RTO);
 # - do_idle: the server's CPU with nothing to do (the server was waiting for requests);
-# - do_epoll_wait: the server's own epoll_wait calls.
+# - do_epoll_wait: the server's own epoll_wait calls, which a client that sends a turn's requests
+#   together makes fewer (also counted per request, at the syscall tracepoint).
 #
 #   scripts/server-profile.sh                       # actix, 100 connections, 5 s per tool
 #   TARGET=axum CONNS=500 scripts/server-profile.sh
@@ -42,13 +43,17 @@ echo
 echo "- environment: $(rustc -V) | $("$FRAMEBENCH" --version) | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r)"
 echo "- server pinned to cpu $SERVER_CPUS with --threads 1; client pinned to cpu $CLIENT_CPUS, 1 thread; perf record -C $SERVER_CPUS -e cpu-clock -g"
 echo
-echo "| client | req/s | sock_def_readable | process_backlog | __mod_timer | do_idle | do_epoll_wait |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| client | req/s | sock_def_readable | process_backlog | __mod_timer | do_idle | do_epoll_wait | server epoll_wait per request |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for tool in wrk driver; do
   # The recording starts with the client and stops before it does, so it holds load only.
   perf record -q -C "$SERVER_CPUS" -e cpu-clock -g -o "$tmp/$tool.data" -- sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')" \
     >/dev/null 2>&1 &
   perf_pid=$!
+  # The server CPU's epoll_wait calls over the same window, counted at the syscall tracepoint.
+  perf stat -x, -C "$SERVER_CPUS" -e syscalls:sys_enter_epoll_wait -o "$tmp/$tool.stat" -- \
+    sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')" >/dev/null 2>&1 &
+  stat_pid=$!
   if [[ $tool == wrk ]]; then
     taskset -c "$CLIENT_CPUS" wrk -t 1 -c "$CONNS" -d "$DURATION" "$url/" >"$tmp/out"
     rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$tmp/out")
@@ -58,9 +63,13 @@ for tool in wrk driver; do
     rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | awk '{ printf "%.0f", $2 }')
   fi
   wait "$perf_pid"
+  wait "$stat_pid" || true
+  waits=$(awk -F, '/sys_enter_epoll_wait/ { print $1 }' "$tmp/$tool.stat")
+  per_req=$(awk -v w="$waits" -v r="$rps" -v s="$secs" 'BEGIN { if (w ~ /^[0-9]+$/ && r > 0) printf "%.3f", w / (r * (s - 0.5)); else print "–" }')
   perf report -i "$tmp/$tool.data" --children --sort sym --stdio -g none 2>/dev/null >"$tmp/$tool.txt"
   share() { awk -v s="$1" '$NF == s && $1 ~ /%$/ { print $1; found = 1; exit } END { if (!found) print "0.00%" }' "$tmp/$tool.txt"; }
-  echo "| $tool | $rps | $(share sock_def_readable) | $(share process_backlog) | $(share __mod_timer) | $(share do_idle) | $(share do_epoll_wait) |"
+  echo "| $tool | $rps | $(share sock_def_readable) | $(share process_backlog) | $(share __mod_timer) | $(share do_idle) | $(share do_epoll_wait) | $per_req |"
 done
 echo
-echo "Shares are of all samples on the server's CPU, each counting everything called under it."
+echo "Shares are of all samples on the server's CPU, each counting everything called under it;"
+echo "epoll_wait calls per request are over the recorded window, at the tool's average rate."
