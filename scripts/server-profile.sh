@@ -21,12 +21,14 @@
 # CLIENT_CPUS (1). Needs wrk and perf (linux-perf); without either it says so and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for tool in wrk perf taskset; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "skipping the server profile: $tool not found (apt-get install -y wrk linux-perf util-linux)"
-    exit 0
-  fi
-done
+# wrk is found as vs-wrk.sh finds it (FRAMEBENCH_WRK overrides, as in src/tools.rs).
+wrk=$(command -v "${FRAMEBENCH_WRK:-wrk}" || true)
+for tool in perf taskset; do command -v "$tool" >/dev/null || missing=$tool; done
+[[ -n "$wrk" && -x "$wrk" ]] || missing=wrk${FRAMEBENCH_WRK:+ at $FRAMEBENCH_WRK}
+if [[ -n "${missing:-}" ]]; then
+  echo "skipping the server profile: $missing not found (apt-get install -y wrk linux-perf util-linux)"
+  exit 0
+fi
 TARGET=${TARGET:-actix}
 CONNS=${CONNS:-100}
 DURATION=${DURATION:-5s}
@@ -55,7 +57,7 @@ for tool in wrk driver; do
     sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')" >/dev/null 2>&1 &
   stat_pid=$!
   if [[ $tool == wrk ]]; then
-    taskset -c "$CLIENT_CPUS" wrk -t 1 -c "$CONNS" -d "$DURATION" "$url/" >"$tmp/out"
+    taskset -c "$CLIENT_CPUS" "$wrk" -t 1 -c "$CONNS" -d "$DURATION" "$url/" >"$tmp/out"
     rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$tmp/out")
   else
     "$FRAMEBENCH" load --target "$url" -c "$CONNS" -d "$DURATION" --warmup 0s --quiet \
