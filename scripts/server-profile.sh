@@ -37,6 +37,15 @@ CLIENT_CPUS=${CLIENT_CPUS:-1}
 [[ $DURATION =~ ^[1-9][0-9]*s$ ]] || { echo "error: DURATION must be whole seconds, e.g. 5s" >&2; exit 1; }
 # shellcheck source=scripts/lib/pinned-server.sh
 . scripts/lib/pinned-server.sh
+perf_pid=
+stat_pid=
+# Stops the recorders too, if the script ends early (pinned-server.sh's cleanup stops the server).
+trap 'kill $perf_pid $stat_pid 2>/dev/null || true; cleanup' EXIT
+# perf may be installed but not allowed to record a CPU (perf_event_paranoid, no CAP_PERFMON).
+if ! perf record -q -C "$SERVER_CPUS" -e cpu-clock -o "$tmp/probe.data" -- true >"$tmp/probe" 2>&1; then
+  echo "skipping the server profile: perf cannot record cpu $SERVER_CPUS here: $(grep -m1 . "$tmp/probe" || true)"
+  exit 0
+fi
 start_server "$TARGET" "$SERVER_CPUS" 1
 secs=${DURATION%s}
 
@@ -52,8 +61,9 @@ for tool in wrk driver; do
   perf record -q -C "$SERVER_CPUS" -e cpu-clock -g -o "$tmp/$tool.data" -- sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')" \
     >/dev/null 2>&1 &
   perf_pid=$!
-  # The server CPU's epoll_wait calls over the same window, counted at the syscall tracepoint.
-  perf stat -x, -C "$SERVER_CPUS" -e syscalls:sys_enter_epoll_wait -o "$tmp/$tool.stat" -- \
+  # The server CPU's epoll_wait calls over the same window, counted at the syscall tracepoints
+  # (epoll_pwait too: the Go runtime and aarch64 builds use it).
+  perf stat -x, -C "$SERVER_CPUS" -e syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait -o "$tmp/$tool.stat" -- \
     sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')" >/dev/null 2>&1 &
   stat_pid=$!
   if [[ $tool == wrk ]]; then
@@ -64,14 +74,22 @@ for tool in wrk driver; do
       --client-cpus "$CLIENT_CPUS" --client-threads 1 --json "$tmp/drv.json" >"$tmp/out" 2>&1
     rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | awk '{ printf "%.0f", $2 }')
   fi
-  wait "$perf_pid"
+  wait "$perf_pid" || true
   wait "$stat_pid" || true
-  waits=$(awk -F, '/sys_enter_epoll_wait/ { print $1 }' "$tmp/$tool.stat")
+  perf_pid=
+  stat_pid=
+  # A recorder that failed leaves no file or an empty one: its cells read "–".
+  waits=$(awk -F, '/sys_enter_epoll_p?wait/ && $1 ~ /^[0-9]+$/ { w += $1; n++ } END { if (n) print w }' \
+    "$tmp/$tool.stat" 2>/dev/null || true)
   per_req=$(awk -v w="$waits" -v r="$rps" -v s="$secs" 'BEGIN { if (w ~ /^[0-9]+$/ && r > 0) printf "%.3f", w / (r * (s - 0.5)); else print "–" }')
-  perf report -i "$tmp/$tool.data" --children --sort sym --stdio -g none 2>/dev/null >"$tmp/$tool.txt"
-  share() { awk -v s="$1" '$NF == s && $1 ~ /%$/ { print $1; found = 1; exit } END { if (!found) print "0.00%" }' "$tmp/$tool.txt"; }
+  perf report -i "$tmp/$tool.data" --children --sort sym --stdio -g none >"$tmp/$tool.txt" 2>/dev/null || : >"$tmp/$tool.txt"
+  share() {
+    if [[ ! -s "$tmp/$tool.txt" ]]; then echo "–"; return; fi
+    awk -v s="$1" '$NF == s && $1 ~ /%$/ { print $1; found = 1; exit } END { if (!found) print "0.00%" }' "$tmp/$tool.txt"
+  }
   echo "| $tool | $rps | $(share sock_def_readable) | $(share process_backlog) | $(share __mod_timer) | $(share do_idle) | $(share do_epoll_wait) | $per_req |"
 done
 echo
 echo "Shares are of all samples on the server's CPU, each counting everything called under it;"
-echo "epoll_wait calls per request are over the recorded window, at the tool's average rate."
+echo "epoll_wait (and epoll_pwait) calls per request are over the recorded window, at the tool's"
+echo "average rate. A cell reads – when perf recorded nothing for it."

@@ -6,10 +6,11 @@
 # and timer programming exit to the hypervisor it can be tens of microseconds, and that is the
 # price a server pays each time a client leaves it idle (and a client each time it sleeps).
 #
-#   scripts/sleep-cost.sh [CPU] [CALLS]      # defaults: cpu 1, 20000 calls per length
+#   scripts/sleep-cost.sh [CPU] [CALLS]      # defaults: the last cpu, 20000 calls per length
 set -euo pipefail
-cpu=${1:-1}
+cpu=${1:-$(($(nproc) - 1))}
 calls=${2:-20000}
+[[ $calls =~ ^[0-9]+$ && $calls -ge 10 ]] || { echo "error: CALLS must be a number of at least 10" >&2; exit 1; }
 command -v cc >/dev/null || { echo "cc not found: install it with \`apt-get install gcc\`"; exit 0; }
 command -v taskset >/dev/null || { echo "taskset not found: install it with \`apt-get install util-linux\`"; exit 0; }
 tmp=$(mktemp -d)
@@ -37,6 +38,7 @@ int main(int argc, char **argv) {
 }
 C
 cc -O2 -o "$tmp/sleep" "$tmp/sleep.c"
+taskset -c "$cpu" true 2>/dev/null || { echo "error: cannot run on cpu $cpu here" >&2; exit 1; }
 echo "nanosleep on cpu $cpu, $calls calls per length; $(nproc) cores, Linux $(uname -r)"
 echo
 echo "| requested µs | wall µs per call | CPU µs per call |"

@@ -53,11 +53,23 @@ fi
 # The server's CPU time in ns and its sleeps: the sums over its threads of the first field of
 # schedstat (time on a CPU, from the scheduler's clock, so not rounded to ticks) and of
 # voluntary_ctxt_switches (each a sleep in epoll_wait, or on a lock, that something had to wake).
+# A thread that exits during a run drops out of the sums (none does in these servers).
+# The server is `framebench serve` and its child processes (may-minihttp and the Go peers serve
+# from a child), less any redis-server child, which idles in a hello load.
+server_procs() {
+  local kids grandkids p
+  kids=$(pgrep -P "$server_pid" 2>/dev/null || true)
+  grandkids=$(for p in $kids; do pgrep -P "$p" 2>/dev/null || true; done)
+  for p in "$server_pid" $kids $grandkids; do
+    [[ $(cat /proc/"$p"/comm 2>/dev/null) == redis-server ]] || echo "$p"
+  done
+}
 server_ns() {
-  cat /proc/"$server_pid"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'
+  for p in $(server_procs); do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
+    awk '{ s += $1 } END { printf "%.0f", s }'
 }
 server_sleeps() {
-  cat /proc/"$server_pid"/task/*/status 2>/dev/null |
+  for p in $(server_procs); do cat /proc/"$p"/task/*/status 2>/dev/null; done |
     awk '$1 == "voluntary_ctxt_switches:" { s += $2 } END { printf "%.0f", s }'
 }
 
@@ -131,6 +143,7 @@ for target in $TARGETS; do
   start_server "$target" "$SERVER_CPUS" "$THREADS"
   for c in $CONNS; do
     best_wrk=0; best_drv=0; wrk_cost=0; drv_cost=0; drv_work=0; wrk_p99=0; drv_p99=0
+    wrk_srv=–; drv_srv=–
     for _ in $(seq "$ROUNDS"); do
       run_wrk "$c"
       if better "$rps" "$best_wrk"; then
