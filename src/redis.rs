@@ -69,10 +69,12 @@ impl RedisServer {
             .stderr(Stdio::null());
         // SAFETY: between fork and exec only prctl, which is async-signal-safe. The server
         // dies with the thread that started it, even when that process is killed (a `serve`
-        // child stopped with SIGKILL), so no redis-server outlives the run.
+        // child stopped with SIGKILL), so no redis-server outlives the run. SIGKILL, as `Drop`
+        // sends: with persistence off there is nothing to save, and at `--hz 1` redis would
+        // act on a SIGTERM only in its next once-a-second background task.
         unsafe {
             cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
