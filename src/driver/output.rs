@@ -116,33 +116,28 @@ impl Report {
     pub fn terminal(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "{}", self.header());
-        let _ = writeln!(
-            s,
-            "{:<14} {:<10} {:<20} {:>5} {:>10} {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7}  status",
-            "target", "scenario", "variant", "conns", "req/s", "bound", "MB/s", "mean", "p50", "p99", "p99.9", "max",
-            "non2xx/err/to", "starved", "srv cpu", "usr/req", "sys/req", "srv rss", "cli cpu"
-        );
+        let heads = COLUMNS.map(|(head, ..)| head.to_string());
+        terminal_row(&mut s, &heads, "status");
         for c in &self.cells {
             // A skipped cell measured nothing: dashes, not zeros.
             if let Status::Skipped(_) = c.status {
-                let _ = writeln!(
-                    s,
-                    "{:<14} {:<10} {:<20} {:>5} {:>10} {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7}  skip",
-                    c.target, c.scenario, c.variant, c.connections,
-                    "–", "", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–", "–"
-                );
+                let mut row = [(); 19].map(|()| "–".to_string());
+                row[0] = c.target.clone();
+                row[1] = c.scenario.clone();
+                row[2] = c.variant.clone();
+                row[3] = c.connections.to_string();
+                row[5] = String::new();
+                terminal_row(&mut s, &row, "skip");
                 continue;
             }
-            let _ = writeln!(
-                s,
-                "{:<14} {:<10} {:<20} {:>5} {:>10.0} {:<12} {:>9.2} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7}  {}",
-                c.target,
-                c.scenario,
-                c.variant,
-                c.connections,
-                c.rps,
-                bound_mark(c),
-                c.bytes_per_sec / 1e6,
+            let row = [
+                c.target.clone(),
+                c.scenario.clone(),
+                c.variant.clone(),
+                c.connections.to_string(),
+                format!("{:.0}", c.rps),
+                bound_mark(c).to_string(),
+                format!("{:.2}", c.bytes_per_sec / 1e6),
                 us(c.latency.mean_us),
                 us(c.latency.p50_us),
                 us(c.latency.p99_us),
@@ -155,8 +150,8 @@ impl Report {
                 per_req(c.server_sys_us_per_req),
                 mb(c.server_peak_rss),
                 pct(c.client_cpu_pct),
-                c.status.short()
-            );
+            ];
+            terminal_row(&mut s, &row, c.status.short());
         }
         let _ = writeln!(s, "{}", BOUND_LEGEND);
         for f in self.failures() {
@@ -281,6 +276,45 @@ fn rps_cell(cell: Option<&CellResult>) -> String {
         }
         Some(c) => c.status.short().to_owned(),
     }
+}
+
+/// The terminal table's columns: heading, width, and whether the text is aligned left (the
+/// names) or right (the figures). One list for the heading, skipped and measured rows alike.
+const COLUMNS: [(&str, usize, bool); 19] = [
+    ("target", 14, true),
+    ("scenario", 10, true),
+    ("variant", 20, true),
+    ("conns", 5, false),
+    ("req/s", 10, false),
+    ("bound", 12, true),
+    ("MB/s", 9, false),
+    ("mean", 9, false),
+    ("p50", 9, false),
+    ("p99", 9, false),
+    ("p99.9", 9, false),
+    ("max", 9, false),
+    ("non2xx/err/to", 14, false),
+    ("starved", 11, false),
+    ("srv cpu", 7, false),
+    ("usr/req", 8, false),
+    ("sys/req", 8, false),
+    ("srv rss", 8, false),
+    ("cli cpu", 7, false),
+];
+
+/// One line of the terminal table: the fields padded to [`COLUMNS`], then the status.
+fn terminal_row(s: &mut String, fields: &[String; 19], status: &str) {
+    for (i, (field, (_, width, left))) in fields.iter().zip(COLUMNS).enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        let _ = if left {
+            write!(s, "{field:<width$}")
+        } else {
+            write!(s, "{field:>width$}")
+        };
+    }
+    let _ = writeln!(s, "  {status}");
 }
 
 /// Under every table with rates: what the marks mean.
