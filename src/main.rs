@@ -67,10 +67,22 @@ enum Command {
         #[arg(long, value_name = "URL")]
         redis: Option<String>,
     },
+    /// Internal: the quick compare's in-process figure for one cell, in ns per request, measured
+    /// as its table measures it (`scripts/harness-agreement.sh`).
+    #[command(hide = true)]
+    QuickCell {
+        /// Framework name.
+        framework: String,
+        /// Scenario name.
+        scenario: String,
+    },
     /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`.
     Profile(framebench::bench::cli::ProfileArgs),
     /// Counts allocations per in-process request: frameworks × scenarios × logging.
     Allocs(framebench::allocs::cli::AllocsArgs),
+    /// Measures the differences the report prints (logging, disk I/O, against raw) in paired
+    /// rounds, each with its interval.
+    Deltas(framebench::deltas::DeltasArgs),
     /// Writes docs/results.md from criterion's and gungraun's output in target/.
     Report(framebench::bench::cli::ReportArgs),
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
@@ -184,6 +196,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 | Command::List
                 | Command::Report(_)
                 | Command::Allocs(_)
+                | Command::QuickCell { .. }
         )
     ) {
         prepare_tools()?;
@@ -218,6 +231,11 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Profile(args)) => framebench::bench::cli::profile(args),
         Some(Command::Report(args)) => framebench::bench::cli::report(args),
         Some(Command::Allocs(args)) => framebench::allocs::cli::run(args),
+        Some(Command::Deltas(args)) => framebench::deltas::run(args),
+        Some(Command::QuickCell {
+            framework,
+            scenario,
+        }) => quick_cell(&framework, &scenario),
         Some(Command::Check {
             frameworks,
             opts,
@@ -386,6 +404,20 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
+/// `framebench quick-cell`: one in-process cell of the quick compare, checked, then timed
+/// with the quick compare's sample and batch count.
+fn quick_cell(framework: &str, scenario: &str) -> Result<ExitCode, CliError> {
+    let entry = framebench::cli::framework(framework)?;
+    let scenario = framebench::oracle::scenario(scenario)
+        .ok_or_else(|| CliError::usage(format!("unknown scenario '{scenario}'")))?;
+    let config = Config::new(load_fixtures()?, None).with(Options::default());
+    let prepared = framebench::bench::prepare(entry, &config, scenario).map_err(CliError::fail)?;
+    let timed = quick::time_per_request(&*prepared.app, prepared.path, quick::SAMPLE, 5)
+        .map_err(CliError::fail)?;
+    println!("{:.1}", timed.median.as_secs_f64() * 1e9);
+    Ok(ExitCode::SUCCESS)
+}
+
 fn quick_compare() -> Result<ExitCode, CliError> {
     let started = std::time::Instant::now();
     let fixtures = load_fixtures()?;
@@ -393,7 +425,7 @@ fn quick_compare() -> Result<ExitCode, CliError> {
     let redis = RedisArg { redis: None }.provide()?;
     let entries: Vec<&Entry> = REGISTRY.iter().collect();
     let options = Options::default();
-    let sample = Duration::from_millis(60);
+    let sample = quick::SAMPLE;
     let config = Config::new(Arc::clone(&fixtures), redis.url()).with(options);
     let rows = quick::run(&entries, &config, sample);
     if framebench::tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {

@@ -4,7 +4,7 @@
 //! allocations of one dispatch, counted by `framebench allocs` in a child process
 //! ([`crate::allocs::cli::spawn`]) so that counting never shares a process with the timing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::allocs::cli::Report as Allocs;
 use crate::check;
@@ -17,11 +17,14 @@ use crate::framework::{App, Config, Entry};
 use crate::options::Options;
 use crate::oracle::{self, SCENARIOS};
 
+/// One in-process batch of the quick compare: five of them per cell, median taken.
+pub const SAMPLE: Duration = Duration::from_millis(60);
+
 /// One measured cell.
 #[derive(Debug, Clone)]
 pub enum Cell {
-    /// Median time per request over the samples.
-    Time(Duration),
+    /// Median time per request over the samples, with their spread.
+    Time(Timed),
     /// The response did not match the oracle; not timed.
     Failed(String),
     /// The scenario cannot run here (the redis one without a Redis); why.
@@ -29,40 +32,37 @@ pub enum Cell {
 }
 
 /// Times `path` on `app`: calibrate a batch size worth about `sample` of work, then take
-/// `samples` batches of pre-built requests and return the median time per request. Only the
-/// dispatch calls are inside the timed region.
+/// `samples` batches of pre-built requests ([`crate::bench::timed_batch`]) and return the
+/// median time per request with the batches' spread. Only the dispatch calls are inside the
+/// timed region.
 pub fn time_per_request(
     app: &dyn App,
     path: &str,
     sample: Duration,
     samples: usize,
-) -> anyhow::Result<Duration> {
-    let mut batch = 1usize;
-    loop {
-        let t = run_batch(app, path, batch)?;
-        if t >= sample / 4 || batch >= 1 << 24 {
-            let per = t.as_secs_f64() / batch as f64;
-            batch = ((sample.as_secs_f64() / per.max(1e-9)) as usize).max(1);
-            break;
-        }
-        batch *= 4;
-    }
+) -> anyhow::Result<Timed> {
+    let batch = crate::bench::calibrate(sample, |n| crate::bench::timed_batch(app, path, n))?;
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
-        let t = run_batch(app, path, batch)?;
-        times.push(t.as_secs_f64() / batch as f64);
+        let t = crate::bench::timed_batch(app, path, batch)?;
+        times.push(t.as_secs_f64() * 1e9 / batch as f64);
     }
     times.sort_by(f64::total_cmp);
-    Ok(Duration::from_secs_f64(times[times.len() / 2]))
+    let median = times[times.len() / 2];
+    let spread = times.iter().map(|t| (t - median).abs()).fold(0.0, f64::max);
+    Ok(Timed {
+        median: Duration::from_secs_f64(median / 1e9),
+        spread_pct: spread / median * 100.0,
+    })
 }
 
-fn run_batch(app: &dyn App, path: &str, n: usize) -> anyhow::Result<Duration> {
-    let requests: Vec<_> = (0..n).map(|_| oracle::request(path)).collect();
-    let start = Instant::now();
-    for req in requests {
-        std::hint::black_box(app.dispatch(std::hint::black_box(req))?);
-    }
-    Ok(start.elapsed())
+/// An in-process time: the median of the batches and how far the farthest batch lay from it.
+#[derive(Debug, Clone, Copy)]
+pub struct Timed {
+    /// Median time per request.
+    pub median: Duration,
+    /// The largest distance of a batch from the median, in percent of it.
+    pub spread_pct: f64,
 }
 
 /// Measures every in-process framework in `entries` on every scenario.
@@ -143,12 +143,17 @@ pub fn print_both(
                     .find(|c| c.target == target && c.scenario == s.name)
             };
             let lb = find(name);
+            let ratio = setup
+                .of_reference
+                .iter()
+                .find(|r| r.target == name && r.scenario == s.name)
+                .map(|r| &r.ratio);
             let [rps, of_raw, bound, user, sys, p99, cpu, rss] =
-                loopback_texts(lb, find("raw"), &mut notes, || {
+                loopback_texts(lb, ratio, &mut notes, || {
                     format!("{name} {} loopback", s.name)
                 });
             println!(
-                "| {name:<14} | {:<10} | {inproc:>12} | {allocs:>10} | {rps:>10} | {of_raw:>6} | {bound:<12} | {user:>9} | {sys:>9} | {p99:>10} | {cpu:>7} | {rss:>8} |",
+                "| {name:<14} | {:<10} | {inproc:>13} | {allocs:>10} | {rps:>10} | {of_raw:>12} | {bound:<12} | {user:>9} | {sys:>9} | {p99:>10} | {cpu:>7} | {rss:>8} |",
                 s.name
             );
         }
@@ -164,7 +169,8 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
     println!("framebench quick: every framework × scenario, in-process and over loopback");
     println!("environment: {}", Environment::current());
     println!(
-        "options: {}; in-process: median time per request of 5 batches of ~{sample:?}, one thread; \
+        "options: {}; in-process: median time per request of 5 batches of ~{sample:?} (± the \
+         farthest batch), one thread; \
          allocs/req: alloc calls of one dispatch (+ reallocs), every thread, `framebench allocs`",
         options.label(),
     );
@@ -182,7 +188,9 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
         "loopback: {} connections against a server with {} thread{}{pooled}; {:?} warmup + {:?} \
          closed loop per cell, best of {} passes spread over the column (one server per \
          framework for all its passes; srv rss: that server's peak up to the cell's last \
-         pass), {}; of raw: req/s as a fraction of raw's; usr/sys: the server's CPU time per \
+         pass), {}; of raw: the median over passes of req/s as a fraction of raw's in the same pass, \
+         ± the larger distance to either end of its interval over the passes, `≈` where that \
+         interval holds 1.00, `‡` above 1.00 beyond it; usr/sys: the server's CPU time per \
          request in user mode (its own code) and in the kernel (syscalls, TCP), from /proc",
         setup.connections,
         setup.threads,
@@ -195,7 +203,7 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
     println!("every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)");
     println!();
     println!(
-        "| {:<14} | {:<10} | {:>12} | {:>10} | {:>10} | {:>6} | {:<12} | {:>9} | {:>9} | {:>10} | {:>7} | {:>8} |",
+        "| {:<14} | {:<10} | {:>13} | {:>10} | {:>10} | {:>12} | {:<12} | {:>9} | {:>9} | {:>10} | {:>7} | {:>8} |",
         "framework",
         "scenario",
         "in-process",
@@ -210,7 +218,7 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
         "srv rss"
     );
     println!(
-        "|{:-<16}|{:-<12}|{:-<13}:|{:-<11}:|{:-<11}:|{:-<7}:|{:-<14}|{:-<10}:|{:-<10}:|{:-<11}:|{:-<8}:|{:-<9}:|",
+        "|{:-<16}|{:-<12}|{:-<14}:|{:-<11}:|{:-<11}:|{:-<13}:|{:-<14}|{:-<10}:|{:-<10}:|{:-<11}:|{:-<8}:|{:-<9}:|",
         "", "", "", "", "", "", "", "", "", "", "", ""
     );
 }
@@ -246,7 +254,7 @@ impl Notes {
 fn in_process_text(cell: Option<&Cell>, notes: &mut Notes, what: impl Fn() -> String) -> String {
     match cell {
         None => "–".to_owned(),
-        Some(Cell::Time(t)) => format_time(*t),
+        Some(Cell::Time(t)) => format!("{} ±{:.0}%", format_time(t.median), t.spread_pct),
         Some(Cell::Skipped(why)) => {
             notes.skip(why);
             "skip".to_owned()
@@ -297,12 +305,11 @@ fn allocs_text(
 /// p99, server CPU and peak RSS.
 fn loopback_texts(
     cell: Option<&CellResult>,
-    raw: Option<&CellResult>,
+    of_raw: Option<&crate::interval::Estimate>,
     notes: &mut Notes,
     what: impl Fn() -> String,
 ) -> [String; 8] {
     let dash = || "–".to_owned();
-    let raw = raw.filter(|r| r.status == Status::Ok && r.rps > 0.0);
     match cell {
         None => std::array::from_fn(|_| dash()),
         Some(CellResult {
@@ -314,7 +321,14 @@ fn loopback_texts(
         }
         Some(c) if c.status == Status::Ok => [
             kilo(c.rps),
-            raw.map_or_else(dash, |r| format!("{:.2}", c.rps / r.rps)),
+            of_raw.map_or_else(dash, |r| {
+                let text = crate::interval::ratio_text(r);
+                if r.separated(1.0) && r.point > 1.0 {
+                    format!("{text} ‡")
+                } else {
+                    text
+                }
+            }),
             bound_mark(c).to_owned(),
             per_req(c.server_user_us_per_req),
             per_req(c.server_sys_us_per_req),

@@ -128,7 +128,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         Duration::from_secs(args.seconds),
     )
     .map_err(CliError::fail)?;
-    let per = summary.elapsed.as_secs_f64() / summary.requests.max(1) as f64;
+    let per = summary.measured.as_secs_f64() / summary.requests.max(1) as f64;
     println!(
         "{} {} {:?}: {} requests in {:.2} s, {:.0} ns per request",
         entry.name,

@@ -222,3 +222,42 @@ pub fn check(
         .check(observed)
         .map_err(|e| anyhow::anyhow!("{}: {e}", scenario.name))
 }
+
+/// Dispatches `n` requests for `path` on `app` and returns the time they took. The requests are
+/// built before the clock starts and the responses dropped after it stops, as criterion's
+/// `iter_batched` does, so that only the dispatch calls are timed: every in-process timer (the
+/// quick compare, `framebench deltas`) measures through here.
+pub fn timed_batch(
+    app: &dyn crate::framework::App,
+    path: &str,
+    n: usize,
+) -> anyhow::Result<std::time::Duration> {
+    let requests: Vec<_> = (0..n).map(|_| crate::oracle::request(path)).collect();
+    let mut responses = Vec::with_capacity(n);
+    let start = std::time::Instant::now();
+    for req in requests {
+        responses.push(std::hint::black_box(
+            app.dispatch(std::hint::black_box(req))?,
+        ));
+    }
+    let elapsed = start.elapsed();
+    drop(responses);
+    Ok(elapsed)
+}
+
+/// The batch size at which `time(n)` (the time of `n` requests) takes about `target`: grows
+/// `n` fourfold until a batch takes a quarter of it, then scales. At least 1, at most 2²⁴.
+pub fn calibrate(
+    target: std::time::Duration,
+    mut time: impl FnMut(usize) -> anyhow::Result<std::time::Duration>,
+) -> anyhow::Result<usize> {
+    let mut n = 1usize;
+    loop {
+        let t = time(n)?;
+        if t >= target / 4 || n >= 1 << 24 {
+            let per = t.as_secs_f64() / n as f64;
+            return Ok(((target.as_secs_f64() / per.max(1e-9)) as usize).clamp(1, 1 << 24));
+        }
+        n *= 4;
+    }
+}

@@ -14,9 +14,12 @@ use std::time::SystemTime;
 use anyhow::Context as _;
 use serde_json::Value;
 
+use crate::deltas::{self, Delta, Kind};
 use crate::env::Environment;
 use crate::frameworks::REGISTRY;
+use crate::interval::{self, Estimate};
 use crate::oracle::SCENARIOS;
+use crate::units::{fmt_count, fmt_ns};
 
 use super::{IO_SCENARIOS, LOOPBACK_THREADS};
 
@@ -29,8 +32,9 @@ pub struct Timing {
     pub function: String,
     /// `log=off,io=memory`, `raw-client`, `reqwest`.
     pub value: String,
-    /// Criterion's estimate of the time per iteration (slope when present, else mean), ns.
-    pub ns: f64,
+    /// Criterion's estimate of the time per iteration (slope when present, else mean), ns,
+    /// with criterion's confidence interval of that estimate.
+    pub ns: Estimate,
 }
 
 /// One callgrind count.
@@ -82,7 +86,17 @@ pub fn read_criterion(criterion_dir: &Path) -> anyhow::Result<(Vec<Timing>, Opti
         let est = read_json(&est_path)?;
         let ns = ["slope", "mean"]
             .iter()
-            .find_map(|k| est.get(k)?.get("point_estimate")?.as_f64())
+            .find_map(|k| {
+                let e = est.get(k)?;
+                let point = e.get("point_estimate")?.as_f64()?;
+                let ci = e.get("confidence_interval");
+                let bound = |b: &str| ci.and_then(|c| c.get(b)?.as_f64());
+                Some(Estimate {
+                    point,
+                    lo: bound("lower_bound").unwrap_or(f64::NEG_INFINITY),
+                    hi: bound("upper_bound").unwrap_or(f64::INFINITY),
+                })
+            })
             .with_context(|| format!("no estimate in {}", est_path.display()))?;
         let s = |k: &str| {
             bench
@@ -102,39 +116,6 @@ pub fn read_criterion(criterion_dir: &Path) -> anyhow::Result<(Vec<Timing>, Opti
         });
     }
     Ok((out, newest))
-}
-
-fn fmt_ns(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.2} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
-
-fn fmt_count(n: f64) -> String {
-    let n = n.round() as u64;
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn fmt_delta(base: f64, with: f64) -> String {
-    let d = with - base;
-    let sign = if d < 0.0 { "−" } else { "+" };
-    format!(
-        "{sign}{} ({sign}{:.0} %)",
-        fmt_ns(d.abs()),
-        (d / base * 100.0).abs()
-    )
 }
 
 /// A markdown table: header row, then rows.
@@ -191,21 +172,57 @@ pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
     let (timings, newest) = read_criterion(&target_dir.join("criterion"))?;
     let counts = read_gungraun(&target_dir.join("gungraun"))?;
     let allocs = read_allocs(&target_dir.join(ALLOCS_JSON))?;
+    let deltas = read_deltas(&target_dir.join(deltas::DELTAS_JSON))?;
     anyhow::ensure!(
-        !timings.is_empty() || !counts.is_empty() || !allocs.is_empty(),
-        "no results under {0}/criterion, {0}/gungraun or {0}/{ALLOCS_JSON}: run `cargo bench` \
-         or `framebench allocs --json {0}/{ALLOCS_JSON}` first",
-        target_dir.display()
+        !timings.is_empty() || !counts.is_empty() || !allocs.is_empty() || !deltas.is_empty(),
+        "no results under {0}/criterion, {0}/gungraun, {0}/{ALLOCS_JSON} or {0}/{1}: run \
+         `cargo bench`, `framebench allocs --json {0}/{ALLOCS_JSON}` or `framebench deltas \
+         --json {0}/{1}` first",
+        target_dir.display(),
+        deltas::DELTAS_JSON
     );
     let timings = Timings(&timings);
     let mut out = String::new();
     write_preamble(&mut out);
     write_environment(&mut out, newest);
+    write_reading(&mut out);
     write_in_process(&mut out, &timings);
-    write_loopback(&mut out, &timings);
-    write_counts(&mut out, &counts);
+    write_differences(&mut out, &deltas);
+    write_counts(&mut out, &counts, "loopback");
+    write_loopback(&mut out, &timings, &deltas);
+    write_counts(&mut out, &counts, "in_process");
     write_allocs(&mut out, &allocs);
+    write_consistency(&mut out, &deltas, &counts, &allocs);
     Ok(out)
+}
+
+/// The differences `framebench deltas` wrote to `path`, or none when it has not run; a file of
+/// another schema is refused with one line.
+pub fn read_deltas(path: &Path) -> anyhow::Result<Vec<Delta>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(deltas::read(path)?.cells)
+}
+
+/// How to read a figure: its interval, and the `≈` rule.
+fn write_reading(out: &mut String) {
+    out.push_str(
+        "## How to read these tables\n\n\
+         - A time carries its 95 % interval as a share of it (`1.52 µs ±2 %`): criterion's \
+         confidence interval for one run. It does not cover the machine's drift between runs: \
+         on this project's machine two runs of one build have differed by up to 30 % \
+         (docs/methodology.md). Compare times across rows with that in mind.\n\
+         - A difference (what logging costs, what reading from disk costs, a ratio to `raw`) \
+         comes from `framebench deltas`: the two sides timed alternately in paired rounds, so \
+         the drift cancels, and printed as the median of the rounds with the larger distance \
+         to either end of its 95 % interval (`+802 ns ±48 ns (+21 %)`). When that interval \
+         holds no change (0, or 1.00 for a ratio), the cell says `≈` and gives only the \
+         interval's half-width: the data does not separate that difference from noise.\n\
+         - Instruction and allocation counts are exact: they repeat to the instruction. They \
+         are the first witness; every timed difference that disagrees with them is listed \
+         under [Consistency](#consistency-time-against-the-exact-counts).\n\n",
+    );
 }
 
 /// The criterion timings, looked up by group, function and value.
@@ -213,7 +230,7 @@ struct Timings<'a>(&'a [Timing]);
 
 impl Timings<'_> {
     /// The time of `in_process/hello` × `axum` × `log=off,io=memory`, if measured.
-    fn get(&self, group: &str, function: &str, value: &str) -> Option<f64> {
+    fn get(&self, group: &str, function: &str, value: &str) -> Option<Estimate> {
         self.0
             .iter()
             .find(|t| t.group == group && t.function == function && t.value == value)
@@ -247,8 +264,8 @@ fn rows<C>(names: &[String], columns: &[C], cell: impl Fn(&str, &C) -> String) -
 fn write_preamble(out: &mut String) {
     out.push_str("# Results\n\n");
     out.push_str(
-        "Generated by `framebench report` from `target/criterion`, `target/gungraun` and \
-         `target/allocs`: never \
+        "Generated by `framebench report` from `target/criterion`, `target/gungraun`, \
+         `target/allocs` and `target/deltas`: never \
          edit this file by hand. To reproduce, on a quiet machine:\n\n\
          ```sh\n\
          rm -rf target/criterion target/gungraun\n\
@@ -257,6 +274,7 @@ fn write_preamble(out: &mut String) {
          cargo bench --bench callgrind\n\
          cargo bench --bench callgrind_loopback\n\
          cargo run --release -- allocs --json target/allocs/allocs.json\n\
+         cargo run --release -- deltas --json target/deltas/deltas.json\n\
          cargo run --release -- report   # or, after `allocs` alone: report --allocs-only\n\
          ```\n\n",
     );
@@ -290,8 +308,7 @@ fn write_environment(out: &mut String, criterion_written: Option<SystemTime>) {
     out.push_str("\n\n");
 }
 
-/// The in-process timings: frameworks × scenarios, the floor's ratio, then what logging and
-/// reading from disk cost.
+/// The in-process timings: frameworks × scenarios, and the floor's ratio.
 fn write_in_process(out: &mut String, timings: &Timings) {
     let names = timings.frameworks("in_process/");
     if names.is_empty() {
@@ -305,59 +322,94 @@ fn write_in_process(out: &mut String, timings: &Timings) {
     let rows = rows(&names, SCENARIOS, |fw, s| {
         timings
             .get(&format!("in_process/{}", s.name), fw, "log=off,io=memory")
-            .map_or("—".into(), fmt_ns)
+            .map_or("—".into(), |t| interval::time_text(&t))
     });
     table(out, &scenario_header("framework"), &rows);
     floor_ratio(out, &names, timings);
-    let frameworks: Vec<String> = names.into_iter().filter(|fw| !is_baseline(fw)).collect();
-    write_logging_cost(out, timings, &frameworks);
-    write_disk_cost(out, timings, &frameworks);
 }
 
-/// `log=sink` − `log=off` per framework and scenario.
-fn write_logging_cost(out: &mut String, timings: &Timings, frameworks: &[String]) {
-    out.push_str("### Cost of logging (`log=sink` − `log=off`, io memory)\n\n");
-    let rows = rows(frameworks, SCENARIOS, |fw, s| {
-        let g = format!("in_process/{}", s.name);
-        delta(
-            timings.get(&g, fw, "log=off,io=memory"),
-            timings.get(&g, fw, "log=sink,io=memory"),
-        )
-    });
-    table(out, &scenario_header("framework"), &rows);
+/// What logging and reading from disk cost, from `framebench deltas`' paired rounds.
+fn write_differences(out: &mut String, deltas: &[Delta]) {
+    let in_process: Vec<&Delta> = deltas.iter().filter(|d| d.kind != Kind::VsRaw).collect();
+    if in_process.is_empty() {
+        let _ = writeln!(
+            out,
+            "## In-process: what logging and disk I/O cost\n\n\
+             Not measured: these are differences, printed only from paired rounds. Run \
+             `framebench deltas --json target/{}` and `framebench report` again.\n",
+            deltas::DELTAS_JSON
+        );
+        return;
+    }
+    out.push_str("## In-process: what logging and disk I/O cost (`framebench deltas`)\n\n");
+    let rounds = in_process.iter().map(|d| d.rounds).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "Each cell: the median over {rounds} paired rounds of (the variant − the base), one \
+         thread, no socket; `≈` where the 95 % interval holds zero. `FAIL`: not measured \
+         (`framebench deltas` says why).\n"
+    );
+    let io: Vec<&str> = IO_SCENARIOS.to_vec();
+    let all: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
+    for (kind, title, scenarios) in [
+        (
+            Kind::Logging,
+            "### Cost of logging (`log=sink` − `log=off`, io memory)",
+            &all,
+        ),
+        (
+            Kind::Disk,
+            "### Cost of disk I/O (`io=disk` − `io=memory`, logging off)",
+            &io,
+        ),
+    ] {
+        let cells: Vec<&&Delta> = in_process.iter().filter(|d| d.kind == kind).collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{title}\n");
+        let names = ordered(cells.iter().map(|d| d.framework.clone()));
+        let header: Vec<String> = std::iter::once("framework".to_owned())
+            .chain(scenarios.iter().map(|s| (*s).to_owned()))
+            .collect();
+        let rows = rows(&names, scenarios, |fw, s| {
+            cells
+                .iter()
+                .find(|d| d.framework == fw && d.scenario == *s)
+                .map_or("—".into(), |d| difference_text(d))
+        });
+        table(out, &header, &rows);
+    }
 }
 
-/// `io=disk` − `io=memory` per framework, for the scenarios that read a file.
-fn write_disk_cost(out: &mut String, timings: &Timings, frameworks: &[String]) {
-    out.push_str("### Cost of disk I/O (`io=disk` − `io=memory`, logging off)\n\n");
-    let header: Vec<String> = std::iter::once("framework".to_owned())
-        .chain(IO_SCENARIOS.iter().map(|s| (*s).to_owned()))
-        .collect();
-    let rows = rows(frameworks, IO_SCENARIOS, |fw, s| {
-        let g = format!("in_process/{s}");
-        delta(
-            timings.get(&g, fw, "log=off,io=memory"),
-            timings.get(&g, fw, "log=off,io=disk"),
-        )
-    });
-    table(out, &header, &rows);
-}
-
-/// `with − base` as [`fmt_delta`] writes it, or a dash when either is missing.
-fn delta(base: Option<f64>, with: Option<f64>) -> String {
-    match (base, with) {
-        (Some(a), Some(b)) => fmt_delta(a, b),
+/// One `framebench deltas` cell as the report prints it.
+fn difference_text(d: &Delta) -> String {
+    if d.error.is_some() {
+        return "FAIL".into();
+    }
+    match (d.kind, &d.delta_ns, &d.base_ns, &d.ratio) {
+        (Kind::VsRaw, _, _, Some(r)) => {
+            let text = interval::ratio_text(r);
+            if r.separated(1.0) && r.point > 1.0 {
+                format!("{text} ‡")
+            } else {
+                text
+            }
+        }
+        (_, Some(delta), Some(base), _) => interval::delta_text(delta, base.point),
         _ => "—".into(),
     }
 }
 
-/// One table per loopback client: each framework's time per request and the `raw` ceiling's
-/// time divided by it.
-fn write_loopback(out: &mut String, timings: &Timings) {
+/// One table per loopback client: each framework's time per request, and (for the pre-encoded
+/// client) its speed as a fraction of `raw`'s from paired rounds.
+fn write_loopback(out: &mut String, timings: &Timings, deltas: &[Delta]) {
     let names = timings.frameworks("loopback/");
     if names.is_empty() {
         return;
     }
+    let raw = crate::frameworks::ceiling().map_or("raw", |e| e.name);
+    let paired = deltas.iter().any(|d| d.kind == Kind::VsRaw);
     for (client, title) in [
         ("raw-client", "pre-encoded requests, exact-length reads"),
         ("reqwest", "reqwest blocking client"),
@@ -365,27 +417,51 @@ fn write_loopback(out: &mut String, timings: &Timings) {
         let _ = writeln!(
             out,
             "## Loopback: time per request, {title} (criterion)\n\n\
-             Each cell: time per request, and in brackets the `raw` ceiling's time divided by \
-             this one (1.00 = as fast as `raw`; higher is better).\n"
+             One keep-alive connection, one request at a time: most of a round trip here is \
+             the kernel and two wake-ups, and frameworks differ by a few µs of it, so the \
+             instruction counts above are the headline loopback cost and these times the \
+             second witness."
         );
-        let ceiling = crate::frameworks::ceiling().map_or("", |e| e.name);
+        if client == "raw-client" {
+            if paired {
+                let _ = writeln!(
+                    out,
+                    " After the time, in brackets: `{raw}`'s time over this one's, from \
+                     `framebench deltas`' paired rounds (one connection to each server, timed \
+                     alternately; 1.00 = as fast as `{raw}`, higher is faster), `≈` where its \
+                     95 % interval holds 1.00. `‡`: faster than `{raw}` beyond the interval, \
+                     listed under Consistency."
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    " No ratio to `{raw}`: run `framebench deltas --json target/{}` for it.",
+                    deltas::DELTAS_JSON
+                );
+            }
+        }
+        out.push('\n');
         let rows = rows(&names, SCENARIOS, |fw, s| {
             let g = format!("loopback/{}", s.name);
-            match (
-                timings.get(&g, fw, client),
-                timings.get(&g, ceiling, client),
-            ) {
-                (Some(t), Some(raw)) => format!("{} ({:.2})", fmt_ns(t), raw / t),
-                (Some(t), None) => fmt_ns(t),
-                _ => "—".into(),
+            let Some(t) = timings.get(&g, fw, client) else {
+                return "—".into();
+            };
+            let ratio = deltas
+                .iter()
+                .find(|d| d.kind == Kind::VsRaw && d.framework == fw && d.scenario == s.name)
+                .filter(|_| client == "raw-client");
+            match ratio {
+                Some(d) => format!("{} ({})", interval::time_text(&t), difference_text(d)),
+                None => interval::time_text(&t),
             }
         });
         table(out, &scenario_header("framework"), &rows);
     }
 }
 
-/// The callgrind counts: one table in-process, one for the whole server process.
-fn write_counts(out: &mut String, counts: &[Count]) {
+/// The callgrind counts of `only` (`in_process` or `loopback`): one table in-process, one for
+/// the whole server process.
+fn write_counts(out: &mut String, counts: &[Count], only: &str) {
     for (prefix, title, note) in [
         (
             "in_process",
@@ -396,11 +472,15 @@ fn write_counts(out: &mut String, counts: &[Count]) {
         (
             "loopback",
             "## Loopback: instructions per request (callgrind, whole server process)",
-            "`framebench serve <fw> --threads 1 --max-requests N` under callgrind, every thread \
+            "The headline loopback cost: exact, and the same on a busy machine. \
+             `framebench serve <fw> --threads 1 --max-requests N` under callgrind, every thread \
              counted; per request = (count at N₂ − count at N₁) / (N₂ − N₁), which removes \
              startup and shutdown.",
         ),
     ] {
+        if prefix != only {
+            continue;
+        }
         let cells: Vec<&Count> = counts
             .iter()
             .filter(|c| c.key.starts_with(prefix))
@@ -469,7 +549,11 @@ fn column(key: &str) -> String {
 
 /// The `null` floor against the fastest framework's hello.
 fn floor_ratio(out: &mut String, names: &[String], timings: &Timings) {
-    let hello = |fw: &str| timings.get("in_process/hello", fw, "log=off,io=memory");
+    let hello = |fw: &str| {
+        timings
+            .get("in_process/hello", fw, "log=off,io=memory")
+            .map(|t| t.point)
+    };
     let fastest = names
         .iter()
         .filter(|n| !is_baseline(n))
@@ -753,10 +837,181 @@ pub fn write_allocs(out: &mut String, cells: &[crate::allocs::Measured]) {
     table(out, &header, &logging);
 }
 
+/// One timed difference the report lists under Consistency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// `logging axum hello`.
+    pub cell: String,
+    /// What the time says, as printed.
+    pub time: String,
+    /// What the exact counts say, or that there are none.
+    pub counts: String,
+    /// Whether the counts contradict the time (time says less work, counts more, or the
+    /// reverse); otherwise the finding is listed because nothing exact can check it.
+    pub contradiction: bool,
+}
+
+/// Every timed difference that needs an explanation: a separated negative cost (logging or
+/// disk I/O making a request cheaper), a separated cost whose exact counts go the other way,
+/// and a framework faster than `raw` beyond the interval. Differences printed as `≈` are never
+/// listed: they claim nothing.
+pub fn findings(
+    deltas: &[Delta],
+    counts: &[Count],
+    allocs: &[crate::allocs::Measured],
+) -> Vec<Finding> {
+    let instructions = |fw: &str, key: String| {
+        counts
+            .iter()
+            .find(|c| c.framework == fw && c.key == key)
+            .map(|c| c.instructions)
+    };
+    let alloc_calls = |fw: &str, scenario: &str, logging: &str| {
+        allocs
+            .iter()
+            .find(|c| c.framework == fw && c.scenario == scenario && c.logging == logging)
+            .and_then(|c| c.counts.as_ref())
+            .map(|c| (c.allocs + c.reallocs) as f64)
+    };
+    let mut out = Vec::new();
+    for d in deltas.iter().filter(|d| d.error.is_none()) {
+        let cell = format!("{} {} {}", d.kind_name(), d.framework, d.scenario);
+        match d.kind {
+            Kind::Logging | Kind::Disk => {
+                let (Some(delta), Some(base)) = (d.delta_ns, d.base_ns) else {
+                    continue;
+                };
+                if !delta.separated(0.0) {
+                    continue;
+                }
+                // The exact witnesses of the same difference: callgrind and allocation counts
+                // exist for logging (io memory), none for disk I/O.
+                let mut witnesses = Vec::new();
+                if d.kind == Kind::Logging {
+                    let off = |k: &str| format!("in_process/{}/{k}", d.scenario);
+                    if let (Some(a), Some(b)) = (
+                        instructions(&d.framework, off("off")),
+                        instructions(&d.framework, off("sink")),
+                    ) {
+                        witnesses.push(("instructions", a, b));
+                    }
+                    if let (Some(a), Some(b)) = (
+                        alloc_calls(&d.framework, &d.scenario, "off"),
+                        alloc_calls(&d.framework, &d.scenario, "sink"),
+                    ) {
+                        witnesses.push(("allocations", a, b));
+                    }
+                }
+                let against = witnesses
+                    .iter()
+                    .any(|(_, a, b)| b != a && (b - a).signum() != delta.point.signum());
+                let negative = delta.point < 0.0;
+                if !against && !negative {
+                    continue;
+                }
+                let counts = if witnesses.is_empty() {
+                    "no exact count of this difference".to_owned()
+                } else {
+                    witnesses
+                        .iter()
+                        .map(|(what, a, b)| {
+                            let sign = if b >= a { "+" } else { "−" };
+                            format!("{sign}{} {what}", fmt_count((b - a).abs()))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                out.push(Finding {
+                    cell,
+                    time: interval::delta_text(&delta, base.point),
+                    counts,
+                    contradiction: against,
+                });
+            }
+            Kind::VsRaw => {
+                let Some(ratio) = d.ratio else { continue };
+                if !(ratio.separated(1.0) && ratio.point > 1.0) {
+                    continue;
+                }
+                let key = format!("loopback/{}", d.scenario);
+                let (fw, raw) = (
+                    instructions(&d.framework, key.clone()),
+                    instructions(&d.base, key),
+                );
+                let (counts, contradiction) = match (fw, raw) {
+                    (Some(f), Some(r)) => (
+                        format!(
+                            "{} instructions per request against {}'s {}",
+                            fmt_count(f),
+                            d.base,
+                            fmt_count(r)
+                        ),
+                        f > r,
+                    ),
+                    _ => ("no loopback count of this cell".to_owned(), false),
+                };
+                out.push(Finding {
+                    cell,
+                    time: interval::ratio_text(&ratio),
+                    counts,
+                    contradiction,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The consistency section: [`findings`], contradictions first.
+fn write_consistency(
+    out: &mut String,
+    deltas: &[Delta],
+    counts: &[Count],
+    allocs: &[crate::allocs::Measured],
+) {
+    out.push_str("## Consistency: time against the exact counts\n\n");
+    if deltas.is_empty() {
+        out.push_str("No paired differences to check: `framebench deltas` has not run.\n\n");
+        return;
+    }
+    let mut found = findings(deltas, counts, allocs);
+    found.sort_by_key(|f| !f.contradiction);
+    let contradictions = found.iter().filter(|f| f.contradiction).count();
+    let _ = writeln!(
+        out,
+        "Every difference printed as a number above is checked here. A contradiction is a time \
+         that says less work where the exact counts (callgrind instructions, allocation calls) \
+         say more, or the reverse. Also listed, for explanation: a cost that comes out \
+         negative, and a framework faster than `raw`, the loopback reference. \
+         {contradictions} contradiction(s), {} other finding(s).\n",
+        found.len() - contradictions
+    );
+    if found.is_empty() {
+        return;
+    }
+    let header: Vec<String> = ["cell", "time says", "counts say", "contradiction"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let rows: Vec<Vec<String>> = found
+        .iter()
+        .map(|f| {
+            vec![
+                f.cell.clone(),
+                f.time.clone(),
+                f.counts.clone(),
+                if f.contradiction { "yes" } else { "no" }.to_owned(),
+            ]
+        })
+        .collect();
+    table(out, &header, &rows);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::allocs::{Counts, Measured};
+    use crate::deltas::{Delta, Kind};
 
     /// Every in-process framework counted 12 allocations (15 with logging), the floor 2.
     fn cells() -> Vec<Measured> {
@@ -785,6 +1040,119 @@ mod tests {
             }
         }
         out
+    }
+
+    fn logging_delta(framework: &str, scenario: &str, point: f64, lo: f64, hi: f64) -> Delta {
+        let at = |p: f64| {
+            Some(Estimate {
+                point: p,
+                lo: p - 10.0,
+                hi: p + 10.0,
+            })
+        };
+        Delta {
+            kind: Kind::Logging,
+            framework: framework.into(),
+            scenario: scenario.into(),
+            base: "log=off,io=memory".into(),
+            with: "log=sink,io=memory".into(),
+            rounds: 30,
+            batch: 1000,
+            base_ns: at(3800.0),
+            with_ns: at(3800.0 + point),
+            delta_ns: Some(Estimate { point, lo, hi }),
+            ratio: None,
+            error: None,
+        }
+    }
+
+    fn count(framework: &str, key: &str, instructions: f64) -> Count {
+        Count {
+            key: key.into(),
+            framework: framework.into(),
+            instructions,
+        }
+    }
+
+    #[test]
+    fn an_overlapping_difference_prints_approximately_and_is_not_listed() {
+        let deltas = vec![logging_delta("nickel", "hello", -802.0, -1500.0, 200.0)];
+        let mut out = String::new();
+        write_differences(&mut out, &deltas);
+        let row = out.lines().find(|l| l.starts_with("| nickel |")).unwrap();
+        assert!(row.contains("≈ (±1.00 µs)"), "{out}");
+        assert!(!row.contains('−'), "a signed figure for noise: {row}");
+        assert!(findings(&deltas, &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_separated_negative_cost_prints_its_sign_and_is_listed() {
+        let deltas = vec![logging_delta("nickel", "hello", -802.0, -900.0, -700.0)];
+        let counts = vec![
+            count("nickel", "in_process/hello/off", 27_055.0),
+            count("nickel", "in_process/hello/sink", 32_893.0),
+        ];
+        let mut out = String::new();
+        write_differences(&mut out, &deltas);
+        assert!(out.contains("−802 ns ±102 ns (−21 %)"), "{out}");
+        let found = findings(&deltas, &counts, &[]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contradiction,
+            "faster by time, +5,838 instructions"
+        );
+        assert_eq!(found[0].counts, "+5,838 instructions");
+        let mut out = String::new();
+        write_consistency(&mut out, &deltas, &counts, &[]);
+        assert!(
+            out.contains("1 contradiction(s), 0 other finding(s)"),
+            "{out}"
+        );
+        assert!(out.contains("| logging nickel hello |"), "{out}");
+    }
+
+    #[test]
+    fn a_separated_cost_that_the_counts_confirm_is_not_listed() {
+        let deltas = vec![logging_delta("axum", "hello", 300.0, 250.0, 350.0)];
+        let counts = vec![
+            count("axum", "in_process/hello/off", 20_000.0),
+            count("axum", "in_process/hello/sink", 22_000.0),
+        ];
+        assert!(findings(&deltas, &counts, &[]).is_empty());
+        // The reverse: the time says dearer, the counts say less work.
+        let counts = vec![
+            count("axum", "in_process/hello/off", 22_000.0),
+            count("axum", "in_process/hello/sink", 20_000.0),
+        ];
+        let found = findings(&deltas, &counts, &[]);
+        assert!(found.len() == 1 && found[0].contradiction, "{found:?}");
+    }
+
+    #[test]
+    fn faster_than_raw_is_marked_and_checked_against_the_loopback_count() {
+        let ratio = |point: f64, lo: f64, hi: f64| Delta {
+            kind: Kind::VsRaw,
+            base: "raw".into(),
+            with: "may-minihttp".into(),
+            delta_ns: None,
+            ratio: Some(Estimate { point, lo, hi }),
+            ..logging_delta("may-minihttp", "hello", 0.0, 0.0, 0.0)
+        };
+        let counts = vec![
+            count("may-minihttp", "loopback/hello", 60_000.0),
+            count("raw", "loopback/hello", 20_000.0),
+        ];
+        let noise = ratio(1.31, 0.95, 1.60);
+        assert_eq!(difference_text(&noise), "≈ (±0.36)");
+        assert!(findings(&[noise], &counts, &[]).is_empty());
+        let faster = ratio(1.10, 1.05, 1.15);
+        assert_eq!(difference_text(&faster), "1.10 ±0.05 ‡");
+        let found = findings(&[faster], &counts, &[]);
+        assert!(found.len() == 1 && found[0].contradiction, "{found:?}");
+        assert!(found[0].counts.contains("60,000"), "{found:?}");
+        let slower = ratio(0.80, 0.78, 0.82);
+        assert_eq!(difference_text(&slower), "0.80 ±0.02");
+        assert!(findings(&[slower], &counts, &[]).is_empty());
     }
 
     #[test]

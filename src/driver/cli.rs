@@ -364,6 +364,61 @@ pub struct QuickLoopback {
     /// Frameworks given a pool of `connections` threads instead
     /// ([`crate::framework::Framework::THREAD_PER_CONNECTION`]).
     pub pooled: Vec<&'static str>,
+    /// Each cell's req/s over the reference's (`raw`) in the same pass, as a median over the
+    /// passes with its interval ([`ratios_to`]).
+    pub of_reference: Vec<PassRatio>,
+}
+
+/// One cell's speed as a fraction of the reference's, from passes that measured both.
+#[derive(Debug, Clone)]
+pub struct PassRatio {
+    /// Framework name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// The median over passes of (this cell's req/s ÷ the reference's in the same pass).
+    pub ratio: crate::interval::Estimate,
+}
+
+/// For every cell, the ratio of its req/s to `reference`'s req/s on the same scenario in the
+/// same pass, over the passes where both ended `ok`. The passes run every framework one after
+/// another, so the two cells of a pass are seconds apart rather than a whole column: pairing
+/// them cancels most of the machine's drift, and the median's interval says what is left.
+pub fn ratios_to(reference: &str, passes: &[Vec<CellResult>]) -> Vec<PassRatio> {
+    let mut per_cell: Vec<(String, String, Vec<f64>)> = Vec::new();
+    for pass in passes {
+        for cell in pass
+            .iter()
+            .filter(|c| c.target != reference && c.status == Status::Ok && c.rps > 0.0)
+        {
+            let Some(r) = pass.iter().find(|r| {
+                r.target == reference
+                    && r.scenario == cell.scenario
+                    && r.status == Status::Ok
+                    && r.rps > 0.0
+            }) else {
+                continue;
+            };
+            let ratio = cell.rps / r.rps;
+            match per_cell
+                .iter_mut()
+                .find(|(t, s, _)| *t == cell.target && *s == cell.scenario)
+            {
+                Some((_, _, v)) => v.push(ratio),
+                None => per_cell.push((cell.target.clone(), cell.scenario.clone(), vec![ratio])),
+            }
+        }
+    }
+    per_cell
+        .into_iter()
+        .filter_map(|(target, scenario, v)| {
+            Some(PassRatio {
+                target,
+                scenario,
+                ratio: crate::interval::median_interval(&v)?,
+            })
+        })
+        .collect()
 }
 
 /// The loopback half of the quick compare: every serving framework × every scenario, a short
@@ -438,6 +493,8 @@ pub fn quick_loopback(
         runs.push(run_plan_on(&plan, fixtures, false, &mut servers));
     }
     drop(servers);
+    let reference = crate::frameworks::ceiling().map_or("raw", |e| e.name);
+    let of_reference = ratios_to(reference, &runs);
     let pooled = entries
         .iter()
         .filter(|e| e.thread_per_connection)
@@ -451,6 +508,7 @@ pub fn quick_loopback(
             threads,
             connections,
             pooled,
+            of_reference,
         },
     )
 }

@@ -1,0 +1,209 @@
+//! Intervals, and the rule that decides whether a difference is printed as a number.
+//!
+//! Every timed difference framebench publishes (what logging costs, what reading from disk
+//! costs, a framework's speed as a fraction of `raw`'s) is an [`Estimate`] with a 95 %
+//! interval, taken from paired rounds: the two sides are measured alternately, a few
+//! milliseconds apart, so a slow spell of the machine slows both ([`crate::deltas`]). The point
+//! is the median of the rounds' differences (or ratios), and the interval the distribution-free
+//! one for a median: the order statistics whose ranks a Binomial(n, ½) puts 2.5 % outside on
+//! each side ([`median_interval`]). It assumes nothing about the shape of the noise, which on
+//! this project's machine has long slow spells and is far from normal.
+//!
+//! The marking rule ([`Estimate::separated`]): a difference whose interval holds "no change"
+//! (0 for a difference, 1 for a ratio) is printed as `≈` with the interval's half-width, never
+//! as a signed figure.
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::fmt_ns;
+
+/// Coverage of every interval framebench prints.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// A point estimate and its interval. `lo` and `hi` are infinite when the sample is too small
+/// to bound the median at [`CONFIDENCE`] (fewer than 6 rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// The median.
+    pub point: f64,
+    /// Lower end of the interval.
+    pub lo: f64,
+    /// Upper end of the interval.
+    pub hi: f64,
+}
+
+impl Estimate {
+    /// Whether the interval leaves out `none`, the value that means "no change" (0 for a
+    /// difference, 1 for a ratio): only then is the estimate printed as a number.
+    pub fn separated(&self, none: f64) -> bool {
+        self.lo > none || self.hi < none
+    }
+
+    /// The larger distance from the point to either end of the interval (what `±` prints).
+    pub fn half_width(&self) -> f64 {
+        (self.point - self.lo).max(self.hi - self.point)
+    }
+
+    /// Whether the interval is bounded (enough rounds).
+    pub fn bounded(&self) -> bool {
+        self.lo.is_finite() && self.hi.is_finite()
+    }
+}
+
+/// The median of `samples` with its distribution-free [`CONFIDENCE`] interval, or `None` for no
+/// samples. NaNs are dropped.
+pub fn median_interval(samples: &[f64]) -> Option<Estimate> {
+    let mut v: Vec<f64> = samples.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let point = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    let (lo, hi) = match order_ranks(n, 1.0 - CONFIDENCE) {
+        Some(k) => (v[k - 1], v[n - k]),
+        None => (f64::NEG_INFINITY, f64::INFINITY),
+    };
+    Some(Estimate { point, lo, hi })
+}
+
+/// The largest rank `k ≥ 1` with P(Binomial(n, ½) < k) ≤ α/2, so that the `k`-th smallest and
+/// `k`-th largest of `n` samples bound their median with probability at least 1 − α; `None`
+/// when even the smallest and largest do not (n < 6 at α = 0.05).
+fn order_ranks(n: usize, alpha: f64) -> Option<usize> {
+    // Binomial probabilities from logarithms, so that no power of ½ underflows.
+    let ln_choose = |k: usize| -> f64 {
+        (1..=k)
+            .map(|i| ((n + 1 - i) as f64).ln() - (i as f64).ln())
+            .sum()
+    };
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut below = 0.0; // P(B < k)
+    let mut best = None;
+    for k in 1..=n.div_ceil(2) {
+        below += (ln_choose(k - 1) + ln_half_n).exp();
+        if below <= alpha / 2.0 {
+            best = Some(k);
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// A time difference in the report's words: `+802 ns ±40 ns (+21 %)` when separated from
+/// zero, `≈ (±40 ns)` when not, `≈ (too few rounds)` when unbounded. `base_ns` is the time the
+/// percentage is of.
+pub fn delta_text(delta_ns: &Estimate, base_ns: f64) -> String {
+    if !delta_ns.bounded() {
+        return "≈ (too few rounds)".into();
+    }
+    let pm = fmt_ns(delta_ns.half_width());
+    if !delta_ns.separated(0.0) {
+        return format!("≈ (±{pm})");
+    }
+    let d = delta_ns.point;
+    let sign = if d < 0.0 { "−" } else { "+" };
+    format!(
+        "{sign}{} ±{pm} ({sign}{:.0} %)",
+        fmt_ns(d.abs()),
+        (d / base_ns * 100.0).abs()
+    )
+}
+
+/// A ratio in the report's words: `0.83 ±0.02` when separated from 1, `≈ (±0.03)` when not.
+pub fn ratio_text(ratio: &Estimate) -> String {
+    if !ratio.bounded() {
+        return "≈ (too few rounds)".into();
+    }
+    if ratio.separated(1.0) {
+        format!("{:.2} ±{:.2}", ratio.point, ratio.half_width())
+    } else {
+        format!("≈ (±{:.2})", ratio.half_width())
+    }
+}
+
+/// A single time with its interval as a share of it: `1.52 µs ±2 %`.
+pub fn time_text(t: &Estimate) -> String {
+    if !t.bounded() || t.point <= 0.0 {
+        return fmt_ns(t.point);
+    }
+    let pct = t.half_width() / t.point * 100.0;
+    if pct < 0.5 {
+        format!("{} ±<1 %", fmt_ns(t.point))
+    } else {
+        format!("{} ±{pct:.0} %", fmt_ns(t.point))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(point: f64, lo: f64, hi: f64) -> Estimate {
+        Estimate { point, lo, hi }
+    }
+
+    #[test]
+    fn ranks_match_the_binomial_table() {
+        // Published values for the 95 % interval of a median: n = 6 → (1, 6), n = 8 → (1, 8),
+        // n = 9 → (2, 8), n = 20 → (6, 15), n = 30 → (10, 21).
+        assert_eq!(order_ranks(5, 0.05), None);
+        assert_eq!(order_ranks(6, 0.05), Some(1));
+        assert_eq!(order_ranks(8, 0.05), Some(1));
+        assert_eq!(order_ranks(9, 0.05), Some(2));
+        assert_eq!(order_ranks(20, 0.05), Some(6));
+        assert_eq!(order_ranks(30, 0.05), Some(10));
+        // Large n does not underflow: about n/2 − 1.96·√n/2.
+        let k = order_ranks(1000, 0.05).unwrap();
+        assert!((468..=470).contains(&k), "{k}");
+    }
+
+    #[test]
+    fn median_interval_of_known_samples() {
+        let samples: Vec<f64> = (1..=30).map(f64::from).collect();
+        let e = median_interval(&samples).unwrap();
+        assert_eq!(e, est(15.5, 10.0, 21.0));
+        assert!(median_interval(&[]).is_none());
+        let few = median_interval(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(few.point, 2.0);
+        assert!(!few.bounded());
+        assert_eq!(delta_text(&few, 10.0), "≈ (too few rounds)");
+    }
+
+    #[test]
+    fn an_interval_that_holds_zero_prints_approximately() {
+        let overlap = est(-802.0, -1500.0, 200.0);
+        assert!(!overlap.separated(0.0));
+        let text = delta_text(&overlap, 3800.0);
+        assert_eq!(text, "≈ (±1.00 µs)");
+        assert!(!text.contains('−') && !text.contains('+'), "{text}");
+    }
+
+    #[test]
+    fn a_separated_difference_prints_its_sign_and_interval() {
+        let slower = est(802.0, 760.0, 850.0);
+        assert_eq!(delta_text(&slower, 3800.0), "+802 ns ±48 ns (+21 %)");
+        let faster = est(-518.0, -600.0, -450.0);
+        assert!(faster.separated(0.0));
+        assert_eq!(delta_text(&faster, 2700.0), "−518 ns ±82 ns (−19 %)");
+    }
+
+    #[test]
+    fn ratios_are_marked_against_one() {
+        assert_eq!(ratio_text(&est(1.32, 0.9, 1.6)), "≈ (±0.42)");
+        assert_eq!(ratio_text(&est(0.83, 0.81, 0.85)), "0.83 ±0.02");
+        assert_eq!(ratio_text(&est(1.10, 1.05, 1.12)), "1.10 ±0.05");
+        assert!(est(1.10, 1.05, 1.12).separated(1.0));
+    }
+
+    #[test]
+    fn times_carry_their_share() {
+        assert_eq!(time_text(&est(1520.0, 1490.0, 1550.0)), "1.52 µs ±2 %");
+        assert_eq!(time_text(&est(1000.0, 999.0, 1001.0)), "1.00 µs ±<1 %");
+    }
+}
