@@ -191,9 +191,97 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     ]);
     assert!(out.status.success(), "{out:?}");
     let text = std::fs::read_to_string(&out_file).unwrap();
-    assert!(text.contains("| null | 42 ns |"), "{text}");
+    // criterion's interval beside its estimate: 40–44 around 42 is ±2, 5 %.
+    assert!(text.contains("| null | 42 ns ±5 % |"), "{text}");
+    // No deltas file: the differences are not printed, and the page says how to get them.
+    assert!(
+        text.contains("Not measured: these are differences"),
+        "{text}"
+    );
     assert!(text.contains("## Environment"), "{text}");
     assert!(text.contains("| null | 1,234 |"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `framebench deltas` measures a real difference in paired rounds and writes what `report`
+/// prints; bad input is one line.
+#[test]
+fn deltas_measures_pairs_that_the_report_prints_and_rejects_bad_input() {
+    assert_usage_error(&run(&["deltas", "nosuch"]), "unknown framework 'nosuch'");
+    assert_usage_error(&run(&["deltas", "--rounds", "3"]), "--rounds");
+    assert_usage_error(&run(&["deltas", "--kinds", "vibes"]), "vibes");
+    assert_usage_error(
+        &run(&["deltas", "--scenarios", "nope"]),
+        "unknown scenario 'nope'",
+    );
+    let Some(fw) = REGISTRY
+        .iter()
+        .find(|e| e.in_process && e.loopback && !e.baseline)
+    else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("framebench-deltas-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let json = dir.join("deltas/deltas.json");
+    let out = run(&[
+        "deltas",
+        fw.name,
+        "--scenarios",
+        "hello",
+        "--rounds",
+        "6",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for kind in ["logging", "vs-raw"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(kind) && l.contains(fw.name)),
+            "{stdout}"
+        );
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "framebench-deltas/1");
+    let cells = doc["cells"].as_array().unwrap();
+    // Logging and vs-raw on hello (no disk: hello reads no file).
+    assert_eq!(cells.len(), 2, "{doc}");
+    for c in cells {
+        assert_eq!(c["rounds"], 6, "{c}");
+        let d = &c["delta_ns"];
+        assert!(
+            d["lo"].as_f64().unwrap() <= d["hi"].as_f64().unwrap(),
+            "{c}"
+        );
+    }
+    let out_file = dir.join("results.md");
+    let report = |dir: &Path| {
+        run(&[
+            "report",
+            "--target-dir",
+            dir.to_str().unwrap(),
+            "--out",
+            out_file.to_str().unwrap(),
+        ])
+    };
+    let out = report(&dir);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(text.contains("### Cost of logging"), "{text}");
+    assert!(
+        text.contains("## Consistency: time against the exact counts"),
+        "{text}"
+    );
+    // A file of another schema is refused with one line, naming it.
+    std::fs::write(&json, r#"{"schema":"framebench-deltas/0","cells":[]}"#).unwrap();
+    let out = report(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("framebench-deltas/0"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
