@@ -155,23 +155,30 @@ fn event_loop(
     let mut events = Events::with_capacity(1024);
     let mut conns: Vec<Option<Conn>> = Vec::new();
     let mut free: Vec<usize> = Vec::new();
-    let mut last_sweep = Instant::now();
-    let mut last_busy = Instant::now();
+    // One clock read per turn of the loop, shared by the spin, the keep-alive stamps and the
+    // sweep: under callgrind with libfaketime each read is about 1,000 instructions, and the
+    // loop used to read the clock four times per busy turn and twice per idle spin, which made
+    // most of raw's loopback count (docs/methodology.md, "Time against the counts").
+    let mut now = Instant::now();
+    let mut last_sweep = now;
+    let mut last_busy = now;
     while !stop.load(Ordering::SeqCst) {
         // Poll without sleeping for SPIN after the last event, then sleep in epoll_wait.
-        let wait = if last_busy.elapsed() < SPIN {
+        let wait = if now.duration_since(last_busy) < SPIN {
             Duration::ZERO
         } else {
             SWEEP
         };
-        if let Err(e) = poll.poll(&mut events, Some(wait)) {
+        let polled = poll.poll(&mut events, Some(wait));
+        now = Instant::now();
+        if let Err(e) = polled {
             if e.kind() == ErrorKind::Interrupted {
                 continue;
             }
             return Err(e.into());
         }
         if !events.is_empty() {
-            last_busy = Instant::now();
+            last_busy = now;
         }
         for event in events.iter() {
             match event.token() {
@@ -203,7 +210,7 @@ fn event_loop(
                                 sent: 0,
                                 writable: false,
                                 closing: false,
-                                last_active: Instant::now(),
+                                last_active: now,
                             });
                         }
                         Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -217,6 +224,7 @@ fn event_loop(
                     let Some(conn) = conns.get_mut(slot).and_then(Option::as_mut) else {
                         continue;
                     };
+                    conn.last_active = now;
                     let keep = drive(conn, routes, limit).unwrap_or(false)
                         && interest(&poll, conn, slot).is_ok();
                     if !keep {
@@ -225,12 +233,12 @@ fn event_loop(
                 }
             }
         }
-        if last_sweep.elapsed() >= SWEEP {
-            last_sweep = Instant::now();
+        if now.duration_since(last_sweep) >= SWEEP {
+            last_sweep = now;
             for slot in 0..conns.len() {
                 let idle = conns[slot]
                     .as_ref()
-                    .is_some_and(|c| c.last_active.elapsed() >= KEEP_ALIVE);
+                    .is_some_and(|c| now.duration_since(c.last_active) >= KEEP_ALIVE);
                 if idle {
                     close(&poll, &mut conns, &mut free, slot);
                 }
@@ -266,7 +274,6 @@ fn interest(poll: &Poll, conn: &mut Conn, slot: usize) -> std::io::Result<()> {
 /// Reads everything the socket has (the loop is edge-triggered), answers every complete request
 /// in order, and writes as much as the socket takes. `Ok(false)`: close the connection.
 fn drive(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) -> std::io::Result<bool> {
-    conn.last_active = Instant::now();
     loop {
         // Read until the socket is empty, the client has closed, or too much waits unsent.
         while !conn.closing && conn.out.len() - conn.sent < MAX_PENDING {
