@@ -49,11 +49,16 @@ fn in_process(c: &mut Criterion) {
                 };
                 group.throughput(Throughput::Bytes(prepared.body_len as u64));
                 let app = &*prepared.app;
+                // Batches of CHUNK requests, as every in-process timer of framebench builds
+                // them (`bench::timed_batch`): `SmallInput` built a tenth of a sample at once,
+                // tens of thousands of requests for the cheapest cells, which had left the
+                // cache by the time they were dispatched (docs/methodology.md, "The in-process
+                // timers agree").
                 group.bench_function(BenchmarkId::new(entry.name, label), |b| {
                     b.iter_batched(
                         || oracle::request(prepared.path),
                         |req| black_box(app.dispatch(black_box(req)).expect("dispatch")),
-                        BatchSize::SmallInput,
+                        BatchSize::NumIterations(bench::CHUNK as u64),
                     )
                 });
             }

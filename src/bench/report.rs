@@ -1158,7 +1158,7 @@ mod tests {
         assert!(found[0].counts.contains("60,000"), "{found:?}");
         let slower = ratio(0.80, 0.78, 0.82);
         assert_eq!(difference_text(&slower), "0.80 ±0.02");
-        assert!(findings(&[slower.clone()], &counts, &[]).is_empty());
+        assert!(findings(std::slice::from_ref(&slower), &counts, &[]).is_empty());
         // Slower than raw in time, yet fewer instructions per request than raw: listed.
         let fewer = vec![
             count("may-minihttp", "loopback/hello", 10_000.0),
