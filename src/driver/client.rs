@@ -79,7 +79,14 @@ pub struct ThreadResult {
     /// ([`Spin`]): CPU time the thread used while it had nothing to do, which the saturation
     /// mark must not count as the client being busy.
     pub idle_polling: Duration,
+    /// Responses completed in each of [`SLICES`] equal slices of the recorded window: the
+    /// rate's spread over the cell ([`super::stats::rate_spread`]).
+    pub slices: Vec<u64>,
 }
+
+/// Slices of the recorded window whose rates give a cell's spread: 20 keeps a 2 s cell's
+/// slices at 100 ms, long enough to hold thousands of responses each.
+pub const SLICES: usize = 20;
 
 /// Runs the load on `spec.threads` threads until the window ends, `stop` is set, or
 /// `max_requests` are done. Returns one result per thread.
@@ -224,6 +231,7 @@ impl<'a> Worker<'a> {
                 first_mismatch: None,
                 first_error: None,
                 idle_polling: Duration::ZERO,
+                slices: vec![0; SLICES],
             },
         }
     }
@@ -645,6 +653,10 @@ impl<'a> Worker<'a> {
     ) -> Result<usize, String> {
         let mut used = 0;
         let in_window = now <= self.end;
+        // One division per read, not per response.
+        let slice_ns = (self.spec.duration.as_nanos() as u64 / SLICES as u64).max(1);
+        let into_ns = now.saturating_duration_since(self.record_from).as_nanos() as u64;
+        let slice = ((into_ns / slice_ns) as usize).min(SLICES - 1);
         while used < data.len() {
             let Some((status, len)) = frame(&data[used..])? else {
                 break;
@@ -663,6 +675,7 @@ impl<'a> Worker<'a> {
                 }
                 let ns = now.duration_since(intended).as_nanos() as u64;
                 self.result.hist.saturating_record(ns.max(1));
+                self.result.slices[slice] += 1;
             }
             if sample {
                 self.result.sampled += 1;

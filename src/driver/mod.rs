@@ -32,7 +32,7 @@ use crate::options::Options;
 use crate::oracle::{Expected, Observed, Scenario};
 use crate::pinning::Pinning;
 
-use stats::{Bound, CellResult, Latency, Merged, PerConnection, Status};
+use stats::{rate_spread, Bound, CellResult, Latency, Merged, PerConnection, Status};
 
 /// What is loaded.
 #[derive(Clone)]
@@ -370,6 +370,7 @@ impl CellResult {
             server_peak_rss: None,
             client_cpu_pct: None,
             client_idle_polling_pct: None,
+            rps_spread: None,
             client_cores: params.pinning.client_cores(),
         }
     }
@@ -387,6 +388,7 @@ impl CellResult {
         self.rps = self.requests as f64 / seconds.max(1e-9);
         self.bytes_per_sec = m.bytes as f64 / seconds.max(1e-9);
         self.latency = Latency::from_hist(&m.hist);
+        self.rps_spread = rate_spread(&m.slices, params.duration.as_secs_f64(), seconds);
         self.non_2xx = m.non_2xx;
         self.socket_errors = m.socket_errors;
         self.timeouts = m.timeouts;

@@ -135,7 +135,7 @@ impl Report {
                 c.scenario.clone(),
                 c.variant.clone(),
                 c.connections.to_string(),
-                format!("{:.0}", c.rps),
+                format!("{:.0}{}", c.rps, spread(c)),
                 bound_mark(c).to_string(),
                 format!("{:.2}", c.bytes_per_sec / 1e6),
                 us(c.latency.mean_us),
@@ -153,7 +153,7 @@ impl Report {
             ];
             terminal_row(&mut s, &row, c.status.short());
         }
-        let _ = writeln!(s, "{}", BOUND_LEGEND);
+        let _ = writeln!(s, "{BOUND_LEGEND}\n{SPREAD_LEGEND}");
         for f in self.failures() {
             let _ = writeln!(s, "{f}");
         }
@@ -230,14 +230,17 @@ impl Report {
     /// Every figure of every cell, then the failures.
     fn write_details(&self, s: &mut String) {
         let _ = writeln!(s, "#### Details\n");
-        let _ = writeln!(s, "| target | version | scenario | variant | conns | req/s | MB/s | mean | p50 | p90 | p99 | p99.9 | max | non-2xx | socket errors | timeouts | req/conn min/mean/max | starved | server CPU | server user/req | server sys/req | bound | server peak RSS | client CPU | status |");
-        let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|");
+        let _ = writeln!(s, "| target | version | scenario | variant | conns | req/s | spread | MB/s | mean | p50 | p90 | p99 | p99.9 | max | non-2xx | socket errors | timeouts | req/conn min/mean/max | starved | server CPU | server user/req | server sys/req | bound | server peak RSS | client CPU | status |");
+        let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|");
         for c in &self.cells {
             let p = &c.per_connection;
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{:.0}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {:.0} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{:.0}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 c.target, c.version, c.scenario, c.variant, c.connections, c.rps,
+                c.rps_spread.map_or("–".into(), |e| format!(
+                    "{:.0}–{:.0} (median {:.0})", e.lo, e.hi, e.point
+                )),
                 c.bytes_per_sec / 1e6, us(c.latency.mean_us), us(c.latency.p50_us),
                 us(c.latency.p90_us), us(c.latency.p99_us), us(c.latency.p999_us),
                 us(c.latency.max_us), c.non_2xx, c.socket_errors, c.timeouts, p.min, p.mean,
@@ -246,7 +249,7 @@ impl Report {
                 pct(c.client_cpu_pct), c.status.short()
             );
         }
-        let _ = writeln!(s, "\n{BOUND_LEGEND}");
+        let _ = writeln!(s, "\n{BOUND_LEGEND}\n\n{SPREAD_LEGEND}");
         let failures = self.failures();
         if !failures.is_empty() {
             let _ = writeln!(s);
@@ -272,7 +275,7 @@ fn rps_cell(cell: Option<&CellResult>) -> String {
                 "" => String::new(),
                 m => format!(" {m}"),
             };
-            format!("{}{starved}{mark}", kilo(c.rps))
+            format!("{}{}{starved}{mark}", kilo(c.rps), spread(c))
         }
         Some(c) => c.status.short().to_owned(),
     }
@@ -285,7 +288,7 @@ const COLUMNS: [(&str, usize, bool); 19] = [
     ("scenario", 10, true),
     ("variant", 20, true),
     ("conns", 5, false),
-    ("req/s", 10, false),
+    ("req/s", 14, false),
     ("bound", 12, true),
     ("MB/s", 9, false),
     ("mean", 9, false),
@@ -317,6 +320,11 @@ fn terminal_row(s: &mut String, fields: &[String; 19], status: &str) {
     let _ = writeln!(s, "  {status}");
 }
 
+/// Under the load and compare tables: what `±` beside a rate means.
+pub const SPREAD_LEGEND: &str = "±: how steady the rate was within the cell: the 95 % interval \
+     of the median rate over 20 slices of the recorded window, as a share of the rate (not a \
+     rerun's interval: a slow spell longer than the cell moves all of it)";
+
 /// Under every table with rates: what the marks mean.
 pub const BOUND_LEGEND: &str = "unsat: server below 90 % of its cores, client too (round trips \
      and wake-ups set the rate); client-bound: server below 90 %, client at its limit (the rate \
@@ -337,6 +345,22 @@ fn bound_text(c: &CellResult) -> &'static str {
     match bound_mark(c) {
         "" if c.status == Status::Ok => "server",
         m => m,
+    }
+}
+
+/// ` ±2 %` after a rate: the half-width of its spread ([`CellResult::rps_spread`]) as a share
+/// of the rate, or nothing when the cell has no spread.
+pub fn spread(c: &CellResult) -> String {
+    match c.rps_spread {
+        Some(e) if c.rps > 0.0 => {
+            let pct = 100.0 * e.half_width() / c.rps;
+            if pct < 1.0 {
+                format!(" ±{pct:.1} %")
+            } else {
+                format!(" ±{pct:.0} %")
+            }
+        }
+        _ => String::new(),
     }
 }
 

@@ -4,7 +4,26 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::client::ThreadResult;
+use super::client::{ThreadResult, SLICES};
+use crate::interval::{median_interval, Estimate};
+
+/// The rate of each whole slice of the recorded window (`slices` responses per slice of
+/// `window` / [`SLICES`], `recorded` seconds of it elapsed), and the median of those rates with
+/// its distribution-free 95 % interval ([`median_interval`]). This is the spread the load and
+/// compare tables print beside a rate: how far the rate moved within the cell, which a single
+/// figure for the whole window hides. It is not a rerun's interval: a slow spell longer than
+/// the cell moves the whole cell. None below 6 whole slices (too few to bound a median).
+pub fn rate_spread(slices: &[u64], window: f64, recorded: f64) -> Option<Estimate> {
+    let slice = window / SLICES as f64;
+    if slice <= 0.0 {
+        return None;
+    }
+    // A slice counts only when the load ran through all of it (a run bounded by `--requests`
+    // can end mid-window).
+    let whole = ((recorded / slice + 1e-9).floor() as usize).min(slices.len());
+    let rates: Vec<f64> = slices[..whole].iter().map(|&n| n as f64 / slice).collect();
+    median_interval(&rates).filter(Estimate::bounded)
+}
 
 /// A connection is starved when it completed fewer than this fraction of the mean.
 pub const STARVED_FRACTION: f64 = 0.1;
@@ -232,6 +251,10 @@ pub struct CellResult {
     /// Part of `client_cpu_pct` spent polling with nothing to read (the client's short spin
     /// before it sleeps): not counted as busy by [`Bound`].
     pub client_idle_polling_pct: Option<f64>,
+    /// How steady the rate was: the median of the per-slice rates over the recorded window
+    /// ([`rate_spread`]) with its 95 % interval, in requests per second. None when fewer than
+    /// 6 whole slices were recorded.
+    pub rps_spread: Option<Estimate>,
     /// Cores the client could use: its CPUs, or its threads if fewer.
     pub client_cores: usize,
 }
@@ -260,6 +283,8 @@ pub struct Merged {
     pub first_error: Option<String>,
     /// Sums.
     pub idle_polling: std::time::Duration,
+    /// Sums, slice by slice.
+    pub slices: Vec<u64>,
 }
 
 impl Merged {
@@ -277,6 +302,7 @@ impl Merged {
             first_mismatch: None,
             first_error: None,
             idle_polling: std::time::Duration::ZERO,
+            slices: vec![0; super::client::SLICES],
         };
         for r in results {
             let _ = m.hist.add(&r.hist);
@@ -290,6 +316,9 @@ impl Merged {
             m.first_mismatch = m.first_mismatch.or(r.first_mismatch);
             m.first_error = m.first_error.or(r.first_error);
             m.idle_polling += r.idle_polling;
+            for (sum, n) in m.slices.iter_mut().zip(&r.slices) {
+                *sum += n;
+            }
         }
         m
     }
@@ -298,6 +327,25 @@ impl Merged {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_spread_takes_whole_slices_only() {
+        // 20 slices of a 2 s window, 100 ms each: 1,000 responses each is 10 k req/s.
+        let steady = [1000u64; SLICES];
+        let e = rate_spread(&steady, 2.0, 2.0).expect("20 slices bound a median");
+        assert_eq!((e.lo, e.point, e.hi), (10_000.0, 10_000.0, 10_000.0));
+        // Half the window recorded: the ten empty slices after it are not rates.
+        let mut half = [0u64; SLICES];
+        half[..10].fill(1000);
+        let e = rate_spread(&half, 2.0, 1.0).expect("10 slices");
+        assert_eq!(e.point, 10_000.0);
+        // A rate that moves gives an interval around its median.
+        let moving: Vec<u64> = (0..SLICES as u64).map(|i| 900 + 10 * i).collect();
+        let e = rate_spread(&moving, 2.0, 2.0).expect("20 slices");
+        assert!(e.lo < e.point && e.point < e.hi, "{e:?}");
+        // Five slices cannot bound a median.
+        assert_eq!(rate_spread(&steady, 2.0, 0.5), None);
+    }
 
     #[test]
     fn starvation_counts_zero_and_far_below_mean() {
