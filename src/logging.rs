@@ -42,17 +42,26 @@ pub fn install() {
 }
 
 fn install_tracing() {
-    use tracing_subscriber::filter::filter_fn;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::Layer as _;
+    // `Targets`, not a `filter_fn`: it decides per callsite, once, so every event and span of
+    // another target (hyper's, tokio's, warp's own `trace!` calls, which run on every request)
+    // is disabled at its callsite for good. A `filter_fn` can only say "sometimes", and then
+    // every one of those calls asks both filters on every request, in every app of the
+    // process, `log=off` ones included: an app with logging off would pay for the subscriber
+    // an app with logging on had installed. Measured on warp hello (log=off after iron's sink
+    // app installed it) the difference was within the noise, 1.78 µs either way; the static
+    // decision makes it nil by construction.
+    let only = |target| Targets::new().with_target(target, LevelFilter::TRACE);
     let sink = tracing_subscriber::fmt::layer()
         .with_writer(io::sink)
         .with_ansi(false)
-        .with_filter(filter_fn(|m| m.target() == SINK));
+        .with_filter(only(SINK));
     let stdout = tracing_subscriber::fmt::layer()
         .with_writer(io::stdout)
         .with_ansi(false)
-        .with_filter(filter_fn(|m| m.target() == STDOUT));
+        .with_filter(only(STDOUT));
     let subscriber = tracing_subscriber::registry().with(sink).with(stdout);
     // Another subscriber may already be set (a test harness); then ours is not needed.
     let _ = tracing::subscriber::set_global_default(subscriber);
