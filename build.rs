@@ -32,6 +32,48 @@ fn main() {
         "/// `rustc -V` of the compiler that built framebench.\npub const RUSTC: &str = {:?};\n",
         version.trim()
     ));
+    // framebench's own revision and features, for the environment of every results file. The
+    // build script reruns after a commit (HEAD or a branch ref moves) and whenever the sources
+    // change, so `-dirty` (tracked files changed since the commit) is current for every build
+    // of changed sources. Only paths that exist are watched: cargo reruns a script on every
+    // build when a watched path is missing.
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+    };
+    for watched in ["HEAD", "refs/heads", "packed-refs"] {
+        if let Some(path) = git(&["rev-parse", "--git-path", watched]) {
+            let path = path.trim();
+            if Path::new(path).exists() {
+                println!("cargo:rerun-if-changed={path}");
+            }
+        }
+    }
+    let revision = match git(&["rev-parse", "HEAD"]) {
+        Some(rev) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.trim().is_empty());
+            format!("{}{}", rev.trim(), if dirty { "-dirty" } else { "" })
+        }
+        None => "unknown".to_owned(),
+    };
+    let mut features: Vec<String> = env::vars()
+        .filter_map(|(k, _)| {
+            k.strip_prefix("CARGO_FEATURE_")
+                .map(|f| f.to_lowercase().replace('_', "-"))
+        })
+        .collect();
+    features.sort();
+    out.push_str(&format!(
+        "/// framebench's `git rev-parse HEAD` at build time.\npub const GIT_REVISION: &str = {revision:?};\n/// framebench's enabled features, comma-separated.\npub const FEATURES: &str = {:?};\n",
+        features.join(",")
+    ));
     let dest = Path::new(&env::var("OUT_DIR").unwrap()).join("versions.rs");
     fs::write(dest, out).unwrap();
 }

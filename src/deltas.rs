@@ -437,6 +437,11 @@ pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
             println!("wrote {}", path.display());
         }
     }
+    // Interrupted: what was measured is written above; the exit says it is not the whole run.
+    if interrupted() {
+        eprintln!("interrupted: {} difference(s) measured", report.cells.len());
+        return Ok(ExitCode::from(130));
+    }
     if failed > 0 {
         return Err(CliError(
             1,

@@ -27,6 +27,7 @@ pub mod oracle;
 pub mod pinning;
 pub mod quick;
 pub mod redis;
+pub mod results;
 pub mod server;
 pub mod store;
 pub mod tools;

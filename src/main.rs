@@ -83,6 +83,9 @@ enum Command {
     /// Measures the differences the report prints (logging, disk I/O, against raw) in paired
     /// rounds, each with its interval.
     Deltas(framebench::deltas::DeltasArgs),
+    /// Compares two results files (`--json` of allocs, load or compare, or docs/results.json),
+    /// or two frameworks of one with --pair; exits 1 when a --fail-if gate is crossed.
+    Diff(framebench::results::DiffArgs),
     /// Writes docs/results.md from criterion's and gungraun's output in target/.
     Report(framebench::bench::cli::ReportArgs),
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
@@ -232,6 +235,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Report(args)) => framebench::bench::cli::report(args),
         Some(Command::Allocs(args)) => framebench::allocs::cli::run(args),
         Some(Command::Deltas(args)) => framebench::deltas::run(args),
+        Some(Command::Diff(args)) => framebench::results::run(args),
         Some(Command::QuickCell {
             framework,
             scenario,

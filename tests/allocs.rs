@@ -26,7 +26,8 @@ fn allocs(args: &[&str]) -> Report {
     assert!(out.status.success(), "framebench allocs {args:?}: {stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().rev().find(|l| l.starts_with('{')).unwrap();
-    serde_json::from_str(line).unwrap()
+    Report::from_results(framebench::results::Results::parse(line, "allocs --json -").unwrap())
+        .unwrap()
 }
 
 fn counts(report: &Report, framework: &str, scenario: &str, logging: &str) -> Counts {

@@ -314,3 +314,85 @@ fn callgrind_bench_counts_every_scenario() {
         "benches/callgrind.rs counts a scenario the oracle does not have"
     );
 }
+
+/// `framebench diff`: two counts of one build differ in nothing, under the strictest gate; a
+/// real difference of work (null's allocations against axum's, mapped onto the same cells with
+/// `--pair`) crosses the gate and names the cells; bad gates and foreign files exit 2 in one line.
+#[test]
+fn diff_finds_no_change_between_repeats_and_gates_a_real_one() {
+    let dir = std::env::temp_dir().join(format!("framebench-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let (a, b) = (path("a.json"), path("b.json"));
+    for out in [&a, &b] {
+        let allocs = run(&[
+            "allocs",
+            "null",
+            "axum",
+            "--scenarios",
+            "hello,json",
+            "--json",
+            out,
+        ]);
+        assert!(allocs.status.success(), "{allocs:?}");
+    }
+    let same = run(&["diff", &a, &b, "--fail-if", "allocs>+0,bytes>+0"]);
+    let stdout = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("16 figures in both, 0 changed"), "{stdout}");
+    assert!(stdout.contains("no gate crossed"), "{stdout}");
+
+    let worse = run(&["diff", &a, "--pair", "null:axum", "--fail-if", "allocs>+0"]);
+    let stdout = String::from_utf8_lossy(&worse.stdout);
+    assert_eq!(worse.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("allocs axum hello log=off allocs:")
+            && stdout.contains("crosses allocs>+0"),
+        "{stdout}"
+    );
+    // The other way round, axum's work replaced by null's, is better: nothing crosses.
+    let better = run(&["diff", &a, "--pair", "axum:null", "--fail-if", "allocs>+0"]);
+    assert_eq!(better.status.code(), Some(0), "{better:?}");
+    let md = run(&["diff", &a, "--pair", "null:axum", "--markdown"]);
+    assert!(
+        String::from_utf8_lossy(&md.stdout).contains("|---|"),
+        "{md:?}"
+    );
+
+    assert_usage_error(
+        &run(&["diff", &a, &b, "--fail-if", "allocs>1"]),
+        "--fail-if: 'allocs>1'",
+    );
+    assert_usage_error(
+        &run(&["diff", &a, &b, "--fail-if", "speed>+1%"]),
+        "metric is one of",
+    );
+    let foreign = path("foreign.json");
+    std::fs::write(
+        &foreign,
+        r#"{"schema": "framebench-results/99", "figures": []}"#,
+    )
+    .unwrap();
+    assert_usage_error(&run(&["diff", &a, &foreign]), "framebench-results/99");
+    std::fs::write(&foreign, "not json").unwrap();
+    assert_usage_error(&run(&["diff", &a, &foreign]), "is not JSON");
+    std::fs::write(&foreign, r#"{"cells": []}"#).unwrap();
+    assert_usage_error(
+        &run(&["diff", &a, &foreign]),
+        "not a framebench results file",
+    );
+    assert_usage_error(&run(&["diff", &a]), "--pair");
+    assert_usage_error(
+        &run(&["diff", &a, "--pair", "null:rocket"]),
+        "no figures of 'rocket'",
+    );
+    assert_usage_error(
+        &run(&["diff", &a, &b, "--scenarios", "helo"]),
+        "no figures of 'helo'",
+    );
+    assert_usage_error(
+        &run(&["diff", &a, &b, "--fail-if", "instructions>+0"]),
+        "no instructions figures compared",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

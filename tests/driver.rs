@@ -17,8 +17,12 @@ fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }
 
+/// The driver's report inside the results file `--json` wrote.
 fn report(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(v["schema"], framebench::results::SCHEMA);
+    v["detail"].clone()
 }
 
 fn json_path(name: &str) -> std::path::PathBuf {

@@ -48,6 +48,43 @@ pub struct Report {
     pub cells: Vec<Measured>,
 }
 
+impl Report {
+    /// The results file `--json` writes: every cell's allocation calls (`alloc` + `realloc`)
+    /// and bytes allocated as figures for `framebench diff`, and the whole report as its detail.
+    pub fn results(&self) -> anyhow::Result<crate::results::Results> {
+        use crate::results::{Figure, Metric};
+        let figures = self
+            .cells
+            .iter()
+            .filter_map(|c| c.counts.map(|n| (c, n)))
+            .flat_map(|(c, n)| {
+                let variant = format!("log={}", c.logging);
+                [
+                    (Metric::Allocs, (n.allocs + n.reallocs) as f64),
+                    (Metric::Bytes, n.bytes_allocated as f64),
+                ]
+                .map(|(m, v)| Figure::count("allocs", &c.framework, &c.scenario, &variant, m, v))
+            })
+            .collect();
+        let mut results = crate::results::Results::new("allocs", figures);
+        results.detail = Some(serde_json::to_value(self)?);
+        Ok(results)
+    }
+
+    /// The report inside a results file `allocs --json` wrote.
+    pub fn from_results(results: crate::results::Results) -> anyhow::Result<Report> {
+        anyhow::ensure!(
+            results.command == "allocs",
+            "a `{}` results file, not one of `framebench allocs`",
+            results.command
+        );
+        let detail = results
+            .detail
+            .ok_or_else(|| anyhow::anyhow!("the allocs results file has no detail"))?;
+        Ok(serde_json::from_value(detail)?)
+    }
+}
+
 /// The in-process frameworks named, or all of them.
 fn entries(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
     if names.is_empty() {
@@ -117,9 +154,10 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
         repeats: args.repeats.into(),
         cells,
     };
+    let results = report.results().map_err(CliError::fail)?;
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => {
-            let text = serde_json::to_string(&report).map_err(|e| CliError(1, e.to_string()))?;
+            let text = serde_json::to_string(&results).map_err(|e| CliError(1, e.to_string()))?;
             println!("{text}");
         }
         Some(p) => {
@@ -128,7 +166,7 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
                     .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
             }
             let text =
-                serde_json::to_string_pretty(&report).map_err(|e| CliError(1, e.to_string()))?;
+                serde_json::to_string_pretty(&results).map_err(|e| CliError(1, e.to_string()))?;
             std::fs::write(p, text + "\n")
                 .map_err(|e| CliError(1, format!("cannot write {}: {e}", p.display())))?;
             print_table(&report);
@@ -215,7 +253,7 @@ pub fn spawn(
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().rev().find(|l| l.starts_with('{'));
     match line {
-        Some(l) => Ok(serde_json::from_str(l)?),
+        Some(l) => Report::from_results(crate::results::Results::parse(l, "`framebench allocs`")?),
         None => anyhow::bail!(
             "`framebench allocs` wrote no cells ({}): {}",
             out.status,

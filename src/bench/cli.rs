@@ -143,12 +143,15 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
 
 /// Runs `framebench report`.
 pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
-    let text = if args.allocs_only {
+    let (text, results) = if args.allocs_only {
         let old = std::fs::read_to_string(&args.out)
             .map_err(|e| CliError(1, format!("cannot read {}: {e}", args.out.display())))?;
-        report::update_allocs(&old, &args.target_dir).map_err(CliError::fail)?
+        let text = report::update_allocs(&old, &args.target_dir).map_err(CliError::fail)?;
+        println!("--allocs-only: the results file beside the report is left as it was");
+        (text, None)
     } else {
-        report::generate(&args.target_dir).map_err(CliError::fail)?
+        let (text, results) = report::generate(&args.target_dir).map_err(CliError::fail)?;
+        (text, Some(results))
     };
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
@@ -157,6 +160,17 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
     std::fs::write(&args.out, text)
         .map_err(|e| CliError(1, format!("cannot write {}: {e}", args.out.display())))?;
     println!("wrote {}", args.out.display());
+    // Beside it, the same run as a results file: `framebench diff docs/results.json NEW.json`.
+    if let Some(results) = results {
+        // results.md → results.json; an `--out` that already ends in .json keeps its name.
+        let json = if args.out.extension().is_some_and(|e| e == "json") {
+            args.out.with_extension("results.json")
+        } else {
+            args.out.with_extension("json")
+        };
+        results.write(&json).map_err(CliError::fail)?;
+        println!("wrote {}", json.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

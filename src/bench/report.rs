@@ -168,7 +168,7 @@ fn scenario_header(first: &str) -> Vec<String> {
 }
 
 /// Builds the whole report from the files under `target_dir`.
-pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
+pub fn generate(target_dir: &Path) -> anyhow::Result<(String, crate::results::Results)> {
     let (timings, newest) = read_criterion(&target_dir.join("criterion"))?;
     let counts = read_gungraun(&target_dir.join("gungraun"))?;
     let allocs = read_allocs(&target_dir.join(ALLOCS_JSON))?;
@@ -181,6 +181,7 @@ pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
         target_dir.display(),
         deltas::DELTAS_JSON
     );
+    let results = results_of(&timings, &counts, &allocs);
     let timings = Timings(&timings);
     let mut out = String::new();
     write_preamble(&mut out);
@@ -193,7 +194,54 @@ pub fn generate(target_dir: &Path) -> anyhow::Result<String> {
     write_counts(&mut out, &counts, "in_process");
     write_allocs(&mut out, &allocs);
     write_consistency(&mut out, &deltas, &counts, &allocs);
-    Ok(out)
+    Ok((out, results))
+}
+
+/// The figures of a bench run as one results file (`framebench diff` reads it): criterion's
+/// times with their intervals, callgrind's instructions per request, and the allocation counts.
+fn results_of(
+    timings: &[Timing],
+    counts: &[Count],
+    allocs: &[crate::allocs::Measured],
+) -> crate::results::Results {
+    use crate::results::{Figure, Metric};
+    let mut figures = Vec::new();
+    for t in timings {
+        if let Some((bench, scenario)) = t.group.split_once('/') {
+            figures.push(Figure::timed(
+                &format!("criterion/{bench}"),
+                &t.function,
+                scenario,
+                &t.value,
+                Metric::Time,
+                t.ns,
+            ));
+        }
+    }
+    for c in counts {
+        let mut parts = c.key.split('/');
+        let (bench, scenario, variant) = match (parts.next(), parts.next(), parts.next()) {
+            (Some(b), Some(s), Some(log)) => (b, s, format!("log={log}")),
+            (Some(b), Some(s), None) => (b, s, String::new()),
+            _ => continue,
+        };
+        figures.push(Figure::count(
+            &format!("callgrind/{bench}"),
+            &c.framework,
+            scenario,
+            &variant,
+            Metric::Instructions,
+            c.instructions,
+        ));
+    }
+    let allocs = crate::allocs::cli::Report {
+        repeats: 0,
+        cells: allocs.to_vec(),
+    };
+    if let Ok(r) = allocs.results() {
+        figures.extend(r.figures);
+    }
+    crate::results::Results::new("report", figures)
 }
 
 /// The differences `framebench deltas` wrote to `path`, or none when it has not run; a file of
@@ -211,8 +259,9 @@ fn write_reading(out: &mut String) {
         "## How to read these tables\n\n\
          - A time carries its 95 % interval as a share of it (`1.52 µs ±2 %`): criterion's \
          confidence interval for one run. It does not cover the machine's drift between runs: \
-         on this project's machine two runs of one build have differed by up to 30 % \
-         (docs/methodology.md). Compare times across rows with that in mind.\n\
+         on this project's machine two criterion runs of one build have differed by −27 % and \
+         +31 % (README, \"Differences\"). Compare times across rows with that in mind; \
+         `framebench diff` counts a timed change only beyond it.\n\
          - A difference (what logging costs, what reading from disk costs, a ratio to `raw`) \
          comes from `framebench deltas`: the two sides timed alternately in paired rounds, so \
          the drift cancels, and printed as the median of the rounds with the larger distance \
@@ -748,7 +797,8 @@ pub fn read_allocs(path: &Path) -> anyhow::Result<Vec<crate::allocs::Measured>> 
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let report: crate::allocs::cli::Report = serde_json::from_value(read_json(path)?)
+    let results = crate::results::Results::read(path)?;
+    let report = crate::allocs::cli::Report::from_results(results)
         .with_context(|| format!("reading {}", path.display()))?;
     Ok(report.cells)
 }
@@ -1213,7 +1263,8 @@ mod tests {
             repeats: 5,
             cells: cells(),
         };
-        std::fs::write(&json, serde_json::to_string(&report).unwrap()).unwrap();
+        let results = report.results().unwrap();
+        std::fs::write(&json, serde_json::to_string(&results).unwrap()).unwrap();
         let old = format!(
             "# Results\n\nold preamble\n\n## Environment\n\n- kept\n\n{ALLOCS_HEADING} \
              (`framebench allocs`)\n\nstale table\n\n## Loopback\n\nkept table\n"

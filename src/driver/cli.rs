@@ -264,7 +264,7 @@ pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
         params: params(&args.opts, Duration::from_secs(10))?,
         server_per_target: false,
     };
-    execute(plan, &args.opts, "framebench load")
+    execute(plan, &args.opts, "load")
 }
 
 /// `framebench compare`: frameworks × scenarios × connection counts.
@@ -276,7 +276,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, CliError> {
         params: params(&args.opts, Duration::from_secs(5))?,
         server_per_target: false,
     };
-    execute(plan, &args.opts, "framebench compare")
+    execute(plan, &args.opts, "compare")
 }
 
 fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
@@ -286,7 +286,8 @@ fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
     )
 }
 
-fn execute(plan: Plan, opts: &LoadOpts, title: &str) -> Result<ExitCode, CliError> {
+fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliError> {
+    let title = &format!("framebench {command}");
     let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
     interrupted();
     let cells = run_plan(&plan, &fixtures, opts.quiet);
@@ -301,7 +302,7 @@ fn execute(plan: Plan, opts: &LoadOpts, title: &str) -> Result<ExitCode, CliErro
             .map_err(|e| CliError(1, format!("cannot write {}: {e}", path.display())))
     };
     if let Some(p) = &opts.json {
-        write(p, report.json())?;
+        write(p, report.json(command))?;
     }
     if let Some(p) = &opts.markdown {
         write(p, report.markdown())?;

@@ -84,9 +84,50 @@ impl Report {
         )
     }
 
-    /// JSON text.
-    pub fn json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("report serializes")
+    /// JSON text: a results file of `command` (`load` or `compare`) whose figures are the
+    /// measured cells' rates, each with its spread as the interval ([`CellResult::rps_spread`]),
+    /// and whose detail is this whole report.
+    pub fn json(&self, command: &str) -> String {
+        use crate::results::{Figure, Metric, Results};
+        let figures = self
+            .cells
+            .iter()
+            .filter(|c| c.status == Status::Ok)
+            .map(|c| {
+                let variant = format!(
+                    "{},c{},p{}{}",
+                    c.variant,
+                    c.connections,
+                    c.pipeline,
+                    c.rate.map_or(String::new(), |r| format!(",rate{r}"))
+                );
+                let spread = c.rps_spread.map_or(
+                    crate::interval::Estimate {
+                        point: c.rps,
+                        lo: f64::NEG_INFINITY,
+                        hi: f64::INFINITY,
+                    },
+                    // The slices' interval is around their median rate; moved onto the cell's
+                    // rate (the mean over the window), it keeps its width.
+                    |e| crate::interval::Estimate {
+                        point: c.rps,
+                        lo: c.rps - (e.point - e.lo),
+                        hi: c.rps + (e.hi - e.point),
+                    },
+                );
+                Figure::timed(
+                    "load",
+                    &c.target,
+                    &c.scenario,
+                    &variant,
+                    Metric::Rps,
+                    spread,
+                )
+            })
+            .collect();
+        let mut results = Results::new(command, figures);
+        results.detail = Some(serde_json::to_value(self).expect("report serializes"));
+        serde_json::to_string_pretty(&results).expect("results serialize")
     }
 
     /// Cells that did not end `ok`.
@@ -352,8 +393,8 @@ fn bound_text(c: &CellResult) -> &'static str {
 /// of the rate, or nothing when the cell has no spread.
 pub fn spread(c: &CellResult) -> String {
     match c.rps_spread {
-        Some(e) if c.rps > 0.0 => {
-            let pct = 100.0 * e.half_width() / c.rps;
+        Some(e) if e.point > 0.0 => {
+            let pct = 100.0 * e.half_width() / e.point;
             if pct < 1.0 {
                 format!(" ±{pct:.1} %")
             } else {

@@ -1,0 +1,919 @@
+//! One results file for the measuring commands (schema [`SCHEMA`]: `allocs`, `load`, `compare`
+//! and `report` write it; `deltas` keeps its own), and `framebench diff`,
+//! which compares two of them, or two frameworks within one, and gates on a regression.
+//!
+//! A file is a list of [`Figure`]s, each one number about one cell: a bench (`allocs`,
+//! `callgrind/in_process`, `criterion/loopback`, …), a framework, a scenario, a variant and a
+//! [`Metric`], with the interval of a timed figure. Counts (instructions, allocations, bytes)
+//! repeat exactly on one build, so their change is printed exactly and a gate on them never
+//! flakes. A time or a rate is compared only through its interval: a change whose interval
+//! holds zero prints `≈` (the rule of [`crate::interval`]) and never crosses a gate.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::CliError;
+use crate::env::Environment;
+
+/// The version of the results format; a file of another is refused with one line.
+pub const SCHEMA: &str = "framebench-results/1";
+
+/// Where a results file was measured: the machine, the compiler, and framebench's own build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunEnvironment {
+    /// `rustc -V`.
+    pub rustc: String,
+    /// `release` or `debug`.
+    pub profile: String,
+    /// CPU model.
+    pub cpu: String,
+    /// Cores available.
+    pub cores: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// framebench's `git rev-parse HEAD` when it was built (`unknown` outside a checkout).
+    pub git_revision: String,
+    /// framebench's enabled Cargo features.
+    pub features: Vec<String>,
+    /// Framework → the crate and exact version measured.
+    pub versions: BTreeMap<String, String>,
+}
+
+impl RunEnvironment {
+    /// This process's environment.
+    pub fn current() -> Self {
+        let e = Environment::current();
+        RunEnvironment {
+            rustc: e.rustc.to_owned(),
+            profile: e.profile.to_owned(),
+            cpu: e.cpu,
+            cores: e.cores,
+            kernel: e.kernel,
+            git_revision: crate::env::GIT_REVISION.to_owned(),
+            features: crate::env::FEATURES
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            versions: crate::frameworks::REGISTRY
+                .iter()
+                .map(|e| (e.name.to_owned(), e.version().to_owned()))
+                .collect(),
+        }
+    }
+
+    /// The fields that differ from `other`, as `rustc: A → B` lines (framework versions one
+    /// line each).
+    pub fn differences(&self, other: &RunEnvironment) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut field = |name: &str, a: &str, b: &str| {
+            if a != b {
+                out.push(format!("{name}: {a} → {b}"));
+            }
+        };
+        field("rustc", &self.rustc, &other.rustc);
+        field("profile", &self.profile, &other.profile);
+        field("cpu", &self.cpu, &other.cpu);
+        field("cores", &self.cores.to_string(), &other.cores.to_string());
+        field("kernel", &self.kernel, &other.kernel);
+        field("framebench", &self.git_revision, &other.git_revision);
+        field(
+            "features",
+            &self.features.join(","),
+            &other.features.join(","),
+        );
+        for (fw, v) in &self.versions {
+            if let Some(w) = other.versions.get(fw) {
+                field(fw, v, w);
+            }
+        }
+        out
+    }
+}
+
+/// What a figure measures, and which way is worse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Instructions per request (callgrind): exact.
+    Instructions,
+    /// Allocation calls per request (`alloc` + `realloc`): exact.
+    Allocs,
+    /// Bytes allocated per request: exact.
+    Bytes,
+    /// Nanoseconds per request, with an interval.
+    Time,
+    /// Requests per second, with an interval; lower is worse.
+    Rps,
+}
+
+impl Metric {
+    /// Every metric, by the name the gate uses.
+    pub const ALL: [Metric; 5] = [
+        Metric::Instructions,
+        Metric::Allocs,
+        Metric::Bytes,
+        Metric::Time,
+        Metric::Rps,
+    ];
+
+    /// The name used in files and gates.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Instructions => "instructions",
+            Metric::Allocs => "allocs",
+            Metric::Bytes => "bytes",
+            Metric::Time => "time",
+            Metric::Rps => "rps",
+        }
+    }
+
+    /// Whether the figure repeats exactly on one build (no interval needed).
+    pub fn exact(self) -> bool {
+        matches!(self, Metric::Instructions | Metric::Allocs | Metric::Bytes)
+    }
+
+    /// +1 when more is worse, −1 when less is (a rate).
+    fn worse(self) -> f64 {
+        if self == Metric::Rps {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+}
+
+/// One number about one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// What measured it: `allocs`, `callgrind/in_process`, `callgrind/loopback`,
+    /// `criterion/in_process`, `criterion/loopback`, `load`, `quick/in_process`, …
+    pub bench: String,
+    /// Framework name.
+    pub framework: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// `log=off,io=memory`, `c32`, … (what else defines the cell).
+    pub variant: String,
+    /// What the value is.
+    pub metric: Metric,
+    /// The value.
+    pub value: f64,
+    /// The interval of a timed value (absent for an exact count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lo: Option<f64>,
+    /// See `lo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hi: Option<f64>,
+}
+
+impl Figure {
+    /// An exact count.
+    pub fn count(bench: &str, fw: &str, scenario: &str, variant: &str, m: Metric, v: f64) -> Self {
+        Figure {
+            bench: bench.to_owned(),
+            framework: fw.to_owned(),
+            scenario: scenario.to_owned(),
+            variant: variant.to_owned(),
+            metric: m,
+            value: v,
+            lo: None,
+            hi: None,
+        }
+    }
+
+    /// A timed value with its interval.
+    pub fn timed(
+        bench: &str,
+        fw: &str,
+        scenario: &str,
+        variant: &str,
+        m: Metric,
+        e: crate::interval::Estimate,
+    ) -> Self {
+        let bounded = e.bounded();
+        Figure {
+            lo: bounded.then_some(e.lo),
+            hi: bounded.then_some(e.hi),
+            ..Figure::count(bench, fw, scenario, variant, m, e.point)
+        }
+    }
+
+    /// The cell and metric, without the framework (which `--pair` maps).
+    fn slot(&self) -> (String, String, String, Metric) {
+        (
+            self.bench.clone(),
+            self.scenario.clone(),
+            self.variant.clone(),
+            self.metric,
+        )
+    }
+
+    fn name(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            self.bench, self.framework, self.scenario, self.variant
+        )
+    }
+}
+
+/// A results file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// The command that wrote it: `allocs`, `report`, `load`, `compare`, `quick`.
+    pub command: String,
+    /// Where.
+    pub environment: RunEnvironment,
+    /// What.
+    pub figures: Vec<Figure>,
+    /// The command's own detail, for its own readers (`allocs`: its cells with every count
+    /// and error, which `framebench report` prints); `diff` reads only `figures`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
+}
+
+impl Results {
+    /// A file of `command` measured here.
+    pub fn new(command: &str, figures: Vec<Figure>) -> Self {
+        Results {
+            schema: SCHEMA.to_owned(),
+            command: command.to_owned(),
+            environment: RunEnvironment::current(),
+            figures,
+            detail: None,
+        }
+    }
+
+    /// Writes it as pretty JSON, creating the folder.
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+        }
+        let text = serde_json::to_string_pretty(self)? + "\n";
+        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    }
+
+    /// Reads a results file; anything else (not JSON, no schema, another schema) is one line.
+    pub fn read(path: &Path) -> anyhow::Result<Results> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        Results::parse(&text, &path.display().to_string())
+    }
+
+    /// [`Results::read`] of text already read; `what` names it in errors.
+    pub fn parse(text: &str, what: &str) -> anyhow::Result<Results> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|_| anyhow::anyhow!("{what} is not JSON"))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => {
+                anyhow::bail!("{what} has results schema {other}; this framebench reads {SCHEMA}")
+            }
+            None => anyhow::bail!(
+                "{what} is not a framebench results file (no \"schema\"); write one with --json"
+            ),
+        }
+        serde_json::from_value(value)
+            .map_err(|e| anyhow::anyhow!("{what}: not a {SCHEMA} file: {e}"))
+    }
+}
+
+/// One gate: fail when `metric` gets worse by more than `limit` (absolute, or percent).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gate {
+    /// The metric gated.
+    pub metric: Metric,
+    /// How much worse is allowed.
+    pub limit: f64,
+    /// Whether `limit` is in percent of the base.
+    pub percent: bool,
+}
+
+/// Parses `instructions>+1%,allocs>+0`: comma-separated `METRIC>+N` or `METRIC>+N%`.
+pub fn parse_gates(text: &str) -> Result<Vec<Gate>, String> {
+    text.split(',')
+        .map(|part| {
+            let part = part.trim();
+            let bad = |why: &str| format!("--fail-if: '{part}': {why}");
+            let (name, limit) = part
+                .split_once('>')
+                .ok_or_else(|| bad("expected METRIC>+N or METRIC>+N%"))?;
+            let metric = Metric::ALL
+                .into_iter()
+                .find(|m| m.name() == name.trim())
+                .ok_or_else(|| bad("metric is one of instructions, allocs, bytes, time, rps"))?;
+            let limit = limit
+                .trim()
+                .strip_prefix('+')
+                .ok_or_else(|| bad("the limit starts with '+' (how much worse is allowed)"))?;
+            let (number, percent) = match limit.strip_suffix('%') {
+                Some(n) => (n, true),
+                None => (limit, false),
+            };
+            let limit: f64 = number
+                .parse()
+                .ok()
+                .filter(|n: &f64| n.is_finite() && *n >= 0.0)
+                .ok_or_else(|| bad("the limit is a number, e.g. +1 or +1%"))?;
+            Ok(Gate {
+                metric,
+                limit,
+                percent,
+            })
+        })
+        .collect()
+}
+
+/// The largest move of a timed figure between two sequential runs of one build on this
+/// project's machine: criterion put identical builds −27 % and +31 % apart (README,
+/// "Differences"). A timed change counts, prints as a number and can cross a gate only beyond
+/// it, and only when the two intervals separate (docs/methodology.md, "Comparing runs").
+pub const TIME_NOISE_PCT: f64 = 31.0;
+
+/// One cell present in both files.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The base figure.
+    pub base: Figure,
+    /// The new figure.
+    pub new: Figure,
+    /// New − base.
+    pub delta: f64,
+    /// Change in percent of the base (infinite from 0).
+    pub pct: f64,
+    /// For a timed figure: whether the intervals separate and the change exceeds
+    /// [`TIME_NOISE_PCT`]. For an exact count: whether it changed.
+    pub separated: bool,
+}
+
+impl Change {
+    fn of(base: Figure, new: Figure) -> Change {
+        let delta = new.value - base.value;
+        let pct = if base.value == 0.0 {
+            if delta == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY * delta.signum()
+            }
+        } else {
+            100.0 * delta / base.value
+        };
+        let separated = if base.metric.exact() {
+            delta != 0.0
+        } else {
+            // Two independent intervals that do not overlap, and a change larger than two runs
+            // of one build differ here: anything less is not told apart from a rerun.
+            let apart = match (base.lo, base.hi, new.lo, new.hi) {
+                (Some(bl), Some(bh), Some(nl), Some(nh)) => nl - bh > 0.0 || nh - bl < 0.0,
+                _ => false,
+            };
+            apart && pct.abs() > TIME_NOISE_PCT
+        };
+        Change {
+            base,
+            new,
+            delta,
+            pct,
+            separated,
+        }
+    }
+
+    /// How much worse, in the metric's units (negative: better).
+    fn worse_by(&self) -> f64 {
+        self.delta * self.base.metric.worse()
+    }
+
+    /// Whether `gate` fails on this change.
+    pub fn crosses(&self, gate: &Gate) -> bool {
+        if gate.metric != self.base.metric || !self.separated {
+            return false;
+        }
+        let worse_pct = self.pct * self.base.metric.worse();
+        if gate.percent {
+            worse_pct > gate.limit
+        } else {
+            self.worse_by() > gate.limit
+        }
+    }
+
+    /// `+1,234 (+2.1 %)`, or `≈` for a timed change not told apart from a rerun.
+    pub fn text(&self) -> String {
+        let m = self.base.metric;
+        if !m.exact() && !self.separated {
+            return "≈".to_owned();
+        }
+        let abs = match m {
+            Metric::Time => crate::units::fmt_ns(self.delta.abs()),
+            Metric::Rps => format!("{:.0} req/s", self.delta.abs()),
+            _ => crate::units::fmt_count(self.delta.abs()),
+        };
+        let sign = if self.delta < 0.0 { '−' } else { '+' };
+        if self.delta == 0.0 {
+            "0".to_owned()
+        } else if self.pct.is_finite() {
+            format!("{sign}{abs} ({sign}{:.1} %)", self.pct.abs())
+        } else {
+            format!("{sign}{abs} (from 0)")
+        }
+    }
+}
+
+/// What [`compare`] found.
+#[derive(Debug, Default)]
+pub struct Comparison {
+    /// Cells in both, sorted by the size of the change (largest first).
+    pub changes: Vec<Change>,
+    /// Cells only in the base.
+    pub only_base: Vec<String>,
+    /// Cells only in the new file.
+    pub only_new: Vec<String>,
+}
+
+/// Which cells [`compare`] looks at; an empty list keeps all.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    /// Frameworks.
+    pub frameworks: Vec<String>,
+    /// Scenarios.
+    pub scenarios: Vec<String>,
+    /// Variants (substrings: `log=off` keeps `log=off,io=memory`).
+    pub variants: Vec<String>,
+}
+
+impl Filter {
+    fn keeps(&self, f: &Figure) -> bool {
+        (self.frameworks.is_empty() || self.frameworks.contains(&f.framework))
+            && (self.scenarios.is_empty() || self.scenarios.contains(&f.scenario))
+            && (self.variants.is_empty() || self.variants.iter().any(|v| f.variant.contains(v)))
+    }
+}
+
+/// Pairs `base`'s figures with `new`'s by cell. With `pair = Some((a, b))` both lists are the
+/// one file's: `a`'s figures are the base and `b`'s the new, matched by everything but the
+/// framework.
+pub fn compare(
+    base: &[Figure],
+    new: &[Figure],
+    pair: Option<(&str, &str)>,
+    filter: &Filter,
+) -> Comparison {
+    type Key = (String, (String, String, String, Metric));
+    let key = |f: &Figure| -> Key {
+        let fw = if pair.is_some() {
+            String::new()
+        } else {
+            f.framework.clone()
+        };
+        (fw, f.slot())
+    };
+    let side = |figures: &[Figure], fw: Option<&str>| -> BTreeMap<Key, Figure> {
+        figures
+            .iter()
+            .filter(|f| fw.is_none_or(|fw| f.framework == fw))
+            .filter(|f| pair.is_some() || filter.keeps(f))
+            .filter(|f| {
+                // With --pair the framework filter does not apply (the pair names them).
+                pair.is_none()
+                    || ((filter.scenarios.is_empty() || filter.scenarios.contains(&f.scenario))
+                        && (filter.variants.is_empty()
+                            || filter.variants.iter().any(|v| f.variant.contains(v))))
+            })
+            .map(|f| (key(f), f.clone()))
+            .collect()
+    };
+    let (a, b) = match pair {
+        Some((a, b)) => (side(base, Some(a)), side(new, Some(b))),
+        None => (side(base, None), side(new, None)),
+    };
+    let mut out = Comparison::default();
+    for (k, f) in &a {
+        match b.get(k) {
+            Some(g) => out.changes.push(Change::of(f.clone(), g.clone())),
+            None => out
+                .only_base
+                .push(format!("{} {}", f.name(), f.metric.name())),
+        }
+    }
+    for (k, g) in &b {
+        if !a.contains_key(k) {
+            out.only_new
+                .push(format!("{} {}", g.name(), g.metric.name()));
+        }
+    }
+    // Largest relative change first; a timed change that is noise after every separated one.
+    out.changes.sort_by(|x, y| {
+        y.separated
+            .cmp(&x.separated)
+            .then(y.pct.abs().total_cmp(&x.pct.abs()))
+    });
+    out
+}
+
+/// The table of a comparison: terminal text, or Markdown for a pull-request comment.
+pub fn table(c: &Comparison, markdown: bool, paired: bool, base: &str, new: &str) -> String {
+    let mut s = String::new();
+    let fmt_value = |f: &Figure| match f.metric {
+        Metric::Time => match (f.lo, f.hi) {
+            (Some(lo), Some(hi)) => {
+                let pct = 100.0 * (f.value - lo).max(hi - f.value) / f.value.max(1e-9);
+                if pct < 1.0 {
+                    format!("{} ±<1 %", crate::units::fmt_ns(f.value))
+                } else {
+                    format!("{} ±{pct:.0} %", crate::units::fmt_ns(f.value))
+                }
+            }
+            _ => crate::units::fmt_ns(f.value),
+        },
+        Metric::Rps => format!("{:.0}", f.value),
+        _ => crate::units::fmt_count(f.value),
+    };
+    let rows: Vec<[String; 6]> = c
+        .changes
+        .iter()
+        .map(|ch| {
+            let cell = if paired {
+                format!("{} → {}", ch.base.framework, ch.new.framework)
+            } else {
+                ch.new.framework.clone()
+            };
+            [
+                ch.base.bench.clone(),
+                cell,
+                format!("{} {}", ch.base.scenario, ch.base.variant),
+                ch.base.metric.name().to_owned(),
+                format!("{} → {}", fmt_value(&ch.base), fmt_value(&ch.new)),
+                ch.text(),
+            ]
+        })
+        .collect();
+    let heads = [
+        "bench",
+        "framework",
+        "cell",
+        "metric",
+        "base → new",
+        "change",
+    ];
+    if markdown {
+        let _ = writeln!(s, "| {} |", heads.join(" | "));
+        let _ = writeln!(s, "|---|---|---|---|---:|---:|");
+        for r in &rows {
+            let _ = writeln!(s, "| {} |", r.join(" | "));
+        }
+    } else {
+        let mut widths = heads.map(|h| h.chars().count());
+        for r in &rows {
+            for (w, f) in widths.iter_mut().zip(r) {
+                *w = (*w).max(f.chars().count());
+            }
+        }
+        let line = |s: &mut String, fields: &[&str]| {
+            for (i, (f, w)) in fields.iter().zip(widths).enumerate() {
+                let pad = w.saturating_sub(f.chars().count());
+                if i >= 4 {
+                    let _ = write!(s, "{}{f}  ", " ".repeat(pad));
+                } else {
+                    let _ = write!(s, "{f}{}  ", " ".repeat(pad));
+                }
+            }
+            let _ = writeln!(s);
+        };
+        line(&mut s, &heads);
+        for r in &rows {
+            line(&mut s, &r.each_ref().map(String::as_str));
+        }
+    }
+    for (label, cells) in [(base, &c.only_base), (new, &c.only_new)] {
+        if !cells.is_empty() {
+            let _ = writeln!(s, "\nonly in {label} ({}):", cells.len());
+            for cell in cells {
+                let _ = writeln!(s, "{}{cell}", if markdown { "- " } else { "  " });
+            }
+        }
+    }
+    s
+}
+
+/// `framebench diff` arguments.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The base results file (`--json` of allocs, load or compare, or docs/results.json).
+    pub base: std::path::PathBuf,
+    /// The new results file (omit with --pair: both sides come from BASE).
+    pub new: Option<std::path::PathBuf>,
+    /// Two frameworks of one file, `OLD:NEW` (e.g. axum07:axum): NEW's figures against OLD's.
+    #[arg(long, value_name = "OLD:NEW")]
+    pub pair: Option<String>,
+    /// Exit 1 when a change is worse than a limit: `instructions>+1%,allocs>+0` (metrics:
+    /// instructions, allocs, bytes, time, rps; limits `+N` or `+N%`). Repeatable.
+    #[arg(long = "fail-if", value_name = "GATES")]
+    pub fail_if: Vec<String>,
+    /// Markdown, for a pull-request comment.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Only these frameworks (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub frameworks: Vec<String>,
+    /// Only these scenarios (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// Only variants containing one of these (comma-separated, e.g. `log=off`).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
+}
+
+/// The kind of results a command writes: files of one kind compare, others are refused.
+fn kind(command: &str) -> &str {
+    match command {
+        // The bench run's counts and allocs' counts share their `allocs` figures.
+        "report" | "allocs" => "bench",
+        "load" | "compare" => "load",
+        other => other,
+    }
+}
+
+/// Runs `framebench diff`: 0 when no gate fails, 1 when one does, 2 for bad input.
+pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+    let gates: Vec<Gate> = args
+        .fail_if
+        .iter()
+        .map(|g| parse_gates(g))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::usage)?
+        .into_iter()
+        .flatten()
+        .collect();
+    let read = |p: &Path| Results::read(p).map_err(|e| CliError::usage(format!("{e:#}")));
+    let base = read(&args.base)?;
+    let pair = match &args.pair {
+        None => None,
+        Some(p) => Some(
+            p.split_once(':')
+                .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+                .ok_or_else(|| {
+                    CliError::usage(format!("--pair '{p}': expected OLD:NEW, e.g. axum07:axum"))
+                })?,
+        ),
+    };
+    let new = match (&args.new, pair) {
+        (Some(path), _) => read(path)?,
+        (None, Some(_)) => base.clone(),
+        (None, None) => {
+            return Err(CliError::usage(
+                "diff needs two files, or one file and --pair OLD:NEW".into(),
+            ))
+        }
+    };
+    let new_path = args.new.as_deref().unwrap_or(&args.base);
+    if kind(&base.command) != kind(&new.command) {
+        return Err(CliError::usage(format!(
+            "{} holds `{}` results and {} `{}` results: compare files of one kind",
+            args.base.display(),
+            base.command,
+            new_path.display(),
+            new.command
+        )));
+    }
+    if let Some((a, b)) = pair {
+        for (fw, file, path) in [(a, &base, args.base.as_path()), (b, &new, new_path)] {
+            if !file.figures.iter().any(|f| f.framework == fw) {
+                return Err(CliError::usage(format!(
+                    "--pair: no figures of '{fw}' in {}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    // A filter that names nothing in either file is a typo, not an empty comparison.
+    let all = || base.figures.iter().chain(&new.figures);
+    for (flag, names, of) in [
+        (
+            "--frameworks",
+            &args.frameworks,
+            (|f: &Figure| &f.framework) as fn(&Figure) -> &String,
+        ),
+        ("--scenarios", &args.scenarios, |f: &Figure| &f.scenario),
+    ] {
+        if let Some(n) = names.iter().find(|n| !all().any(|f| of(f) == *n)) {
+            return Err(CliError::usage(format!(
+                "{flag}: no figures of '{n}' in either file"
+            )));
+        }
+    }
+    let filter = Filter {
+        frameworks: args.frameworks.clone(),
+        scenarios: args.scenarios.clone(),
+        variants: args.variants.clone(),
+    };
+    let c = compare(&base.figures, &new.figures, pair, &filter);
+    // A gate that has nothing to check would pass whatever happened: refuse it.
+    for g in &gates {
+        if !c.changes.iter().any(|ch| ch.base.metric == g.metric) {
+            return Err(CliError::usage(format!(
+                "--fail-if {}: no {} figures compared (the files hold: {})",
+                g.metric.name(),
+                g.metric.name(),
+                metrics(&base.figures).join(", ")
+            )));
+        }
+    }
+    let (base_name, new_name) = match pair {
+        Some((a, b)) => (a.to_owned(), b.to_owned()),
+        None => (
+            args.base.display().to_string(),
+            new_path.display().to_string(),
+        ),
+    };
+    let env_diff = base.environment.differences(&new.environment);
+    if !env_diff.is_empty() {
+        println!("environments differ (compared anyway):");
+        for d in &env_diff {
+            println!("  {d}");
+        }
+        println!();
+    }
+    let changed = c.changes.iter().filter(|ch| ch.separated).count();
+    println!(
+        "{} figures in both, {} changed{}",
+        c.changes.len(),
+        changed,
+        if c.changes.iter().any(|ch| !ch.base.metric.exact()) {
+            " (a time or rate counts as changed only when the intervals separate and the change \
+             exceeds the run-to-run spread; `≈` otherwise)"
+        } else {
+            ""
+        }
+    );
+    print!(
+        "{}",
+        table(&c, args.markdown, pair.is_some(), &base_name, &new_name)
+    );
+    let mut crossed: Vec<String> = c
+        .changes
+        .iter()
+        .flat_map(|ch| {
+            gates.iter().filter(move |g| ch.crosses(g)).map(move |g| {
+                format!(
+                    "{} {}: {} crosses {}>+{}{}",
+                    ch.new.name(),
+                    ch.base.metric.name(),
+                    ch.text(),
+                    g.metric.name(),
+                    g.limit,
+                    if g.percent { "%" } else { "" }
+                )
+            })
+        })
+        .collect();
+    // A gated figure that the new run no longer has (its cell failed) is not a pass.
+    for cell in &c.only_base {
+        if gates
+            .iter()
+            .any(|g| cell.ends_with(&format!(" {}", g.metric.name())))
+        {
+            crossed.push(format!("{cell}: missing from {new_name}"));
+        }
+    }
+    if crossed.is_empty() {
+        if !gates.is_empty() {
+            println!("\nno gate crossed");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\n{} cell(s) crossed a gate:", crossed.len());
+    for c in &crossed {
+        println!("  {c}");
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// The metrics present in `figures`, by name.
+fn metrics(figures: &[Figure]) -> Vec<&'static str> {
+    let mut m: Vec<Metric> = figures.iter().map(|f| f.metric).collect();
+    m.sort();
+    m.dedup();
+    m.into_iter().map(Metric::name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(fw: &str, m: Metric, v: f64) -> Figure {
+        Figure::count("allocs", fw, "hello", "log=off", m, v)
+    }
+
+    fn timed(fw: &str, v: f64, lo: f64, hi: f64) -> Figure {
+        Figure {
+            lo: Some(lo),
+            hi: Some(hi),
+            ..Figure::count(
+                "criterion/in_process",
+                fw,
+                "hello",
+                "log=off",
+                Metric::Time,
+                v,
+            )
+        }
+    }
+
+    #[test]
+    fn gates_parse_exactly_the_documented_form() {
+        let g = parse_gates("instructions>+1%,allocs>+0").unwrap();
+        assert_eq!(
+            g,
+            [
+                Gate {
+                    metric: Metric::Instructions,
+                    limit: 1.0,
+                    percent: true
+                },
+                Gate {
+                    metric: Metric::Allocs,
+                    limit: 0.0,
+                    percent: false
+                }
+            ]
+        );
+        for bad in [
+            "instructions",
+            "instr>+1%",
+            "allocs>1",
+            "allocs>+x",
+            "allocs>+-1",
+            "allocs<+1",
+            "",
+        ] {
+            let e = parse_gates(bad).unwrap_err();
+            assert!(e.starts_with("--fail-if:"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_exact_count_that_grows_crosses_its_gate_and_an_equal_one_does_not() {
+        let base = [
+            count("a", Metric::Allocs, 10.0),
+            count("a", Metric::Bytes, 100.0),
+        ];
+        let same = compare(&base, &base, None, &Filter::default());
+        let strict = parse_gates("allocs>+0,bytes>+0").unwrap();
+        assert!(same
+            .changes
+            .iter()
+            .all(|c| !c.separated && strict.iter().all(|g| !c.crosses(g))));
+        let new = [
+            count("a", Metric::Allocs, 11.0),
+            count("a", Metric::Bytes, 100.0),
+        ];
+        let c = compare(&base, &new, None, &Filter::default());
+        assert_eq!(c.changes[0].base.metric, Metric::Allocs, "largest first");
+        assert_eq!(c.changes[0].text(), "+1 (+10.0 %)");
+        assert!(c.changes[0].crosses(&strict[0]));
+        assert!(!c.changes[0].crosses(&parse_gates("allocs>+10%").unwrap()[0]));
+        // Fewer allocations are better: no gate fires.
+        let c = compare(&new, &base, None, &Filter::default());
+        assert!(!c.changes[0].crosses(&strict[0]));
+    }
+
+    #[test]
+    fn a_time_change_inside_the_intervals_is_noise_and_never_gates() {
+        let base = [timed("a", 100.0, 90.0, 110.0)];
+        let overlap = [timed("a", 160.0, 105.0, 200.0)];
+        let c = compare(&base, &overlap, None, &Filter::default());
+        assert!(!c.changes[0].separated);
+        assert_eq!(c.changes[0].text(), "≈");
+        assert!(!c.changes[0].crosses(&parse_gates("time>+0").unwrap()[0]));
+        // Intervals apart, but within the run-to-run spread of this machine: `≈`, no gate.
+        let small = [timed("a", 120.0, 115.0, 125.0)];
+        let c = compare(&base, &small, None, &Filter::default());
+        assert!(!c.changes[0].separated);
+        assert_eq!(c.changes[0].text(), "≈");
+        assert!(!c.changes[0].crosses(&parse_gates("time>+1%").unwrap()[0]));
+        // Separated and beyond it: the gate fires.
+        let big = [timed("a", 200.0, 190.0, 210.0)];
+        let c = compare(&base, &big, None, &Filter::default());
+        assert!(c.changes[0].crosses(&parse_gates("time>+1%").unwrap()[0]));
+    }
+
+    #[test]
+    fn pair_maps_one_framework_onto_another_and_lists_the_unmatched() {
+        let figures = [
+            count("old", Metric::Allocs, 5.0),
+            count("new", Metric::Allocs, 7.0),
+            Figure::count("allocs", "new", "json", "log=off", Metric::Allocs, 3.0),
+        ];
+        let c = compare(&figures, &figures, Some(("old", "new")), &Filter::default());
+        assert_eq!(c.changes.len(), 1);
+        assert_eq!(c.changes[0].delta, 2.0);
+        assert_eq!(c.only_new, ["allocs new json log=off allocs"]);
+        assert!(c.only_base.is_empty());
+    }
+}
