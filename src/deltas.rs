@@ -261,7 +261,7 @@ fn vs_raw(
     servers: (&ServerProcess, &ServerProcess),
     rounds: usize,
 ) -> Delta {
-    let raw_name = crate::frameworks::ceiling().map_or("raw", |e| e.name);
+    let raw_name = crate::frameworks::reference().map_or("raw", |e| e.name);
     let delta = empty(
         Kind::VsRaw,
         entry.name,
@@ -461,7 +461,7 @@ fn loopback(
     record: &mut impl FnMut(Delta),
     interrupted: &impl Fn() -> bool,
 ) -> anyhow::Result<()> {
-    let Some(raw_entry) = crate::frameworks::ceiling() else {
+    let Some(raw_entry) = crate::frameworks::reference() else {
         return Ok(());
     };
     let exe = crate::child::framebench_exe()?;

@@ -69,7 +69,7 @@ pub trait Framework: Sized + 'static {
     /// Whether its server counts responses for `serve --max-requests`
     /// ([`crate::server::limit`]), which the loopback callgrind bench needs.
     const COUNTS_REQUESTS: bool = false;
-    /// A floor or ceiling measured for comparison (null, null-hyper010, raw), not a framework.
+    /// A floor or reference measured for comparison (null, null-hyper010, raw), not a framework.
     const BASELINE: bool = false;
     /// Whether each worker thread holds one connection at a time (hyper 0.10's pool: iron,
     /// nickel), so that more connections than threads starve. The quick compare gives such a

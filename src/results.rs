@@ -285,6 +285,130 @@ impl Results {
     }
 }
 
+/// The Bencher measure a metric is tracked as (a slug of Bencher's: `latency` in ns and
+/// `throughput` in operations per second are built in; the others are created on first use).
+fn bmf_measure(m: Metric) -> &'static str {
+    match m {
+        Metric::Instructions => "instructions",
+        Metric::Allocs => "allocations",
+        Metric::Bytes => "bytes-allocated",
+        Metric::Time => "latency",
+        Metric::Rps => "throughput",
+    }
+}
+
+impl Results {
+    /// The figures in Bencher Metric Format: one benchmark per cell
+    /// (`bench/framework/scenario/variant`), one measure per metric, `lower_value` and
+    /// `upper_value` from a timed figure's interval
+    /// (<https://bencher.dev/docs/reference/bencher-metric-format>).
+    pub fn bmf(&self) -> serde_json::Value {
+        let mut benchmarks = serde_json::Map::new();
+        for f in &self.figures {
+            let name = [f.bench.as_str(), &f.framework, &f.scenario, &f.variant]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("/");
+            let mut metric = serde_json::Map::new();
+            metric.insert("value".into(), f.value.into());
+            if let (Some(lo), Some(hi)) = (f.lo, f.hi) {
+                metric.insert("lower_value".into(), lo.into());
+                metric.insert("upper_value".into(), hi.into());
+            }
+            let measures = benchmarks
+                .entry(name)
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+            if let Some(m) = measures.as_object_mut() {
+                m.insert(bmf_measure(f.metric).into(), metric.into());
+            }
+        }
+        serde_json::Value::Object(benchmarks)
+    }
+
+    /// Writes [`Results::bmf`] to `path`.
+    pub fn write_bmf(&self, path: &Path) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(&self.bmf())? + "\n";
+        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    }
+}
+
+/// `--save-baseline NAME` and `--baseline NAME`, as criterion and gungraun users know them: a
+/// run's results file kept under `target/framebench-baselines/NAME/`, and the next run
+/// compared with it without naming files.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BaselineArgs {
+    /// Keep this run's results as the baseline NAME (under target/framebench-baselines/).
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare this run with the baseline NAME saved earlier, as `framebench diff` does.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+}
+
+impl BaselineArgs {
+    /// Checks the names before anything is measured (a bad name is a usage error, and a
+    /// missing baseline is one too: nothing to compare with).
+    pub fn check(&self, command: &str) -> Result<(), CliError> {
+        for name in [&self.save_baseline, &self.baseline].into_iter().flatten() {
+            let ok = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && !name.starts_with('.');
+            if !ok {
+                return Err(CliError::usage(format!(
+                    "baseline name '{name}': use letters, digits, '-', '_' and '.'"
+                )));
+            }
+        }
+        if let Some(name) = &self.baseline {
+            let path = baseline_path(name, command);
+            if !path.exists() {
+                return Err(CliError::usage(format!(
+                    "no baseline '{name}' for `{command}` ({} not found): save one with \
+                     --save-baseline {name}",
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// After a run: compares it with `--baseline`, then saves it as `--save-baseline`.
+    pub fn apply(&self, results: &Results) -> Result<(), CliError> {
+        if let Some(name) = &self.baseline {
+            let path = baseline_path(name, &results.command);
+            let base = Results::read(&path).map_err(|e| CliError::usage(format!("{e:#}")))?;
+            let c = compare(&base.figures, &results.figures, None, &Filter::default());
+            let changed = c.changes.iter().filter(|ch| ch.separated).count();
+            println!(
+                "\nagainst baseline '{name}': {} figures in both, {changed} changed",
+                c.changes.len()
+            );
+            print!("{}", table(&c, false, false, name, "this run"));
+        }
+        if let Some(name) = &self.save_baseline {
+            let path = baseline_path(name, &results.command);
+            results.write(&path).map_err(CliError::fail)?;
+            println!("saved baseline '{name}': {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// Where the baseline `name` of `command` lives.
+fn baseline_path(name: &str, command: &str) -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::PathBuf::from("target"),
+        std::path::PathBuf::from,
+    );
+    target
+        .join("framebench-baselines")
+        .join(name)
+        .join(format!("{command}.json"))
+}
+
 /// One gate: fail when `metric` gets worse by more than `limit` (absolute, or percent).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gate {
@@ -901,6 +1025,80 @@ mod tests {
         let big = [timed("a", 200.0, 190.0, 210.0)];
         let c = compare(&base, &big, None, &Filter::default());
         assert!(c.changes[0].crosses(&parse_gates("time>+1%").unwrap()[0]));
+    }
+
+    /// Bencher's published JSON schema for BMF (https://bencher.dev/bmf.json, draft-07), checked
+    /// here by the rules it uses: an object of non-empty keys, each an object of non-empty keys,
+    /// each an object whose `value` is required and `value`, `lower_value` and `upper_value` are
+    /// numbers; plus the documented limits (measure slug 64 characters, benchmark name 1,024).
+    fn check_bmf(v: &serde_json::Value) -> Result<usize, String> {
+        let benchmarks = v.as_object().ok_or("top level is not an object")?;
+        let mut metrics = 0;
+        for (name, measures) in benchmarks {
+            if name.is_empty() || name.chars().count() > 1024 {
+                return Err(format!("benchmark name '{name}'"));
+            }
+            let measures = measures
+                .as_object()
+                .ok_or(format!("{name}: not an object"))?;
+            for (slug, metric) in measures {
+                if slug.is_empty() || slug.chars().count() > 64 {
+                    return Err(format!("{name}: measure '{slug}'"));
+                }
+                let metric = metric
+                    .as_object()
+                    .ok_or(format!("{name}/{slug}: not an object"))?;
+                if !metric.contains_key("value") {
+                    return Err(format!("{name}/{slug}: no value"));
+                }
+                for key in ["value", "lower_value", "upper_value"] {
+                    if metric.get(key).is_some_and(|x| !x.is_number()) {
+                        return Err(format!("{name}/{slug}: {key} is not a number"));
+                    }
+                }
+                metrics += 1;
+            }
+        }
+        Ok(metrics)
+    }
+
+    #[test]
+    fn bmf_follows_bencher_schema() {
+        let mut r = Results::new(
+            "report",
+            vec![
+                count("axum", Metric::Allocs, 12.0),
+                count("axum", Metric::Bytes, 1096.0),
+                timed("axum", 1700.0, 1680.0, 1720.0),
+                Figure::count(
+                    "callgrind/loopback",
+                    "axum",
+                    "hello",
+                    "",
+                    Metric::Instructions,
+                    15782.0,
+                ),
+            ],
+        );
+        let bmf = r.bmf();
+        assert_eq!(check_bmf(&bmf), Ok(4));
+        assert_eq!(
+            bmf["allocs/axum/hello/log=off"]["allocations"]["value"],
+            12.0
+        );
+        assert_eq!(
+            bmf["criterion/in_process/axum/hello/log=off"]["latency"]["lower_value"],
+            1680.0
+        );
+        assert_eq!(
+            bmf["callgrind/loopback/axum/hello"]["instructions"]["value"],
+            15782.0
+        );
+        // The checker is not a formality: a metric without a value fails it.
+        r.figures.clear();
+        let mut broken = r.bmf();
+        broken["x"] = serde_json::json!({"latency": {"lower_value": 1.0}});
+        assert!(check_bmf(&broken).is_err());
     }
 
     #[test]

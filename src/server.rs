@@ -1,5 +1,5 @@
 //! A blocking accept loop with a clean shutdown, for the servers built on std sockets: iron and
-//! nickel (through hyper 0.10's connection loop) and the `raw` ceiling.
+//! nickel (through hyper 0.10's connection loop) and the `raw` reference.
 //!
 //! hyper 0.10's own `Listening::close` does not stop its threads (its docs say so), so
 //! framebench accepts connections itself and hands each to the framework's connection handler.

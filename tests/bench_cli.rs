@@ -394,5 +394,53 @@ fn diff_finds_no_change_between_repeats_and_gates_a_real_one() {
         &run(&["diff", &a, &b, "--fail-if", "instructions>+0"]),
         "no instructions figures compared",
     );
+
+    // Baselines by name, and the Bencher file beside them.
+    let name = format!("test-{}", std::process::id());
+    let bmf = path("allocs.bmf.json");
+    let save = run(&[
+        "allocs",
+        "null",
+        "--scenarios",
+        "hello",
+        "--bmf",
+        &bmf,
+        "--save-baseline",
+        &name,
+    ]);
+    assert!(save.status.success(), "{save:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bmf).unwrap()).unwrap();
+    assert_eq!(
+        doc["allocs/null/hello/log=off"]["allocations"]["value"]
+            .as_f64()
+            .map(|v| v > 0.0),
+        Some(true)
+    );
+    let again = run(&[
+        "allocs",
+        "null",
+        "--scenarios",
+        "hello",
+        "--baseline",
+        &name,
+    ]);
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{again:?}");
+    assert!(
+        stdout.contains(&format!(
+            "against baseline '{name}': 4 figures in both, 0 changed"
+        )),
+        "{stdout}"
+    );
+    assert_usage_error(
+        &run(&["allocs", "null", "--baseline", "never-saved-here"]),
+        "no baseline 'never-saved-here'",
+    );
+    assert_usage_error(
+        &run(&["allocs", "null", "--save-baseline", "../x"]),
+        "baseline name",
+    );
+    let _ = std::fs::remove_dir_all(format!("target/framebench-baselines/{name}"));
     let _ = std::fs::remove_dir_all(&dir);
 }

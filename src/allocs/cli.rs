@@ -37,6 +37,11 @@ pub struct AllocsArgs {
     /// `target/allocs/allocs.json`, which `framebench report` reads.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Also write the counts in Bencher Metric Format (for `bencher run --adapter json`).
+    #[arg(long, value_name = "PATH")]
+    pub bmf: Option<PathBuf>,
+    #[command(flatten)]
+    pub baselines: crate::results::BaselineArgs,
 }
 
 /// What `--json` writes.
@@ -132,6 +137,7 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
             "this binary's global allocator is not framebench::allocs::Global: nothing can be counted".into(),
         ));
     }
+    args.baselines.check("allocs")?;
     let entries = entries(&args.frameworks)?;
     let scenarios = scenarios(&args.scenarios)?;
     let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
@@ -155,6 +161,9 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
         cells,
     };
     let results = report.results().map_err(CliError::fail)?;
+    if let Some(p) = &args.bmf {
+        results.write_bmf(p).map_err(CliError::fail)?;
+    }
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => {
             let text = serde_json::to_string(&results).map_err(|e| CliError(1, e.to_string()))?;
@@ -173,6 +182,10 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
             println!("wrote {}", p.display());
         }
         None => print_table(&report),
+    }
+    // Not with `--json -`: stdout is the JSON line then.
+    if args.json.as_deref() != Some(std::path::Path::new("-")) {
+        args.baselines.apply(&results)?;
     }
     let failed: Vec<String> = report
         .cells

@@ -71,6 +71,11 @@ pub struct ReportArgs {
     /// the timings a quiet hour.
     #[arg(long)]
     pub allocs_only: bool,
+    /// Also write the run's figures in Bencher Metric Format (for `bencher run --adapter json`).
+    #[arg(long, value_name = "PATH")]
+    pub bmf: Option<PathBuf>,
+    #[command(flatten)]
+    pub baselines: crate::results::BaselineArgs,
 }
 
 /// Runs `framebench profile`.
@@ -143,6 +148,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
 
 /// Runs `framebench report`.
 pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
+    args.baselines.check("report")?;
     let (text, results) = if args.allocs_only {
         let old = std::fs::read_to_string(&args.out)
             .map_err(|e| CliError(1, format!("cannot read {}: {e}", args.out.display())))?;
@@ -170,6 +176,11 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
         };
         results.write(&json).map_err(CliError::fail)?;
         println!("wrote {}", json.display());
+        if let Some(p) = &args.bmf {
+            results.write_bmf(p).map_err(CliError::fail)?;
+            println!("wrote {}", p.display());
+        }
+        args.baselines.apply(&results)?;
     }
     Ok(ExitCode::SUCCESS)
 }

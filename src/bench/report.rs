@@ -1,7 +1,7 @@
 //! `framebench report`: reads criterion's `target/criterion/**/new/{benchmark,estimates}.json`
 //! and gungraun's `target/gungraun/**/summary.json`, and writes docs/results.md: an environment
 //! header, frameworks × scenarios tables, the cost of logging and of disk I/O as deltas, loopback
-//! as a fraction of the `raw` ceiling, instruction counts, and the allocation counts
+//! as a fraction of the `raw` reference, instruction counts, and the allocation counts
 //! `framebench allocs --json target/allocs/allocs.json` wrote ([`write_allocs`]).
 //!
 //! The file is generated; it is never edited by hand. Every figure in it comes from those files.
@@ -155,7 +155,7 @@ fn ordered(names: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
-/// Whether `name` is a floor or ceiling measured for comparison
+/// Whether `name` is a floor or reference measured for comparison
 /// ([`crate::framework::Framework::BASELINE`]), not a framework.
 fn is_baseline(name: &str) -> bool {
     crate::frameworks::find(name).is_some_and(|e| e.baseline)
@@ -457,7 +457,7 @@ fn write_loopback(out: &mut String, timings: &Timings, deltas: &[Delta]) {
     if names.is_empty() {
         return;
     }
-    let raw = crate::frameworks::ceiling().map_or("raw", |e| e.name);
+    let raw = crate::frameworks::reference().map_or("raw", |e| e.name);
     let paired = deltas.iter().any(|d| d.kind == Kind::VsRaw);
     for (client, title) in [
         ("raw-client", "pre-encoded requests, exact-length reads"),

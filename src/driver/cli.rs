@@ -101,6 +101,11 @@ pub struct LoadOpts {
     /// Write the results as JSON, with the environment.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Also write the rates in Bencher Metric Format (for `bencher run --adapter json`).
+    #[arg(long, value_name = "PATH")]
+    pub bmf: Option<PathBuf>,
+    #[command(flatten)]
+    pub baselines: crate::results::BaselineArgs,
     /// Write the results as Markdown tables.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
@@ -288,6 +293,7 @@ fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
 
 fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliError> {
     let title = &format!("framebench {command}");
+    opts.baselines.check(command)?;
     let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
     interrupted();
     let cells = run_plan(&plan, &fixtures, opts.quiet);
@@ -304,6 +310,13 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
     if let Some(p) = &opts.json {
         write(p, report.json(command))?;
     }
+    if let Some(p) = &opts.bmf {
+        report
+            .results(command)
+            .write_bmf(p)
+            .map_err(CliError::fail)?;
+    }
+    opts.baselines.apply(&report.results(command))?;
     if let Some(p) = &opts.markdown {
         write(p, report.markdown())?;
     }
@@ -494,7 +507,7 @@ pub fn quick_loopback(
         runs.push(run_plan_on(&plan, fixtures, false, &mut servers));
     }
     drop(servers);
-    let reference = crate::frameworks::ceiling().map_or("raw", |e| e.name);
+    let reference = crate::frameworks::reference().map_or("raw", |e| e.name);
     let of_reference = ratios_to(reference, &runs);
     let pooled = entries
         .iter()

@@ -88,6 +88,11 @@ impl Report {
     /// measured cells' rates, each with its spread as the interval ([`CellResult::rps_spread`]),
     /// and whose detail is this whole report.
     pub fn json(&self, command: &str) -> String {
+        serde_json::to_string_pretty(&self.results(command)).expect("results serialize")
+    }
+
+    /// The results file [`Report::json`] writes.
+    pub fn results(&self, command: &str) -> crate::results::Results {
         use crate::results::{Figure, Metric, Results};
         let figures = self
             .cells
@@ -127,7 +132,7 @@ impl Report {
             .collect();
         let mut results = Results::new(command, figures);
         results.detail = Some(serde_json::to_value(self).expect("report serializes"));
-        serde_json::to_string_pretty(&results).expect("results serialize")
+        results
     }
 
     /// Cells that did not end `ok`.

@@ -129,8 +129,9 @@ pub fn floor() -> Option<&'static Entry> {
     REGISTRY.iter().find(|e| e.baseline && e.in_process)
 }
 
-/// The loopback ceiling loopback figures are read against: the baseline with a server (`raw`).
-pub fn ceiling() -> Option<&'static Entry> {
+/// The loopback reference loopback figures are read against: the baseline with a server
+/// (`raw`). Not a proven ceiling (docs/methodology.md, "Raw past the quick compare").
+pub fn reference() -> Option<&'static Entry> {
     REGISTRY.iter().find(|e| e.baseline && e.loopback)
 }
 
@@ -156,7 +157,7 @@ pub(crate) struct Canned {
 /// oracle's own table. The baselines serve these; the not-found case is the fallback, not a
 /// row.
 // Fairness: the baselines answer the redis scenario from the seeded value, canned, without
-// asking Redis: they stay the floor and ceiling of the HTTP work alone (docs/methodology.md).
+// asking Redis: they stay the floor and reference of the HTTP work alone (docs/methodology.md).
 pub(crate) fn canned(fixtures: &Fixtures) -> anyhow::Result<Vec<Canned>> {
     SCENARIOS
         .iter()

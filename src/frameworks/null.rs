@@ -46,7 +46,7 @@ impl Framework for Null {
     }
 
     fn serve(&self, _listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        bail!("null is in-process only: it has no server (use raw for the loopback ceiling)")
+        bail!("null is in-process only: it has no server (use raw, the loopback reference)")
     }
 }
 

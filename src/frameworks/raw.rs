@@ -1,11 +1,13 @@
-//! `raw`: the loopback ceiling. A hand-written HTTP/1.1 responder answering every scenario path
+//! `raw`: the loopback reference. A hand-written HTTP/1.1 responder answering every scenario path
 //! with bytes encoded at startup, on non-blocking sockets: one mio (epoll) event loop per
 //! `threads`, each accepting from the shared listener and draining every readable connection,
 //! answering all complete requests of one read with one write (pipelining included). It parses
 //! only the request line and the end of the head, supports keep-alive with the common idle
 //! timeout, and sends no `Date` header. It skips the read that would only say EAGAIN, and polls
-//! for [`SPIN`] before sleeping. Nothing a framework does can cost less, so loopback results are
-//! read as a fraction of it.
+//! for [`SPIN`] before sleeping. Its own code costs least of every server here, and it makes the
+//! fewest syscalls per request, so loopback results are read as a fraction of it; but it is a
+//! reference, not a proven ceiling: may-minihttp has read above it at 2 and 32 connections on
+//! this machine (docs/methodology.md, "Raw past the quick compare").
 //!
 //! It was one thread per connection on blocking sockets until 2026-11-23: at 32 connections on
 //! one core its 32 threads lost to actix (issue 14), so it was not a ceiling.
@@ -27,7 +29,7 @@ use crate::server::limit::Limit;
 /// Largest request head accepted; longer ones get 431.
 const MAX_HEAD: usize = 16 * 1024;
 
-/// The loopback ceiling.
+/// The loopback reference.
 pub struct Raw {
     routes: Arc<Routes>,
     threads: usize,
@@ -119,7 +121,7 @@ const WAKE: Token = Token(usize::MAX - 1);
 /// and 85–125 k for 50 µs; from 16 connections on, events arrive faster than the spin lasts and
 /// it changes nothing. 20 µs keeps most of the gain while an idle gap still shows as idle CPU
 /// (70–78 % at 2 connections, marked `unsat`). No framework measured here spins: this is what
-/// makes raw a ceiling at low concurrency, and its CPU figures there include up to 20 µs of
+/// keeps raw ahead at low concurrency, and its CPU figures there include up to 20 µs of
 /// polling per idle gap (docs/methodology.md).
 const SPIN: Duration = Duration::from_micros(20);
 /// How often a loop looks for connections idle longer than [`KEEP_ALIVE`].
