@@ -5,6 +5,7 @@
 //! expected response of every scenario is defined once, in [`oracle`], and every mode checks
 //! against it before it measures anything.
 
+pub mod ab;
 pub mod allocs;
 pub mod bench;
 pub mod check;

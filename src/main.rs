@@ -86,6 +86,12 @@ enum Command {
     /// Compares two results files (`--json` of allocs, load or compare, or docs/results.json),
     /// or two frameworks of one with --pair; exits 1 when a --fail-if gate is crossed.
     Diff(framebench::results::DiffArgs),
+    /// Times two framebench builds against each other in paired rounds (in-process cells):
+    /// NEW's time over OLD's with its interval, `≈` when it holds 1.00.
+    Ab(framebench::ab::AbArgs),
+    /// Internal: one build's side of `framebench ab`, driven line by line on stdin.
+    #[command(hide = true)]
+    AbWorker,
     /// Writes docs/results.md from criterion's and gungraun's output in target/.
     Report(framebench::bench::cli::ReportArgs),
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
@@ -200,6 +206,9 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 | Command::Report(_)
                 | Command::Allocs(_)
                 | Command::QuickCell { .. }
+                | Command::Diff(_)
+                | Command::Ab(_)
+                | Command::AbWorker
         )
     ) {
         prepare_tools()?;
@@ -236,6 +245,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Allocs(args)) => framebench::allocs::cli::run(args),
         Some(Command::Deltas(args)) => framebench::deltas::run(args),
         Some(Command::Diff(args)) => framebench::results::run(args),
+        Some(Command::Ab(args)) => framebench::ab::run(args),
+        Some(Command::AbWorker) => framebench::ab::worker(),
         Some(Command::QuickCell {
             framework,
             scenario,

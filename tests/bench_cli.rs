@@ -444,3 +444,36 @@ fn diff_finds_no_change_between_repeats_and_gates_a_real_one() {
     let _ = std::fs::remove_dir_all(format!("target/framebench-baselines/{name}"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `framebench ab`: one build against itself compares every requested cell in paired rounds
+/// and prints one row each; a binary that is not a framebench build is refused with one line.
+#[test]
+fn ab_pairs_two_builds_and_refuses_a_foreign_binary() {
+    let out = run(&[
+        "ab",
+        BIN,
+        BIN,
+        "null",
+        "--scenarios",
+        "hello,json",
+        "--restarts",
+        "6",
+        "--rounds",
+        "3",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for scenario in ["hello", "json"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with("null") && l.contains(scenario))
+            .unwrap_or_else(|| panic!("no null {scenario} row: {stdout}"));
+        // The old side's time, then the ratio: `≈ (±…)` or a number with its interval.
+        assert!(row.contains(" ns") && row.contains('±'), "{row}");
+    }
+    assert_usage_error(&run(&["ab", "/bin/true", BIN]), "is not a framebench build");
+    assert_usage_error(
+        &run(&["ab", BIN, BIN, "--scenarios", "nope"]),
+        "unknown scenario",
+    );
+}
