@@ -1,5 +1,5 @@
-//! One results file for the measuring commands (schema [`SCHEMA`]: `allocs`, `load`, `compare`
-//! and `report` write it; `deltas` keeps its own), and `framebench diff`,
+//! One results file for the measuring commands (schema [`SCHEMA`]: the quick compare, `allocs`,
+//! `load`, `compare` and `report` write it; `deltas` keeps its own), and `framebench diff`,
 //! which compares two of them, or two frameworks within one, and gates on a regression.
 //!
 //! A file is a list of [`Figure`]s, each one number about one cell: a bench (`allocs`,
