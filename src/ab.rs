@@ -31,7 +31,8 @@ pub struct AbArgs {
     pub old: PathBuf,
     /// The new build's `framebench` binary (the same path compares a build with itself).
     pub new: PathBuf,
-    /// In-process frameworks to compare (default: every one both builds have).
+    /// In-process frameworks to compare (default: every one of this build; a framework the
+    /// other build lacks is a FAIL row).
     pub frameworks: Vec<String>,
     /// Scenarios, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "hello")]
@@ -61,7 +62,8 @@ impl Worker {
         cmd.arg("ab-worker")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            // A worker that cannot start (no fixtures, say) says why on our stderr.
+            .stderr(Stdio::inherit());
         if let Some(cpu) = cpus.first() {
             cmd.env("FRAMEBENCH_AB_CPU", cpu.to_string());
         }
@@ -107,8 +109,19 @@ impl Worker {
 }
 
 impl Drop for Worker {
+    /// Asks the worker to quit, and kills it if it has not within 2 s (a binary that is not a
+    /// framebench worker may never read its input).
     fn drop(&mut self) {
         let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }

@@ -20,9 +20,11 @@ use crate::oracle::{self, SCENARIOS};
 /// One in-process batch of the quick compare: five of them per cell, median taken.
 pub const SAMPLE: Duration = Duration::from_millis(60);
 
-/// The quick compare as a results file (`framebench diff` reads it): every in-process time
-/// with the batches' range as its interval, the allocation counts, and every loopback rate
-/// with the range of its ratio to `raw` over the passes, carried onto the rate.
+/// The quick compare as a results file (`framebench diff` reads it): every in-process time,
+/// the allocation counts, and every loopback rate. The times and rates carry no interval: the
+/// batches' and passes' range is one process's, and two processes of one build differ by more
+/// (docs/methodology.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
+/// counts exactly. `framebench ab` is the comparison of times.
 pub fn results(
     rows: &[(&'static str, Vec<Cell>)],
     allocs: &Result<Allocs, String>,
@@ -30,7 +32,6 @@ pub fn results(
     setup: &QuickLoopback,
     options: Options,
 ) -> crate::results::Results {
-    use crate::interval::Estimate;
     use crate::results::{Figure, Metric};
     let variant = options.label();
     let mut figures = Vec::new();
@@ -38,18 +39,13 @@ pub fn results(
         for (cell, s) in cells.iter().zip(SCENARIOS) {
             if let Cell::Time(t) = cell {
                 let ns = t.median.as_secs_f64() * 1e9;
-                let spread = ns * t.spread_pct / 100.0;
-                figures.push(Figure::timed(
+                figures.push(Figure::count(
                     "quick/in_process",
                     name,
                     s.name,
                     &variant,
                     Metric::Time,
-                    Estimate {
-                        point: ns,
-                        lo: ns - spread,
-                        hi: ns + spread,
-                    },
+                    ns,
                 ));
             }
         }
@@ -59,36 +55,18 @@ pub fn results(
             figures.extend(r.figures);
         }
     }
+    let loopback_variant = format!("{variant},c{}", setup.connections);
     for c in loopback
         .iter()
         .filter(|c| c.status == Status::Ok && c.rps > 0.0)
     {
-        let ratio = setup
-            .of_reference
-            .iter()
-            .find(|r| r.target == c.target && r.scenario == c.scenario)
-            .map(|r| r.ratio);
-        // The reference itself, or a cell without a ratio, has no interval: `diff` prints `≈`.
-        let e = ratio.filter(Estimate::bounded).map_or(
-            Estimate {
-                point: c.rps,
-                lo: f64::NEG_INFINITY,
-                hi: f64::INFINITY,
-            },
-            |r| Estimate {
-                point: c.rps,
-                lo: c.rps * r.lo / r.point,
-                hi: c.rps * r.hi / r.point,
-            },
-        );
-        let variant = format!("{variant},c{}", setup.connections);
-        figures.push(Figure::timed(
+        figures.push(Figure::count(
             "quick/loopback",
             &c.target,
             &c.scenario,
-            &variant,
+            &loopback_variant,
             Metric::Rps,
-            e,
+            c.rps,
         ));
     }
     crate::results::Results::new("quick", figures)

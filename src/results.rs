@@ -341,7 +341,8 @@ pub struct BaselineArgs {
     /// Keep this run's results as the baseline NAME (under target/framebench-baselines/).
     #[arg(long, value_name = "NAME")]
     pub save_baseline: Option<String>,
-    /// Compare this run with the baseline NAME saved earlier, as `framebench diff` does.
+    /// Print this run against the baseline NAME saved earlier, as `framebench diff` prints it
+    /// (no gate: run `framebench diff --fail-if` on the saved files for one).
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
 }

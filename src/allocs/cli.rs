@@ -138,6 +138,13 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
         ));
     }
     args.baselines.check("allocs")?;
+    if args.json.as_deref() == Some(std::path::Path::new("-"))
+        && (args.baselines.baseline.is_some() || args.baselines.save_baseline.is_some())
+    {
+        return Err(CliError::usage(
+            "--json - writes only JSON to stdout: use --json PATH with a baseline".into(),
+        ));
+    }
     let entries = entries(&args.frameworks)?;
     let scenarios = scenarios(&args.scenarios)?;
     let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
@@ -183,10 +190,7 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
         }
         None => print_table(&report),
     }
-    // Not with `--json -`: stdout is the JSON line then.
-    if args.json.as_deref() != Some(std::path::Path::new("-")) {
-        args.baselines.apply(&results)?;
-    }
+    args.baselines.apply(&results)?;
     let failed: Vec<String> = report
         .cells
         .iter()

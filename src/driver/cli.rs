@@ -316,13 +316,14 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
             .write_bmf(p)
             .map_err(CliError::fail)?;
     }
-    opts.baselines.apply(&report.results(command))?;
     if let Some(p) = &opts.markdown {
         write(p, report.markdown())?;
     }
     if let Some(p) = &opts.plot {
         plot::draw(&report.cells, p, title).map_err(CliError::fail)?;
     }
+    // After every output is written: a baseline that cannot be read loses nothing measured.
+    opts.baselines.apply(&report.results(command))?;
     if interrupted().load(Ordering::Relaxed) {
         eprintln!("interrupted: child servers stopped");
         return Ok(ExitCode::from(130));
