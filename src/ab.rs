@@ -260,19 +260,9 @@ fn cell(
                     *batch.insert(n)
                 }
             };
-            // A warm-up round, then A B, B A, …
-            old.time(n)?;
-            new.time(n)?;
-            let (mut a, mut b) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
-            for r in 0..rounds {
-                if r % 2 == 0 {
-                    a.push(old.time(n)?);
-                    b.push(new.time(n)?);
-                } else {
-                    b.push(new.time(n)?);
-                    a.push(old.time(n)?);
-                }
-            }
+            // A warm-up round, then A B, B A, … as `framebench deltas` pairs its sides.
+            let (a, b) =
+                crate::deltas::paired(rounds, |side| if side { new.time(n) } else { old.time(n) })?;
             let pair: Vec<f64> = a.iter().zip(&b).map(|(a, b)| b / a).collect();
             ratios.extend(interval::median_interval(&pair).map(|e| e.point));
             olds.extend(interval::median_interval(&a).map(|e| e.point));

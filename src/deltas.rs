@@ -164,7 +164,7 @@ pub fn read(path: &std::path::Path) -> anyhow::Result<Report> {
 
 /// Times two sides alternately: `time(false)` is A, `time(true)` B, each returning ns per
 /// request of one batch. Returns A's and B's times in round order.
-fn paired(
+pub(crate) fn paired(
     rounds: usize,
     mut time: impl FnMut(bool) -> anyhow::Result<f64>,
 ) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {

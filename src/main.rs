@@ -458,11 +458,9 @@ fn quick_compare() -> Result<ExitCode, CliError> {
     let failed = quick::print_both(&rows, &allocs, &loopback, &setup, options, sample);
     // The same figures as a results file, for `framebench diff` against a later quick compare.
     let results = quick::results(&rows, &allocs, &loopback, &setup, options);
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || std::path::PathBuf::from("target"),
-        std::path::PathBuf::from,
-    );
-    let path = target.join("quick").join("results.json");
+    let path = framebench::results::target_dir()
+        .join("quick")
+        .join("results.json");
     match results.write(&path) {
         Ok(()) => println!("wrote {} (framebench diff reads it)", path.display()),
         Err(e) => eprintln!("results file not written: {e:#}"),

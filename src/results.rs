@@ -252,12 +252,7 @@ impl Results {
 
     /// Writes it as pretty JSON, creating the folder.
     pub fn write(&self, path: &Path) -> anyhow::Result<()> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
-        }
-        let text = serde_json::to_string_pretty(self)? + "\n";
-        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+        write_json(path, self)
     }
 
     /// Reads a results file; anything else (not JSON, no schema, another schema) is one line.
@@ -283,6 +278,25 @@ impl Results {
         serde_json::from_value(value)
             .map_err(|e| anyhow::anyhow!("{what}: not a {SCHEMA} file: {e}"))
     }
+}
+
+/// Writes `value` as pretty JSON to `path`, creating its folder.
+fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
+/// The cargo target folder framebench keeps its own files under: `$CARGO_TARGET_DIR`, else
+/// `target`.
+pub fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::PathBuf::from("target"),
+        std::path::PathBuf::from,
+    )
 }
 
 /// The Bencher measure a metric is tracked as (a slug of Bencher's: `latency` in ns and
@@ -328,8 +342,7 @@ impl Results {
 
     /// Writes [`Results::bmf`] to `path`.
     pub fn write_bmf(&self, path: &Path) -> anyhow::Result<()> {
-        let text = serde_json::to_string_pretty(&self.bmf())? + "\n";
-        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+        write_json(path, &self.bmf())
     }
 }
 
@@ -400,11 +413,7 @@ impl BaselineArgs {
 
 /// Where the baseline `name` of `command` lives.
 fn baseline_path(name: &str, command: &str) -> std::path::PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || std::path::PathBuf::from("target"),
-        std::path::PathBuf::from,
-    );
-    target
+    target_dir()
         .join("framebench-baselines")
         .join(name)
         .join(format!("{command}.json"))
@@ -573,10 +582,15 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn keeps(&self, f: &Figure) -> bool {
-        (self.frameworks.is_empty() || self.frameworks.contains(&f.framework))
-            && (self.scenarios.is_empty() || self.scenarios.contains(&f.scenario))
+    /// Whether the scenario and variant filters keep `f`.
+    fn keeps_cell(&self, f: &Figure) -> bool {
+        (self.scenarios.is_empty() || self.scenarios.contains(&f.scenario))
             && (self.variants.is_empty() || self.variants.iter().any(|v| f.variant.contains(v)))
+    }
+
+    /// Whether every filter keeps `f`.
+    fn keeps(&self, f: &Figure) -> bool {
+        (self.frameworks.is_empty() || self.frameworks.contains(&f.framework)) && self.keeps_cell(f)
     }
 }
 
@@ -602,13 +616,10 @@ pub fn compare(
         figures
             .iter()
             .filter(|f| fw.is_none_or(|fw| f.framework == fw))
-            .filter(|f| pair.is_some() || filter.keeps(f))
-            .filter(|f| {
-                // With --pair the framework filter does not apply (the pair names them).
-                pair.is_none()
-                    || ((filter.scenarios.is_empty() || filter.scenarios.contains(&f.scenario))
-                        && (filter.variants.is_empty()
-                            || filter.variants.iter().any(|v| f.variant.contains(v))))
+            // With --pair the framework filter does not apply (the pair names them).
+            .filter(|f| match pair {
+                Some(_) => filter.keeps_cell(f),
+                None => filter.keeps(f),
             })
             .map(|f| (key(f), f.clone()))
             .collect()

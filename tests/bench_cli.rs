@@ -441,7 +441,11 @@ fn diff_finds_no_change_between_repeats_and_gates_a_real_one() {
         &run(&["allocs", "null", "--save-baseline", "../x"]),
         "baseline name",
     );
-    let _ = std::fs::remove_dir_all(format!("target/framebench-baselines/{name}"));
+    let _ = std::fs::remove_dir_all(
+        framebench::results::target_dir()
+            .join("framebench-baselines")
+            .join(&name),
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

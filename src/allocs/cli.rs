@@ -177,14 +177,7 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
             println!("{text}");
         }
         Some(p) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
-            }
-            let text =
-                serde_json::to_string_pretty(&results).map_err(|e| CliError(1, e.to_string()))?;
-            std::fs::write(p, text + "\n")
-                .map_err(|e| CliError(1, format!("cannot write {}: {e}", p.display())))?;
+            results.write(p).map_err(CliError::fail)?;
             print_table(&report);
             println!("wrote {}", p.display());
         }

@@ -307,14 +307,13 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
         std::fs::write(path, text)
             .map_err(|e| CliError(1, format!("cannot write {}: {e}", path.display())))
     };
+    let results = report.results(command);
     if let Some(p) = &opts.json {
-        write(p, report.json(command))?;
+        let text = serde_json::to_string_pretty(&results).expect("results serialize");
+        write(p, text)?;
     }
     if let Some(p) = &opts.bmf {
-        report
-            .results(command)
-            .write_bmf(p)
-            .map_err(CliError::fail)?;
+        results.write_bmf(p).map_err(CliError::fail)?;
     }
     if let Some(p) = &opts.markdown {
         write(p, report.markdown())?;
@@ -323,7 +322,7 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
         plot::draw(&report.cells, p, title).map_err(CliError::fail)?;
     }
     // After every output is written: a baseline that cannot be read loses nothing measured.
-    opts.baselines.apply(&report.results(command))?;
+    opts.baselines.apply(&results)?;
     if interrupted().load(Ordering::Relaxed) {
         eprintln!("interrupted: child servers stopped");
         return Ok(ExitCode::from(130));

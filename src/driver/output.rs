@@ -84,14 +84,9 @@ impl Report {
         )
     }
 
-    /// JSON text: a results file of `command` (`load` or `compare`) whose figures are the
+    /// This report as a results file of `command` (`load` or `compare`): its figures are the
     /// measured cells' rates, each with its spread as the interval ([`CellResult::rps_spread`]),
-    /// and whose detail is this whole report.
-    pub fn json(&self, command: &str) -> String {
-        serde_json::to_string_pretty(&self.results(command)).expect("results serialize")
-    }
-
-    /// The results file [`Report::json`] writes.
+    /// and its detail is this whole report; `--json` writes it.
     pub fn results(&self, command: &str) -> crate::results::Results {
         use crate::results::{Figure, Metric, Results};
         let figures = self
