@@ -8,6 +8,7 @@
 pub mod ab;
 pub mod allocs;
 pub mod bench;
+pub(crate) mod chart;
 pub mod check;
 pub mod child;
 pub mod cli;

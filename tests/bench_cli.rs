@@ -200,6 +200,40 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     );
     assert!(text.contains("## Environment"), "{text}");
     assert!(text.contains("| null | 1,234 |"), "{text}");
+    // The charts: drawn beside the report, embedded above its tables, and well-formed SVG
+    // that names the floor as one.
+    let charts = text.find("## Charts").expect("a charts section");
+    assert!(charts < text.find("## In-process: time per request").unwrap());
+    for (metric, label) in [("time", "42 ns"), ("instructions", "1,234")] {
+        let link = format!("![hello {metric}](results/hello-{metric}.svg)");
+        assert!(text.contains(&link), "{link} missing:\n{text}");
+        let svg = std::fs::read_to_string(dir.join(format!("results/hello-{metric}.svg"))).unwrap();
+        let doc = roxmltree::Document::parse(&svg).expect("the chart parses as XML");
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        assert!(texts.contains(&"null (floor)"), "{texts:?}");
+        assert!(texts.contains(&label), "{label} not in {texts:?}");
+    }
+    // No loopback figures, no loopback chart.
+    assert!(!dir.join("results/hello-loopback.svg").exists());
+    let out = run(&[
+        "report",
+        "--target-dir",
+        dir.to_str().unwrap(),
+        "--out",
+        dir.join("bare.md").to_str().unwrap(),
+        "--no-charts",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let bare = std::fs::read_to_string(dir.join("bare.md")).unwrap();
+    assert!(
+        !bare.contains("## Charts") && !dir.join("bare").exists(),
+        "{bare}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

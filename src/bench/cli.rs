@@ -71,6 +71,10 @@ pub struct ReportArgs {
     /// the timings a quiet hour.
     #[arg(long)]
     pub allocs_only: bool,
+    /// Leave the charts out (they are drawn into a folder named after `--out`, beside it:
+    /// `docs/results/` for `docs/results.md`).
+    #[arg(long)]
+    pub no_charts: bool,
     /// Also write the run's figures in Bencher Metric Format (for `bencher run --adapter json`).
     #[arg(long, value_name = "PATH")]
     pub bmf: Option<PathBuf>,
@@ -156,7 +160,21 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
         println!("--allocs-only: the results file beside the report is left as it was");
         (text, None)
     } else {
-        let (text, results) = report::generate(&args.target_dir).map_err(CliError::fail)?;
+        // The charts go in a folder named after the report, beside it: docs/results.md →
+        // docs/results/.
+        let stem = args
+            .out
+            .file_stem()
+            .map_or("results".into(), |s| s.to_string_lossy().into_owned());
+        let dir = args.out.with_file_name(&stem);
+        let (text, results) = report::generate(
+            &args.target_dir,
+            (!args.no_charts).then_some((dir.as_path(), stem.as_str())),
+        )
+        .map_err(CliError::fail)?;
+        if !args.no_charts {
+            println!("wrote the charts into {}", dir.display());
+        }
         (text, Some(results))
     };
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -167,8 +167,13 @@ fn scenario_header(first: &str) -> Vec<String> {
         .collect()
 }
 
-/// Builds the whole report from the files under `target_dir`.
-pub fn generate(target_dir: &Path) -> anyhow::Result<(String, crate::results::Results)> {
+/// Builds the whole report from the files under `target_dir`; with `charts`, draws its charts
+/// into that folder (`(folder, the folder as the report links to it)`) and embeds them above
+/// the tables.
+pub fn generate(
+    target_dir: &Path,
+    charts: Option<(&Path, &str)>,
+) -> anyhow::Result<(String, crate::results::Results)> {
     let (timings, newest) = read_criterion(&target_dir.join("criterion"))?;
     let counts = read_gungraun(&target_dir.join("gungraun"))?;
     let allocs = read_allocs(&target_dir.join(ALLOCS_JSON))?;
@@ -187,6 +192,14 @@ pub fn generate(target_dir: &Path) -> anyhow::Result<(String, crate::results::Re
     write_preamble(&mut out);
     write_environment(&mut out, newest);
     write_reading(&mut out);
+    if let Some((dir, link)) = charts {
+        let sources = super::charts::Sources {
+            timings: timings.0,
+            counts: &counts,
+            allocs: &allocs,
+        };
+        super::charts::write(&mut out, &sources, dir, link)?;
+    }
     write_in_process(&mut out, &timings);
     write_differences(&mut out, &deltas);
     write_counts(&mut out, &counts, "loopback");

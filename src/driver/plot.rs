@@ -12,9 +12,11 @@ use plotters::prelude::*;
 
 use super::stats::{CellResult, Status};
 
-const FONT: &str = "sans-serif";
+/// The font family every chart uses: DejaVu Sans, registered by [`register_font`].
+pub(crate) const FONT: &str = "sans-serif";
 
-fn register_font() {
+/// Registers DejaVu Sans (regular and bold) as [`FONT`], once per process.
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
@@ -118,28 +120,55 @@ fn panels(cells: &[CellResult]) -> Vec<Panel> {
     out
 }
 
+/// Something drawn onto any plotters backend: [`to_file`] picks SVG or PNG for it.
+pub(crate) trait Drawing {
+    /// Draws onto `root`.
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Draws `what` to `path`, `.svg` or `.png` by its extension, `size` pixels.
+pub(crate) fn to_file(path: &Path, size: (u32, u32), what: &impl Drawing) -> anyhow::Result<()> {
+    register_font();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("svg") => {
+            let root = SVGBackend::new(path, size).into_drawing_area();
+            what.draw_on(&root)?;
+            root.present().map_err(|e| anyhow!("{e}"))
+        }
+        Some("png") => {
+            let root = BitMapBackend::new(path, size).into_drawing_area();
+            what.draw_on(&root)?;
+            root.present().map_err(|e| anyhow!("{e}"))
+        }
+        _ => bail!("chart file must end in .svg or .png: {}", path.display()),
+    }
+}
+
 /// Draws `cells` to `path` (`.svg` or `.png`), titled `title`.
 pub fn draw(cells: &[CellResult], path: &Path, title: &str) -> anyhow::Result<()> {
-    register_font();
     let panels = panels(cells);
     if panels.is_empty() {
         bail!("nothing to plot: no cell was measured successfully");
     }
     let size = (1400, 50 + 460 * panels.len() as u32);
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("svg") => {
-            let root = SVGBackend::new(path, size).into_drawing_area();
-            draw_on(&root, &panels, title)?;
-            root.present().map_err(|e| anyhow!("{e}"))?;
-        }
-        Some("png") => {
-            let root = BitMapBackend::new(path, size).into_drawing_area();
-            draw_on(&root, &panels, title)?;
-            root.present().map_err(|e| anyhow!("{e}"))?;
-        }
-        _ => bail!("plot file must end in .svg or .png: {}", path.display()),
+    to_file(path, size, &Figure { panels, title })
+}
+
+/// The sweep's figure: a title over one row per scenario.
+struct Figure<'a> {
+    panels: Vec<Panel>,
+    title: &'a str,
+}
+
+impl Drawing for Figure<'_> {
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw_on(root, &self.panels, self.title)
     }
-    Ok(())
 }
 
 fn draw_on<DB: DrawingBackend>(
@@ -320,6 +349,8 @@ where
 }
 
 /// A plotters error as an `anyhow` one.
-fn plot_error<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> anyhow::Error {
+pub(crate) fn plot_error<E: std::error::Error + Send + Sync>(
+    e: DrawingAreaErrorKind<E>,
+) -> anyhow::Error {
     anyhow!("plot: {e:?}")
 }
