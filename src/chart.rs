@@ -65,6 +65,9 @@ pub(crate) struct Bar {
     pub(crate) interval: Option<(f64, f64)>,
     /// Framework, floor or reference.
     pub(crate) kind: Kind,
+    /// Drawn pale: a figure that is not about the thing it names (a rate the server did not
+    /// set), still shown so that the bar is not missing.
+    pub(crate) faded: bool,
 }
 
 impl Bar {
@@ -75,6 +78,7 @@ impl Bar {
             value,
             interval: interval.filter(|(lo, hi)| lo.is_finite() && hi.is_finite()),
             kind: Kind::of(name),
+            faded: false,
         }
     }
 }
@@ -262,7 +266,7 @@ where
         .map_err(plot_error)?;
     for (k, bar) in bars.iter().enumerate() {
         let y = row_y(k);
-        let color = bar.kind.color();
+        let color = bar.kind.color().mix(if bar.faded { 0.35 } else { 1.0 });
         chart
             .draw_series(std::iter::once(Rectangle::new(
                 [(0.0, y - 0.36), (bar.value, y + 0.36)],

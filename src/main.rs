@@ -33,6 +33,10 @@ struct Cli {
     /// the quick compare.
     #[arg(long)]
     full: bool,
+    /// With no command: print the quick compare's long table (one row per framework ×
+    /// scenario, every column; the same as target/quick/long.md) instead of its compact view.
+    #[arg(long, conflicts_with = "full")]
+    long: bool,
 }
 
 #[derive(Subcommand)]
@@ -215,7 +219,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
     match cli.command {
         None if cli.full => framebench::driver::cli::full_sweep(),
-        None => quick_compare(),
+        None => quick_compare(cli.long),
         Some(Command::Load(args)) => framebench::driver::cli::load(args),
         Some(Command::Compare(args)) => framebench::driver::cli::compare(args),
         Some(Command::List) => {
@@ -433,7 +437,7 @@ fn quick_cell(framework: &str, scenario: &str) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn quick_compare() -> Result<ExitCode, CliError> {
+fn quick_compare(long: bool) -> Result<ExitCode, CliError> {
     let started = std::time::Instant::now();
     let fixtures = load_fixtures()?;
     prepare_entries(REGISTRY);
@@ -455,15 +459,49 @@ fn quick_compare() -> Result<ExitCode, CliError> {
     // The loopback cells get what is left of the quick compare's time.
     let budget = framebench::driver::cli::QUICK_BUDGET.saturating_sub(started.elapsed());
     let (loopback, setup) = framebench::driver::cli::quick_loopback(&fixtures, options, budget);
-    let failed = quick::print_both(&rows, &allocs, &loopback, &setup, options, sample);
-    // The same figures as a results file, for `framebench diff` against a later quick compare.
-    let results = quick::results(&rows, &allocs, &loopback, &setup, options);
-    let path = framebench::results::target_dir()
-        .join("quick")
-        .join("results.json");
-    match results.write(&path) {
-        Ok(()) => println!("wrote {} (framebench diff reads it)", path.display()),
-        Err(e) => eprintln!("results file not written: {e:#}"),
+    let run = quick::Run {
+        rows,
+        allocs,
+        loopback,
+        setup,
+        options,
+        sample,
+    };
+    // The first screen is the compact view; the long table, the results file (for `framebench
+    // diff` against a later quick compare) and the chart go to files, and `--long` prints the
+    // long table instead.
+    let dir = framebench::results::target_dir().join("quick");
+    let (table, failed) = run.long();
+    let long_path = dir.join("long.md");
+    let chart_path = dir.join("summary.svg");
+    let json_path = dir.join("results.json");
+    let mut written = Vec::new();
+    let mut lost = Vec::new();
+    let mut note = |what: &str, path: &std::path::Path, r: anyhow::Result<()>| match r {
+        Ok(()) => written.push(format!("{what}: {}", path.display())),
+        Err(e) => lost.push(format!("{what} not written: {e:#}")),
+    };
+    note(
+        "long table",
+        &long_path,
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&long_path, &table))
+            .map_err(anyhow::Error::from),
+    );
+    note(
+        "results (framebench diff reads them)",
+        &json_path,
+        quick::results(&run).write(&json_path),
+    );
+    note("chart", &chart_path, run.chart(&chart_path));
+    if long {
+        print!("{table}");
+    } else {
+        let files = format!("Files: {}.", written.join(" · "));
+        print!("{}", run.compact(&files));
+    }
+    for l in &lost {
+        eprintln!("{l}");
     }
     Ok(if failed > 0 {
         ExitCode::from(1)

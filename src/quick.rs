@@ -4,9 +4,11 @@
 //! allocations of one dispatch, counted by `framebench allocs` in a child process
 //! ([`crate::allocs::cli::spawn`]) so that counting never shares a process with the timing.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::allocs::cli::Report as Allocs;
+use crate::chart::{Bar, Kind, Panel};
 use crate::check;
 use crate::driver::cli::QuickLoopback;
 use crate::driver::output::{bound_mark, kilo, per_req, us, BOUND_LEGEND};
@@ -25,14 +27,16 @@ pub const SAMPLE: Duration = Duration::from_millis(60);
 /// batches' and passes' range is one process's, and two processes of one build differ by more
 /// (docs/methodology.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
 /// counts exactly. `framebench ab` is the comparison of times.
-pub fn results(
-    rows: &[(&'static str, Vec<Cell>)],
-    allocs: &Result<Allocs, String>,
-    loopback: &[CellResult],
-    setup: &QuickLoopback,
-    options: Options,
-) -> crate::results::Results {
+pub fn results(run: &Run) -> crate::results::Results {
     use crate::results::{Figure, Metric};
+    let Run {
+        rows,
+        allocs,
+        loopback,
+        setup,
+        options,
+        ..
+    } = run;
     let variant = options.label();
     let mut figures = Vec::new();
     for (name, cells) in rows {
@@ -167,60 +171,343 @@ fn measure_cell(
     }
 }
 
-/// Prints in-process and loopback columns for every framework × scenario, with the
-/// environment. Returns the number of failed cells.
-pub fn print_both(
-    rows: &[(&'static str, Vec<Cell>)],
-    allocs: &Result<Allocs, String>,
-    loopback: &[CellResult],
-    setup: &QuickLoopback,
-    options: Options,
-    sample: Duration,
-) -> usize {
-    print_both_header(setup, options, sample);
-    let mut notes = Notes::default();
-    let names = crate::frameworks::REGISTRY
-        .iter()
-        .map(|e| e.name)
-        .filter(|n| rows.iter().any(|(r, _)| r == n) || loopback.iter().any(|c| c.target == *n));
-    for name in names {
-        for (k, s) in SCENARIOS.iter().enumerate() {
-            let cell = rows.iter().find(|(n, _)| *n == name).map(|(_, c)| &c[k]);
-            let inproc =
-                in_process_text(cell, &mut notes, || format!("{name} {} in-process", s.name));
-            let allocs = allocs_text(allocs, name, s.name, &mut notes);
-            let find = |target: &str| {
-                loopback
-                    .iter()
-                    .find(|c| c.target == target && c.scenario == s.name)
-            };
-            let lb = find(name);
-            let ratio = setup
-                .of_reference
-                .iter()
-                .find(|r| r.target == name && r.scenario == s.name)
-                .map(|r| &r.ratio);
-            let [rps, of_raw, bound, user, sys, p99, cpu, rss] =
-                loopback_texts(lb, ratio, &mut notes, || {
-                    format!("{name} {} loopback", s.name)
-                });
-            println!(
-                "| {name:<14} | {:<10} | {inproc:>13} | {allocs:>10} | {rps:>10} | {of_raw:>12} | {bound:<12} | {user:>9} | {sys:>9} | {p99:>10} | {cpu:>7} | {rss:>8} |",
-                s.name
-            );
-        }
-    }
-    println!();
-    println!("{BOUND_LEGEND}");
-    notes.print()
+/// Everything one quick compare measured: the in-process rows, the allocation counts, the
+/// loopback cells and how they were run.
+pub struct Run {
+    /// In-process cells per framework, in the oracle's scenario order.
+    pub rows: Vec<(&'static str, Vec<Cell>)>,
+    /// The allocation counts of `framebench allocs`, or why there are none.
+    pub allocs: Result<Allocs, String>,
+    /// The loopback cells.
+    pub loopback: Vec<CellResult>,
+    /// How the loopback cells were run.
+    pub setup: QuickLoopback,
+    /// Logging, io and threads.
+    pub options: Options,
+    /// The in-process batch length.
+    pub sample: Duration,
 }
 
-/// The lines above the combined table: what was measured, how, and the table's head.
-fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) {
+/// Width of the compact view's first column, and of each scenario's column.
+const NAME_WIDTH: usize = 13;
+const COLUMN_WIDTH: usize = 11;
+/// The compact view's legend and notes wrap at this width (its table is 97 columns).
+pub const SCREEN_WIDTH: usize = 100;
+
+impl Run {
+    /// The frameworks with a row, in registry order.
+    fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        crate::frameworks::REGISTRY
+            .iter()
+            .map(|e| e.name)
+            .filter(|n| {
+                self.rows.iter().any(|(r, _)| r == n)
+                    || self.loopback.iter().any(|c| c.target == *n)
+            })
+    }
+
+    /// The in-process cell of `name` × scenario `k`.
+    fn in_process(&self, name: &str, k: usize) -> Option<&Cell> {
+        self.rows
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| &c[k])
+    }
+
+    /// The loopback cell of `name` × `scenario`.
+    fn loopback(&self, name: &str, scenario: &str) -> Option<&CellResult> {
+        self.loopback
+            .iter()
+            .find(|c| c.target == name && c.scenario == scenario)
+    }
+
+    /// The in-process time of `name` × scenario `k` in µs, when measured.
+    fn time_us(&self, name: &str, k: usize) -> Option<f64> {
+        match self.in_process(name, k) {
+            Some(Cell::Time(t)) => Some(t.median.as_secs_f64() * 1e6),
+            _ => None,
+        }
+    }
+
+    /// The loopback rate of `name` × `scenario` in req/s and whether it is the server's own
+    /// (the server was saturated), when measured.
+    fn rate(&self, name: &str, scenario: &str) -> Option<(f64, bool)> {
+        self.loopback(name, scenario)
+            .filter(|c| c.status == Status::Ok && c.rps > 0.0)
+            .map(|c| (c.rps, bound_mark(c).is_empty()))
+    }
+
+    /// The best framework of scenario `k`: the lowest in-process time, and the highest
+    /// loopback rate among the cells whose server was saturated. Floors and the reference are
+    /// not frameworks and never best.
+    fn best(&self, k: usize) -> (Option<&'static str>, Option<&'static str>) {
+        let scenario = SCENARIOS[k].name;
+        let frameworks = || self.names().filter(|n| Kind::of(n) == Kind::Framework);
+        let fastest = frameworks()
+            .filter_map(|n| Some((n, self.time_us(n, k)?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(n, _)| n);
+        let busiest = frameworks()
+            .filter_map(|n| match self.rate(n, scenario) {
+                Some((rps, true)) => Some((n, rps)),
+                _ => None,
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(n, _)| n);
+        (fastest, busiest)
+    }
+
+    /// The first screen: frameworks as rows, scenarios as columns, each cell the in-process
+    /// time per request in µs and the loopback rate in thousands of requests per second, `*`
+    /// beside the best framework of the column and `~` beside a rate that is not the server's
+    /// own. The floors and the reference follow the frameworks, under a rule. `files` names
+    /// where the long table, the results file and the chart went. The table is 97 columns
+    /// wide; the text around it wraps at [`SCREEN_WIDTH`].
+    pub fn compact(&self, files: &str) -> String {
+        let mut out = String::new();
+        out.push_str(&wrap(
+            &format!("framebench quick · {}", Environment::current()),
+            SCREEN_WIDTH,
+        ));
+        out.push('\n');
+        let mut head = format!("{:<NAME_WIDTH$}", "");
+        let mut units = format!("{:<NAME_WIDTH$}", "framework");
+        for s in SCENARIOS {
+            let _ = write!(head, " {:^COLUMN_WIDTH$}", s.name);
+            let _ = write!(units, " {:>4}  {:>4} ", "µs", "k/s");
+        }
+        let _ = writeln!(out, "{}\n{}", head.trim_end(), units.trim_end());
+        let best: Vec<_> = (0..SCENARIOS.len()).map(|k| self.best(k)).collect();
+        let row = |out: &mut String, name: &str| {
+            let mut line = format!("{name:<NAME_WIDTH$}");
+            for (k, s) in SCENARIOS.iter().enumerate() {
+                let time = match self.in_process(name, k) {
+                    Some(Cell::Time(t)) => sig3(t.median.as_secs_f64() * 1e6),
+                    Some(Cell::Failed(_)) => "FAIL".into(),
+                    Some(Cell::Skipped(_)) => "skip".into(),
+                    None => "–".into(),
+                };
+                let time_mark = if best[k].0 == Some(name) { "*" } else { " " };
+                let (rate, rate_mark) = match (self.loopback(name, s.name), self.rate(name, s.name))
+                {
+                    (_, Some((rps, own))) => (
+                        sig3(rps / 1e3),
+                        if !own {
+                            "~"
+                        } else if best[k].1 == Some(name) {
+                            "*"
+                        } else {
+                            " "
+                        },
+                    ),
+                    (Some(c), None) if matches!(c.status, Status::Skipped(_)) => {
+                        ("skip".into(), " ")
+                    }
+                    (Some(c), None) => (c.status.short().chars().take(5).collect(), " "),
+                    (None, None) => ("–".into(), " "),
+                };
+                let _ = write!(line, " {time:>4}{time_mark}{rate:>5}{rate_mark}");
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
+        };
+        let (frameworks, others): (Vec<&str>, Vec<&str>) =
+            self.names().partition(|n| Kind::of(n) == Kind::Framework);
+        for name in &frameworks {
+            row(&mut out, name);
+        }
+        if !others.is_empty() {
+            let _ = writeln!(
+                out,
+                "{:-<width$}",
+                "-- floors and reference, not frameworks ",
+                width = NAME_WIDTH + SCENARIOS.len() * (COLUMN_WIDTH + 1)
+            );
+            for name in &others {
+                row(&mut out, name);
+            }
+        }
+        // The best per column once more, in words: a name does not fit a column.
+        for (title, pick) in [("fastest in-process (µs)", 0usize), ("most req/s (k/s)", 1)] {
+            let mut by: Vec<(&str, Vec<&str>)> = Vec::new();
+            for (b, s) in best.iter().zip(SCENARIOS) {
+                let Some(name) = (if pick == 0 { b.0 } else { b.1 }) else {
+                    continue;
+                };
+                match by.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, scenarios)) => scenarios.push(s.name),
+                    None => by.push((name, vec![s.name])),
+                }
+            }
+            let list: Vec<String> = by
+                .iter()
+                .map(|(n, scenarios)| format!("{n} in {}", scenarios.join(", ")))
+                .collect();
+            out.push_str(&wrap(
+                &format!(
+                    "{title}: {}",
+                    if list.is_empty() {
+                        "–".to_owned()
+                    } else {
+                        list.join("; ")
+                    }
+                ),
+                SCREEN_WIDTH,
+            ));
+        }
+        out.push('\n');
+        let setup = &self.setup;
+        let legend = format!(
+            "µs: in-process time per request, median of 5 batches, one thread, no socket. \
+             k/s: thousands of requests per second over loopback, {} connections, server {} \
+             thread{}, {}. *: the best framework in the column (floors and raw are not \
+             frameworks). ~: the server was not saturated, so the rate is not its own ({}). \
+             Every cell was checked against the oracle first. Allocations, CPU per request, \
+             p99, the ratio to raw and the marks explained: the long table.",
+            setup.connections,
+            setup.threads,
+            if setup.threads == 1 { "" } else { "s" },
+            setup.params.pinning.label(),
+            "client-bound or unsat in the long table"
+        );
+        out.push_str(&wrap(&legend, SCREEN_WIDTH));
+        out.push_str(&wrap(files, SCREEN_WIDTH));
+        let mut notes = Notes::default();
+        for name in self.names() {
+            for (k, s) in SCENARIOS.iter().enumerate() {
+                in_process_text(self.in_process(name, k), &mut notes, || {
+                    format!("{name} {} in-process", s.name)
+                });
+                allocs_text(&self.allocs, name, s.name, &mut notes);
+                loopback_texts(self.loopback(name, s.name), None, &mut notes, || {
+                    format!("{name} {} loopback", s.name)
+                });
+            }
+        }
+        notes.write(&mut out);
+        out
+    }
+
+    /// The summary chart: per scenario, in-process time per request (left) and loopback
+    /// requests per second (right), sorted, best on top.
+    pub fn chart(&self, path: &std::path::Path) -> anyhow::Result<()> {
+        let mut panels = Vec::new();
+        for (k, s) in SCENARIOS.iter().enumerate() {
+            let times = self
+                .names()
+                .filter_map(|n| Some(Bar::new(n, self.time_us(n, k)? * 1e3, None)))
+                .collect();
+            panels.push(Panel {
+                title: format!("{}: in-process time per request", s.name),
+                axis: "median of 5 batches, one thread (lower is better)".into(),
+                higher_is_better: false,
+                format: crate::units::fmt_ns,
+                bars: times,
+            });
+            let rates = self
+                .names()
+                .filter_map(|n| {
+                    let (rps, own) = self.rate(n, s.name)?;
+                    let mut bar = Bar::new(n, rps, None);
+                    if !own {
+                        bar.name.push_str(" ~not saturated");
+                        bar.faded = true;
+                    }
+                    Some(bar)
+                })
+                .collect();
+            panels.push(Panel {
+                title: format!("{}: requests per second over loopback", s.name),
+                axis: format!(
+                    "{} connections, server {} thread(s) (higher is better)",
+                    self.setup.connections, self.setup.threads
+                ),
+                higher_is_better: true,
+                format: |v| kilo(v),
+                bars: rates,
+            });
+        }
+        crate::chart::draw(path, &panels, 2)
+    }
+
+    /// The long table: every framework × scenario as a row, in-process and loopback columns,
+    /// with the environment above it and the legend and notes below. Returns it with the
+    /// number of failed cells.
+    pub fn long(&self) -> (String, usize) {
+        let mut out = String::new();
+        long_header(&mut out, &self.setup, self.options, self.sample);
+        let mut notes = Notes::default();
+        for name in self.names() {
+            for (k, s) in SCENARIOS.iter().enumerate() {
+                let inproc = in_process_text(self.in_process(name, k), &mut notes, || {
+                    format!("{name} {} in-process", s.name)
+                });
+                let allocs = allocs_text(&self.allocs, name, s.name, &mut notes);
+                let ratio = self
+                    .setup
+                    .of_reference
+                    .iter()
+                    .find(|r| r.target == name && r.scenario == s.name)
+                    .map(|r| &r.ratio);
+                let [rps, of_raw, bound, user, sys, p99, cpu, rss] =
+                    loopback_texts(self.loopback(name, s.name), ratio, &mut notes, || {
+                        format!("{name} {} loopback", s.name)
+                    });
+                let _ = writeln!(
+                    out,
+                    "| {name:<14} | {:<10} | {inproc:>13} | {allocs:>10} | {rps:>10} | {of_raw:>12} | {bound:<12} | {user:>9} | {sys:>9} | {p99:>10} | {cpu:>7} | {rss:>8} |",
+                    s.name
+                );
+            }
+        }
+        let _ = writeln!(out, "\n{BOUND_LEGEND}");
+        let failed = notes.write(&mut out);
+        (out, failed)
+    }
+}
+
+/// A figure in at most four characters, three significant digits: `0.94`, `11.9`, `154`.
+fn sig3(v: f64) -> String {
+    if v < 9.995 {
+        format!("{v:.2}")
+    } else if v < 99.95 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// `text` broken into lines of at most `width` characters at spaces, each line ended.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The lines above the long table: what was measured, how, and the table's head.
+fn long_header(out: &mut String, setup: &QuickLoopback, options: Options, sample: Duration) {
     let params = &setup.params;
-    println!("framebench quick: every framework × scenario, in-process and over loopback");
-    println!("environment: {}", Environment::current());
-    println!(
+    let _ = writeln!(
+        out,
+        "framebench quick: every framework × scenario, in-process and over loopback"
+    );
+    let _ = writeln!(out, "environment: {}", Environment::current());
+    let _ = writeln!(
+        out,
         "options: {}; in-process: median time per request of 5 batches of ~{sample:?} (± the \
          farthest batch), one thread; \
          allocs/req: alloc calls of one dispatch (+ reallocs), every thread, `framebench allocs`",
@@ -236,7 +523,8 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
             setup.connections
         )
     };
-    println!(
+    let _ = writeln!(
+        out,
         "loopback: {} connections against a server with {} thread{}{pooled}; {:?} warmup + {:?} \
          closed loop per cell, best of {} passes spread over the column (one server per \
          framework for all its passes; srv rss: that server's peak up to the cell's last \
@@ -252,9 +540,12 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
         setup.passes,
         params.pinning.label()
     );
-    println!("every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)");
-    println!();
-    println!(
+    let _ = writeln!(
+        out,
+        "every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)\n"
+    );
+    let _ = writeln!(
+        out,
         "| {:<14} | {:<10} | {:>13} | {:>10} | {:>10} | {:>12} | {:<12} | {:>9} | {:>9} | {:>10} | {:>7} | {:>8} |",
         "framework",
         "scenario",
@@ -269,7 +560,8 @@ fn print_both_header(setup: &QuickLoopback, options: Options, sample: Duration) 
         "srv cpu",
         "srv rss"
     );
-    println!(
+    let _ = writeln!(
+        out,
         "|{:-<16}|{:-<12}|{:-<14}:|{:-<11}:|{:-<11}:|{:-<13}:|{:-<14}|{:-<10}:|{:-<10}:|{:-<11}:|{:-<8}:|{:-<9}:|",
         "", "", "", "", "", "", "", "", "", "", "", ""
     );
@@ -290,13 +582,13 @@ impl Notes {
         }
     }
 
-    /// Prints the notes; returns the number of failures.
-    fn print(&self) -> usize {
+    /// Writes the notes; returns the number of failures.
+    fn write(&self, out: &mut String) -> usize {
         for why in &self.skipped {
-            println!("skip: {why}");
+            let _ = writeln!(out, "skip: {why}");
         }
         for f in &self.failed {
-            println!("FAIL {f}");
+            let _ = writeln!(out, "FAIL {f}");
         }
         self.failed.len()
     }
@@ -409,5 +701,161 @@ pub fn format_time(t: Duration) -> String {
         format!("{:.2} µs", ns / 1000.0)
     } else {
         format!("{ns:.0} ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::stats::Bound;
+    use crate::driver::{LoadParams, Target};
+    use crate::frameworks::REGISTRY;
+    use crate::pinning::Pinning;
+
+    /// A quick compare of two frameworks, the floor and the reference, with made-up figures:
+    /// the second framework is faster over loopback than the first, but its server was not
+    /// saturated.
+    fn made_up() -> Option<(Run, [&'static str; 2])> {
+        let mut frameworks = REGISTRY
+            .iter()
+            .filter(|e| e.in_process && e.loopback && !e.baseline);
+        let (a, b) = (frameworks.next()?, frameworks.next()?);
+        let floor = crate::frameworks::floor()?;
+        let reference = crate::frameworks::reference()?;
+        let params = LoadParams {
+            duration: Duration::from_secs(1),
+            warmup: Duration::from_millis(100),
+            timeout: Duration::from_secs(1),
+            pipeline: 1,
+            rate: None,
+            requests: None,
+            sample_every: 256,
+            pinning: Pinning::one_core_each(),
+        };
+        let time = |us: f64| {
+            Cell::Time(Timed {
+                median: Duration::from_secs_f64(us / 1e6),
+                spread_pct: 1.0,
+            })
+        };
+        let rows = vec![
+            (a.name, SCENARIOS.iter().map(|_| time(1.0)).collect()),
+            (b.name, SCENARIOS.iter().map(|_| time(2.0)).collect()),
+            (floor.name, SCENARIOS.iter().map(|_| time(0.3)).collect()),
+        ];
+        let mut loopback = Vec::new();
+        for s in SCENARIOS {
+            for (entry, rps, bound) in [
+                (a, 100e3, Bound::Server),
+                (b, 150e3, Bound::Unsaturated),
+                (reference, 200e3, Bound::Server),
+            ] {
+                let mut c =
+                    CellResult::empty(&Target::Framework(entry, Options::default()), s, 4, &params);
+                c.rps = rps;
+                c.requests = 1000;
+                c.bound = bound;
+                loopback.push(c);
+            }
+        }
+        let setup = QuickLoopback {
+            params,
+            passes: 3,
+            threads: 1,
+            connections: 4,
+            pooled: Vec::new(),
+            of_reference: Vec::new(),
+        };
+        let run = Run {
+            rows,
+            allocs: Err("not counted here".into()),
+            loopback,
+            setup,
+            options: Options::default(),
+            sample: SAMPLE,
+        };
+        Some((run, [a.name, b.name]))
+    }
+
+    #[test]
+    fn compact_view_fits_100_columns_and_marks_the_best_saturated_cell() {
+        let Some((run, [a, b])) = made_up() else {
+            return; // fewer than two frameworks compiled in: nothing to compare
+        };
+        let text = run.compact("Files: long table: target/quick/long.md");
+        for line in text.lines() {
+            assert!(line.chars().count() <= SCREEN_WIDTH, "too wide: {line}");
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let header = lines.iter().find(|l| l.contains("not_found")).unwrap();
+        for s in SCENARIOS {
+            assert!(header.contains(s.name), "{header}");
+        }
+        let row = |name: &str| {
+            *lines
+                .iter()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("no row for {name}:\n{text}"))
+        };
+        // One cell per scenario: a's time is the best, its rate the best saturated one; b's
+        // rate is higher but not its server's own, so it is marked and never best.
+        assert_eq!(row(a).matches("1.00*").count(), SCENARIOS.len(), "{text}");
+        assert_eq!(row(a).matches(" 100*").count(), SCENARIOS.len(), "{text}");
+        assert_eq!(row(b).matches(" 150~").count(), SCENARIOS.len(), "{text}");
+        assert!(!row(b).contains('*'), "{text}");
+        // The floor and the reference come after the rule, unmarked: they are not frameworks.
+        let rule = lines
+            .iter()
+            .position(|l| l.starts_with("-- floors"))
+            .unwrap();
+        let floor = crate::frameworks::floor().unwrap().name;
+        let reference = crate::frameworks::reference().unwrap().name;
+        for name in [floor, reference] {
+            let at = lines
+                .iter()
+                .position(|l| l.split_whitespace().next() == Some(name));
+            assert!(at.unwrap() > rule, "{text}");
+            assert!(!row(name).contains('*'), "{text}");
+        }
+        let best = lines
+            .iter()
+            .find(|l| l.starts_with("fastest in-process (µs): "))
+            .unwrap();
+        assert!(best.contains(&format!("{a} in hello")), "{text}");
+        let busiest = lines
+            .iter()
+            .find(|l| l.starts_with("most req/s (k/s): "))
+            .unwrap();
+        assert!(busiest.contains(&format!("{a} in hello")), "{text}");
+        assert!(!busiest.contains(b), "{text}");
+        assert!(text.contains("target/quick/long.md"), "{text}");
+    }
+
+    #[test]
+    fn long_table_keeps_framework_and_scenario_first_and_writes_the_chart() {
+        let Some((run, [a, _])) = made_up() else {
+            return;
+        };
+        let (table, failed) = run.long();
+        assert_eq!(failed, 0, "{table}");
+        let first = format!("| {a:<14} | {:<10} |", SCENARIOS[0].name);
+        assert!(table.lines().any(|l| l.starts_with(&first)), "{table}");
+        let dir = std::env::temp_dir().join(format!("framebench-quick-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("summary.svg");
+        run.chart(&svg).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("requests per second over loopback"));
+        assert!(text.contains("not saturated"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn figures_keep_three_significant_digits_in_four_characters() {
+        assert_eq!(sig3(0.942), "0.94");
+        assert_eq!(sig3(11.96), "12.0");
+        assert_eq!(sig3(57.36), "57.4");
+        assert_eq!(sig3(154.3), "154");
+        assert_eq!(wrap("aa bb cc", 5), "aa bb\ncc\n");
     }
 }

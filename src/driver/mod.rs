@@ -325,7 +325,7 @@ fn drive(
 
 impl CellResult {
     /// A cell that has not run yet: its names, environment and parameters, no figures.
-    fn empty(
+    pub(crate) fn empty(
         target: &Target,
         scenario: &Scenario,
         connections: usize,
