@@ -273,7 +273,7 @@ fn write_reading(out: &mut String) {
          - A time carries its 95 % interval as a share of it (`1.52 µs ±2 %`): criterion's \
          confidence interval for one run. It does not cover the machine's drift between runs: \
          on this project's machine two criterion runs of one build have differed by −27 % and \
-         +31 % (README, \"Differences\"). Compare times across rows with that in mind; \
+         +31 % (docs/usage.md, \"Differences\"). Compare times across rows with that in mind; \
          `framebench diff` counts a timed change only beyond it.\n\
          - A difference (what logging costs, what reading from disk costs, a ratio to `raw`) \
          comes from `framebench deltas`: the two sides timed alternately in paired rounds, so \
