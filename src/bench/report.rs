@@ -190,7 +190,7 @@ pub fn generate(
     let timings = Timings(&timings);
     let mut out = String::new();
     write_preamble(&mut out);
-    write_environment(&mut out, newest);
+    write_environment(&mut out, newest, target_dir);
     write_reading(&mut out);
     if let Some((dir, link)) = charts {
         let sources = super::charts::Sources {
@@ -343,7 +343,7 @@ fn write_preamble(out: &mut String) {
 }
 
 /// Compiler, machine, build, threads, dates and the crates measured.
-fn write_environment(out: &mut String, criterion_written: Option<SystemTime>) {
+fn write_environment(out: &mut String, criterion_written: Option<SystemTime>, target_dir: &Path) {
     out.push_str("## Environment\n\n");
     let env = Environment::current();
     let _ = writeln!(out, "- Compiler: {}", env.rustc);
@@ -360,6 +360,36 @@ fn write_environment(out: &mut String, criterion_written: Option<SystemTime>) {
     let date = |t: SystemTime| httpdate::fmt_http_date(t);
     if let Some(t) = criterion_written {
         let _ = writeln!(out, "- Criterion results written: {}", date(t));
+    }
+    // When each source was written, so that a report read from runs of different days (or
+    // builds) says so.
+    let mut summaries = Vec::new();
+    files_named(&target_dir.join("gungraun"), "summary.json", &mut summaries);
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    // Only the callgrind targets' summaries: the DHAT target writes its own beside them.
+    let times: Vec<SystemTime> = summaries
+        .iter()
+        .filter(|p| {
+            p.components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with("callgrind"))
+        })
+        .filter_map(|p| modified(p))
+        .collect();
+    if let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) {
+        let _ = writeln!(
+            out,
+            "- Callgrind counts written: {} to {}",
+            date(*first),
+            date(*last)
+        );
+    }
+    for (what, file) in [
+        ("Allocation counts", ALLOCS_JSON),
+        ("Differences (`framebench deltas`)", deltas::DELTAS_JSON),
+    ] {
+        if let Some(t) = modified(&target_dir.join(file)) {
+            let _ = writeln!(out, "- {what} written: {}", date(t));
+        }
     }
     let _ = writeln!(out, "- Report generated: {}", date(SystemTime::now()));
     out.push_str("- Crates measured:");
