@@ -6,6 +6,7 @@
 //! Every cell is checked against the oracle here, once, before anything is timed: a cell that
 //! fails is reported and skipped by the caller.
 
+pub mod callgrind;
 pub mod callgrind_out;
 mod charts;
 pub mod cli;
