@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
-use crate::framework::{Config, ServerHandle};
+use crate::framework::{Config, Entry, ServerHandle};
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
 
-use super::profile::{self, ProfileMode};
+use super::flamegraph;
+use super::profile::{self, HotLoop, ProfileMode};
 use super::report;
 use crate::server::limit::{self, Limit};
 
@@ -36,9 +37,9 @@ pub struct ProfileArgs {
     /// connection).
     #[arg(long, value_enum, default_value_t = ProfileMode::InProcess)]
     pub mode: ProfileMode,
-    /// How long to run the hot loop.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
-    pub seconds: u64,
+    /// How long to run the hot loop [default: 10, 5 with --flamegraph].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
+    pub seconds: Option<u64>,
     /// Request logging.
     #[arg(long, value_enum, default_value_t = Logging::Off)]
     pub logging: Logging,
@@ -55,6 +56,9 @@ pub struct ProfileArgs {
     /// With `--allocs`: frames that name a site (more splits the sites finer).
     #[arg(long, default_value_t = 3, requires = "allocs", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub depth: u16,
+    /// Samples the hot loop (every thread, no perf needed) and writes a flamegraph there.
+    #[arg(long, value_name = "FILE.svg", conflicts_with = "allocs")]
+    pub flamegraph: Option<PathBuf>,
 }
 
 /// `framebench report`.
@@ -85,58 +89,53 @@ pub struct ReportArgs {
 /// Runs `framebench profile`.
 pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
     let entry = crate::cli::framework(&args.framework)?;
-    let scenario = oracle::scenario(&args.scenario).ok_or_else(|| {
-        CliError::usage(format!(
-            "unknown scenario '{}' (one of: {})",
-            args.scenario,
-            oracle::names().join(", ")
-        ))
-    })?;
-    match args.mode {
-        ProfileMode::InProcess if !entry.in_process => {
-            return Err(CliError::usage(format!(
-                "{} is loopback only: use --mode loopback",
-                entry.name
-            )))
-        }
-        ProfileMode::Loopback if !entry.loopback => {
-            return Err(CliError::usage(format!(
-                "{} has no server: use --mode in-process",
-                entry.name
-            )))
-        }
-        _ => {}
-    }
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let scenario = scenario(&args.scenario)?;
+    check_mode(entry, args.mode)?;
     let options = Options {
         logging: args.logging,
         io: args.io,
         threads: args.threads.into(),
     };
+    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let config = Config::new(fixtures, None).with(options);
     if args.allocs {
-        let config = Config::new(fixtures, None).with(options);
         let text = profile::allocation_sites(entry, scenario, &config, args.depth.into())
             .map_err(CliError::fail)?;
         print!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
+    let default_seconds = if args.flamegraph.is_some() { 5 } else { 10 };
+    let seconds = args.seconds.unwrap_or(default_seconds);
     eprintln!(
         "profiling {} {} ({:?}, {}) for {} s, pid {}",
         entry.name,
         scenario.name,
         args.mode,
         options.label(),
-        args.seconds,
+        seconds,
         std::process::id()
     );
-    let summary = profile::run(
-        entry,
-        scenario,
-        &Config::new(fixtures, None).with(options),
-        args.mode,
-        Duration::from_secs(args.seconds),
-    )
-    .map_err(CliError::fail)?;
+    let hot = HotLoop::start(entry, scenario, &config, args.mode).map_err(CliError::fail)?;
+    let seconds = Duration::from_secs(seconds);
+    let (summary, samples) = match &args.flamegraph {
+        Some(out) => {
+            let title = format!(
+                "framebench profile {} {} --mode {} ({})",
+                entry.name,
+                scenario.name,
+                mode_name(args.mode),
+                options.label()
+            );
+            let written = flamegraph::write(hot, seconds, out, &title).map_err(CliError::fail)?;
+            (written.summary, Some((out, written.samples)))
+        }
+        None => {
+            let mut hot = hot;
+            let summary = hot.run(seconds).map_err(CliError::fail)?;
+            hot.finish().map_err(CliError::fail)?;
+            (summary, None)
+        }
+    };
     let per = summary.measured.as_secs_f64() / summary.requests.max(1) as f64;
     println!(
         "{} {} {:?}: {} requests in {:.2} s, {:.0} ns per request",
@@ -147,7 +146,47 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         summary.elapsed.as_secs_f64(),
         per * 1e9
     );
+    if let Some((out, samples)) = samples {
+        println!(
+            "wrote {} ({samples} samples of every thread, {:.0} per second)",
+            out.display(),
+            samples as f64 / summary.elapsed.as_secs_f64()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The scenario called `name`, or a usage error listing them.
+fn scenario(name: &str) -> Result<&'static oracle::Scenario, CliError> {
+    oracle::scenario(name).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown scenario '{name}' (one of: {})",
+            oracle::names().join(", ")
+        ))
+    })
+}
+
+/// A usage error when `entry` cannot run in `mode`.
+fn check_mode(entry: &Entry, mode: ProfileMode) -> Result<(), CliError> {
+    match mode {
+        ProfileMode::InProcess if !entry.in_process => Err(CliError::usage(format!(
+            "{} is loopback only: use --mode loopback",
+            entry.name
+        ))),
+        ProfileMode::Loopback if !entry.loopback => Err(CliError::usage(format!(
+            "{} has no server: use --mode in-process",
+            entry.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `--mode`'s spelling of `mode`.
+fn mode_name(mode: ProfileMode) -> &'static str {
+    match mode {
+        ProfileMode::InProcess => "in-process",
+        ProfileMode::Loopback => "loopback",
+    }
 }
 
 /// Runs `framebench report`.

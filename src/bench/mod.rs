@@ -11,6 +11,7 @@ pub mod callgrind_out;
 mod charts;
 pub mod cli;
 pub mod client;
+pub mod flamegraph;
 pub mod profile;
 pub mod report;
 
