@@ -81,7 +81,7 @@ enum Command {
         scenario: String,
     },
     /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`; or
-    /// or samples it into a flamegraph.
+    /// samples it into a flamegraph, or counts it under callgrind.
     Profile(framebench::bench::cli::ProfileArgs),
     /// Counts allocations per in-process request: frameworks × scenarios × logging.
     Allocs(framebench::allocs::cli::AllocsArgs),

@@ -11,10 +11,11 @@ use crate::framework::{Config, Entry, ServerHandle};
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
 
-use super::flamegraph;
 use super::profile::{self, HotLoop, ProfileMode};
 use super::report;
+use super::{callgrind, flamegraph};
 use crate::server::limit::{self, Limit};
+use crate::tools::Tool;
 
 /// Longest `profile --seconds`.
 pub const MAX_SECONDS: u64 = 3600;
@@ -59,6 +60,44 @@ pub struct ProfileArgs {
     /// Samples the hot loop (every thread, no perf needed) and writes a flamegraph there.
     #[arg(long, value_name = "FILE.svg", conflicts_with = "allocs")]
     pub flamegraph: Option<PathBuf>,
+    /// Instead of the hot loop: counts in-process dispatches under callgrind (valgrind) as
+    /// `cargo bench --bench callgrind` counts one, writes the callgrind.out file and prints the
+    /// functions with the most instructions per request.
+    #[arg(long, conflicts_with_all = ["allocs", "flamegraph", "seconds"])]
+    pub callgrind: bool,
+    /// With `--callgrind`: also counts OTHER's cell and prints, per function, the instructions
+    /// per request FRAMEWORK spends beyond OTHER.
+    #[arg(long, value_name = "OTHER", requires = "callgrind")]
+    pub against: Option<String>,
+    /// With `--callgrind`: dispatches counted (the figures are per request).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub requests: u32,
+    /// With `--callgrind`: functions listed (each way with `--against`).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub top: u16,
+}
+
+/// `framebench-callgrind-cell`: the process `profile --callgrind` runs under valgrind.
+#[derive(clap::Parser)]
+#[command(name = "framebench-callgrind-cell")]
+pub struct CallgrindCellArgs {
+    /// The build id of the `framebench` that started it ([`crate::env::BUILD`]): refused when
+    /// it is not this binary's.
+    #[arg(long)]
+    pub build: String,
+    /// Framework name.
+    pub framework: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Request logging.
+    #[arg(long, value_enum, default_value_t = Logging::Off)]
+    pub logging: Logging,
+    /// Where static files and pastes are read from.
+    #[arg(long, value_enum, default_value_t = Io::Memory)]
+    pub io: Io,
+    /// Dispatches counted.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub requests: u32,
 }
 
 /// `framebench report`.
@@ -96,6 +135,9 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         io: args.io,
         threads: args.threads.into(),
     };
+    if args.callgrind {
+        return profile_callgrind(&args, entry, scenario, options);
+    }
     let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
     let config = Config::new(fixtures, None).with(options);
     if args.allocs {
@@ -187,6 +229,84 @@ fn mode_name(mode: ProfileMode) -> &'static str {
         ProfileMode::InProcess => "in-process",
         ProfileMode::Loopback => "loopback",
     }
+}
+
+/// `framebench profile --callgrind [--against OTHER]`.
+fn profile_callgrind(
+    args: &ProfileArgs,
+    entry: &'static Entry,
+    scenario: &'static oracle::Scenario,
+    options: Options,
+) -> Result<ExitCode, CliError> {
+    if args.mode == ProfileMode::Loopback {
+        return Err(CliError::usage(
+            "--callgrind counts in-process dispatches; over loopback use `cargo bench --bench \
+             callgrind_loopback`"
+                .into(),
+        ));
+    }
+    let against = match &args.against {
+        Some(name) => {
+            let other = crate::cli::framework(name)?;
+            check_mode(other, ProfileMode::InProcess)?;
+            Some(other)
+        }
+        None => None,
+    };
+    let Ok(valgrind) = Tool::Valgrind.path() else {
+        Tool::Valgrind.skip();
+        return Ok(ExitCode::SUCCESS);
+    };
+    let count = |entry: &Entry| {
+        eprintln!(
+            "counting {} {} ({}) under callgrind: {} dispatches",
+            entry.name,
+            scenario.name,
+            options.label(),
+            args.requests
+        );
+        callgrind::run(valgrind, entry, scenario, options, args.requests).map_err(CliError::fail)
+    };
+    let counted = count(entry)?;
+    let top = args.top.into();
+    match against {
+        None => print!("{}", callgrind::render_top(entry, scenario, &counted, top)),
+        Some(other) => {
+            let base = count(other)?;
+            print!(
+                "{}",
+                callgrind::render_difference((entry, &counted), (other, &base), scenario, top)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `framebench-callgrind-cell` (see [`callgrind::worker`]).
+pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
+    if args.build != crate::env::BUILD {
+        return Err(CliError(
+            1,
+            format!(
+                "{} is from another build than the framebench that started it: build both \
+                 with `cargo build --release`",
+                callgrind::CELL_BIN
+            ),
+        ));
+    }
+    let entry = crate::cli::framework(&args.framework)?;
+    let scenario = scenario(&args.scenario)?;
+    check_mode(entry, ProfileMode::InProcess)?;
+    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    // The options of the callgrind bench's cells: only logging and io are the run's.
+    let options = Options {
+        logging: args.logging,
+        io: args.io,
+        ..Options::default()
+    };
+    let config = Config::new(fixtures, None).with(options);
+    callgrind::worker(entry, &config, scenario, args.requests).map_err(CliError::fail)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs `framebench report`.
