@@ -74,6 +74,16 @@ fn main() {
         "/// framebench's `git rev-parse HEAD` at build time.\npub const GIT_REVISION: &str = {revision:?};\n/// framebench's enabled features, comma-separated.\npub const FEATURES: &str = {:?};\n",
         features.join(",")
     ));
+    // An id of this build of the sources, new whenever the script reruns (any change under
+    // src/, to Cargo.toml or Cargo.lock): the `framebench` and `framebench-callgrind-cell`
+    // binaries compare theirs, so that a cell binary left from an older build (`cargo run`
+    // builds only `framebench`) is refused instead of counting old code.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    out.push_str(&format!(
+        "/// An id of the build of framebench's sources (build.rs).\npub const BUILD: &str = \"{nanos}\";\n"
+    ));
     let dest = Path::new(&env::var("OUT_DIR").unwrap()).join("versions.rs");
     fs::write(dest, out).unwrap();
 }

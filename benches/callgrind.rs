@@ -6,7 +6,8 @@
 //! runtime are warm; a cell that fails panics here, loudly, instead of being counted. The
 //! benchmark then counts exactly one `dispatch` on this thread: routing, middleware, handler and
 //! collecting the response, with `block_on` on the bench's own thread so that callgrind sees all
-//! of it.
+//! of it. The setup and the counted call are `framebench::bench::callgrind`'s, which `framebench
+//! profile --callgrind` makes too, once per request, to say where the instructions go.
 //!
 //! Ids: `callgrind::in_process::<framework>::<scenario>_<logging>`, one benchmark function per
 //! in-process framework, named after its module in `src/frameworks/` (e.g.
@@ -24,9 +25,10 @@
 
 use gungraun::{library_benchmark, library_benchmark_group, main, LibraryBenchmarkConfig};
 
-use framebench::bench::{self, Prepared};
+use framebench::bench;
+use framebench::bench::callgrind::{self, Cell};
 use framebench::fixtures::Fixtures;
-use framebench::framework::{Config, Entry, Framework, Request, Response};
+use framebench::framework::{Config, Entry, Framework};
 use framebench::frameworks;
 use framebench::options::{Logging, Options};
 use framebench::oracle::{self, Scenario};
@@ -52,14 +54,8 @@ fn target(name: &str, scenario: &str, logging: Logging) -> Target {
     }
 }
 
-/// A prepared cell: the app, the request to count and, once counted, the response.
-struct Cell {
-    prepared: Prepared,
-    request: Option<Request>,
-    response: Option<Response>,
-}
-
-/// Builds the target's app, checks it against the oracle and warms it up (not counted).
+/// Builds the target's app, checks it against the oracle and warms it up (not counted), as
+/// `framebench profile --callgrind` does ([`callgrind::ready`]).
 fn prepare(target: Target) -> Box<Cell> {
     let Target {
         scenario,
@@ -71,36 +67,16 @@ fn prepare(target: Target) -> Box<Cell> {
         logging,
         ..Options::default()
     };
-    let prepared = bench::prepare(entry, &Config::new(fixtures, None).with(options), scenario)
-        .unwrap_or_else(|e| {
+    callgrind::ready(entry, &Config::new(fixtures, None).with(options), scenario).unwrap_or_else(
+        |e| {
             panic!(
                 "{} {} {}: fails the oracle, not counted: {e:#}",
                 entry.name,
                 scenario.name,
                 options.label()
             )
-        });
-    // A second warm-up request: the first one may fill caches the steady state keeps.
-    prepared
-        .app
-        .dispatch(oracle::request(prepared.path))
-        .expect("warm-up dispatch");
-    let request = Some(oracle::request(prepared.path));
-    Box::new(Cell {
-        prepared,
-        request,
-        response: None,
-    })
-}
-
-/// The counted call: exactly one `dispatch`, and the one move of the request into it. The cell
-/// comes in and goes out as a box (one pointer), so the count holds no copies of the harness's
-/// own structs (it did: four `memcpy`s, 151 of `null`'s 1,190 instructions); the response and
-/// the app are dropped after the benchmark, outside the count.
-fn count(mut cell: Box<Cell>) -> Box<Cell> {
-    let req = cell.request.take().expect("request");
-    cell.response = Some(cell.prepared.app.dispatch(req).expect("dispatch"));
-    cell
+        },
+    )
 }
 
 /// One benchmark function per in-process framework of the registry (see the module doc); a
@@ -125,14 +101,14 @@ macro_rules! counted {
         #[bench::json_off(target(name!($module: $ty), "json", Logging::Off))]
         #[bench::json_sink(target(name!($module: $ty), "json", Logging::Sink))]
         fn $module(cell: Box<Cell>) -> Box<Cell> {
-            count(cell)
+            callgrind::count(cell)
         }
 
         #[cfg(not(all($(feature = $feature)?)))]
         #[library_benchmark(setup = prepare)]
         #[benches::compiled_out(iter = std::iter::empty::<Target>())]
         fn $module(cell: Box<Cell>) -> Box<Cell> {
-            count(cell)
+            callgrind::count(cell)
         }
 
         counted!(@each [$($done)* $module] $($rest)*);

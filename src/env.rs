@@ -6,7 +6,7 @@ mod locked {
     include!(concat!(env!("OUT_DIR"), "/versions.rs"));
 }
 
-pub use locked::{FEATURES, GIT_REVISION};
+pub use locked::{BUILD, FEATURES, GIT_REVISION};
 
 /// The locked version of `krate` whose version starts with `major`.
 pub fn crate_version(krate: &str, major: &str) -> Option<&'static str> {

@@ -80,7 +80,8 @@ enum Command {
         /// Scenario name.
         scenario: String,
     },
-    /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`.
+    /// Runs one framework × scenario in a hot loop for a bounded time, for `perf record`; or
+    /// samples it into a flamegraph, or counts it under callgrind.
     Profile(framebench::bench::cli::ProfileArgs),
     /// Counts allocations per in-process request: frameworks × scenarios × logging.
     Allocs(framebench::allocs::cli::AllocsArgs),

@@ -39,7 +39,7 @@ pub enum Tool {
     Go,
     /// wrk, for `scripts/vs-wrk.sh`.
     Wrk,
-    /// valgrind, for the callgrind benches.
+    /// valgrind, for the callgrind benches and `framebench profile --callgrind`.
     Valgrind,
     /// `gungraun-runner` at the gungraun version in Cargo.lock, for the callgrind benches.
     Runner,
@@ -101,7 +101,8 @@ impl Tool {
             // The peers' names live in their registry lines; this module sits below the registry.
             Tool::Go => "the Go peers in peers/go",
             Tool::Wrk => "the wrk comparison",
-            Tool::Valgrind | Tool::Runner => "the callgrind benches",
+            Tool::Valgrind => "the callgrind benches and `framebench profile --callgrind`",
+            Tool::Runner => "the callgrind benches",
             Tool::Faketime => "the frozen clock (some callgrind counts then vary between runs)",
         }
     }

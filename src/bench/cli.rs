@@ -7,13 +7,15 @@ use std::time::Duration;
 
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
-use crate::framework::{Config, ServerHandle};
+use crate::framework::{Config, Entry, ServerHandle};
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
 
-use super::profile::{self, ProfileMode};
+use super::profile::{self, HotLoop, ProfileMode};
 use super::report;
+use super::{callgrind, flamegraph};
 use crate::server::limit::{self, Limit};
+use crate::tools::Tool;
 
 /// Longest `profile --seconds`.
 pub const MAX_SECONDS: u64 = 3600;
@@ -36,9 +38,9 @@ pub struct ProfileArgs {
     /// connection).
     #[arg(long, value_enum, default_value_t = ProfileMode::InProcess)]
     pub mode: ProfileMode,
-    /// How long to run the hot loop.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
-    pub seconds: u64,
+    /// How long to run the hot loop [default: 10, 5 with --flamegraph].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
+    pub seconds: Option<u64>,
     /// Request logging.
     #[arg(long, value_enum, default_value_t = Logging::Off)]
     pub logging: Logging,
@@ -55,6 +57,47 @@ pub struct ProfileArgs {
     /// With `--allocs`: frames that name a site (more splits the sites finer).
     #[arg(long, default_value_t = 3, requires = "allocs", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub depth: u16,
+    /// Samples the hot loop (every thread, no perf needed) and writes a flamegraph there.
+    #[arg(long, value_name = "FILE.svg", conflicts_with = "allocs")]
+    pub flamegraph: Option<PathBuf>,
+    /// Instead of the hot loop: counts in-process dispatches under callgrind (valgrind) as
+    /// `cargo bench --bench callgrind` counts one, writes the callgrind.out file and prints the
+    /// functions with the most instructions per request.
+    #[arg(long, conflicts_with_all = ["allocs", "flamegraph", "seconds"])]
+    pub callgrind: bool,
+    /// With `--callgrind`: also counts OTHER's cell and prints, per function, the instructions
+    /// per request FRAMEWORK spends beyond OTHER.
+    #[arg(long, value_name = "OTHER", requires = "callgrind")]
+    pub against: Option<String>,
+    /// With `--callgrind`: dispatches counted (the figures are per request).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub requests: u32,
+    /// With `--callgrind`: functions listed (each way with `--against`).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub top: u16,
+}
+
+/// `framebench-callgrind-cell`: the process `profile --callgrind` runs under valgrind.
+#[derive(clap::Parser)]
+#[command(name = "framebench-callgrind-cell")]
+pub struct CallgrindCellArgs {
+    /// The build id of the `framebench` that started it ([`crate::env::BUILD`]): refused when
+    /// it is not this binary's.
+    #[arg(long)]
+    pub build: String,
+    /// Framework name.
+    pub framework: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Request logging.
+    #[arg(long, value_enum, default_value_t = Logging::Off)]
+    pub logging: Logging,
+    /// Where static files and pastes are read from.
+    #[arg(long, value_enum, default_value_t = Io::Memory)]
+    pub io: Io,
+    /// Dispatches counted.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub requests: u32,
 }
 
 /// `framebench report`.
@@ -85,58 +128,56 @@ pub struct ReportArgs {
 /// Runs `framebench profile`.
 pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
     let entry = crate::cli::framework(&args.framework)?;
-    let scenario = oracle::scenario(&args.scenario).ok_or_else(|| {
-        CliError::usage(format!(
-            "unknown scenario '{}' (one of: {})",
-            args.scenario,
-            oracle::names().join(", ")
-        ))
-    })?;
-    match args.mode {
-        ProfileMode::InProcess if !entry.in_process => {
-            return Err(CliError::usage(format!(
-                "{} is loopback only: use --mode loopback",
-                entry.name
-            )))
-        }
-        ProfileMode::Loopback if !entry.loopback => {
-            return Err(CliError::usage(format!(
-                "{} has no server: use --mode in-process",
-                entry.name
-            )))
-        }
-        _ => {}
-    }
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let scenario = scenario(&args.scenario)?;
+    check_mode(entry, args.mode)?;
     let options = Options {
         logging: args.logging,
         io: args.io,
         threads: args.threads.into(),
     };
+    if args.callgrind {
+        return profile_callgrind(&args, entry, scenario, options);
+    }
+    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let config = Config::new(fixtures, None).with(options);
     if args.allocs {
-        let config = Config::new(fixtures, None).with(options);
         let text = profile::allocation_sites(entry, scenario, &config, args.depth.into())
             .map_err(CliError::fail)?;
         print!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
+    let default_seconds = if args.flamegraph.is_some() { 5 } else { 10 };
+    let seconds = args.seconds.unwrap_or(default_seconds);
     eprintln!(
         "profiling {} {} ({:?}, {}) for {} s, pid {}",
         entry.name,
         scenario.name,
         args.mode,
         options.label(),
-        args.seconds,
+        seconds,
         std::process::id()
     );
-    let summary = profile::run(
-        entry,
-        scenario,
-        &Config::new(fixtures, None).with(options),
-        args.mode,
-        Duration::from_secs(args.seconds),
-    )
-    .map_err(CliError::fail)?;
+    let hot = HotLoop::start(entry, scenario, &config, args.mode).map_err(CliError::fail)?;
+    let seconds = Duration::from_secs(seconds);
+    let (summary, samples) = match &args.flamegraph {
+        Some(out) => {
+            let title = format!(
+                "framebench profile {} {} --mode {} ({})",
+                entry.name,
+                scenario.name,
+                mode_name(args.mode),
+                options.label()
+            );
+            let written = flamegraph::write(hot, seconds, out, &title).map_err(CliError::fail)?;
+            (written.summary, Some((out, written.samples)))
+        }
+        None => {
+            let mut hot = hot;
+            let summary = hot.run(seconds).map_err(CliError::fail)?;
+            hot.finish().map_err(CliError::fail)?;
+            (summary, None)
+        }
+    };
     let per = summary.measured.as_secs_f64() / summary.requests.max(1) as f64;
     println!(
         "{} {} {:?}: {} requests in {:.2} s, {:.0} ns per request",
@@ -147,6 +188,124 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         summary.elapsed.as_secs_f64(),
         per * 1e9
     );
+    if let Some((out, samples)) = samples {
+        println!(
+            "wrote {} ({samples} samples of every thread, {:.0} per second)",
+            out.display(),
+            samples as f64 / summary.elapsed.as_secs_f64()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The scenario called `name`, or a usage error listing them.
+fn scenario(name: &str) -> Result<&'static oracle::Scenario, CliError> {
+    oracle::scenario(name).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown scenario '{name}' (one of: {})",
+            oracle::names().join(", ")
+        ))
+    })
+}
+
+/// A usage error when `entry` cannot run in `mode`.
+fn check_mode(entry: &Entry, mode: ProfileMode) -> Result<(), CliError> {
+    match mode {
+        ProfileMode::InProcess if !entry.in_process => Err(CliError::usage(format!(
+            "{} is loopback only: use --mode loopback",
+            entry.name
+        ))),
+        ProfileMode::Loopback if !entry.loopback => Err(CliError::usage(format!(
+            "{} has no server: use --mode in-process",
+            entry.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `--mode`'s spelling of `mode`.
+fn mode_name(mode: ProfileMode) -> &'static str {
+    match mode {
+        ProfileMode::InProcess => "in-process",
+        ProfileMode::Loopback => "loopback",
+    }
+}
+
+/// `framebench profile --callgrind [--against OTHER]`.
+fn profile_callgrind(
+    args: &ProfileArgs,
+    entry: &'static Entry,
+    scenario: &'static oracle::Scenario,
+    options: Options,
+) -> Result<ExitCode, CliError> {
+    if args.mode == ProfileMode::Loopback {
+        return Err(CliError::usage(
+            "--callgrind counts in-process dispatches; over loopback use `cargo bench --bench \
+             callgrind_loopback`"
+                .into(),
+        ));
+    }
+    let against = match &args.against {
+        Some(name) => {
+            let other = crate::cli::framework(name)?;
+            check_mode(other, ProfileMode::InProcess)?;
+            Some(other)
+        }
+        None => None,
+    };
+    let Ok(valgrind) = Tool::Valgrind.path() else {
+        Tool::Valgrind.skip();
+        return Ok(ExitCode::SUCCESS);
+    };
+    let count = |entry: &Entry| {
+        eprintln!(
+            "counting {} {} ({}) under callgrind: {} dispatches",
+            entry.name,
+            scenario.name,
+            options.label(),
+            args.requests
+        );
+        callgrind::run(valgrind, entry, scenario, options, args.requests).map_err(CliError::fail)
+    };
+    let counted = count(entry)?;
+    let top = args.top.into();
+    match against {
+        None => print!("{}", callgrind::render_top(entry, scenario, &counted, top)),
+        Some(other) => {
+            let base = count(other)?;
+            print!(
+                "{}",
+                callgrind::render_difference((entry, &counted), (other, &base), scenario, top)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `framebench-callgrind-cell` (see [`callgrind::worker`]).
+pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
+    if args.build != crate::env::BUILD {
+        return Err(CliError(
+            1,
+            format!(
+                "{} is from another build than the framebench that started it: build both \
+                 with `cargo build --release`",
+                callgrind::CELL_BIN
+            ),
+        ));
+    }
+    let entry = crate::cli::framework(&args.framework)?;
+    let scenario = scenario(&args.scenario)?;
+    check_mode(entry, ProfileMode::InProcess)?;
+    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    // The options of the callgrind bench's cells: only logging and io are the run's.
+    let options = Options {
+        logging: args.logging,
+        io: args.io,
+        ..Options::default()
+    };
+    let config = Config::new(fixtures, None).with(options);
+    callgrind::worker(entry, &config, scenario, args.requests).map_err(CliError::fail)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,9 +6,12 @@
 //! Every cell is checked against the oracle here, once, before anything is timed: a cell that
 //! fails is reported and skipped by the caller.
 
+pub mod callgrind;
+pub mod callgrind_out;
 mod charts;
 pub mod cli;
 pub mod client;
+pub mod flamegraph;
 pub mod profile;
 pub mod report;
 

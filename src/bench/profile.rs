@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use crate::check;
-use crate::framework::{Config, Entry};
+use crate::framework::{Config, Entry, ServerHandle};
 use crate::oracle::Scenario;
 
 use super::client::KeepAlive;
@@ -39,7 +39,7 @@ pub struct Summary {
     pub measured: Duration,
 }
 
-/// Runs the hot loop for `seconds`.
+/// Runs the hot loop for `seconds`: [`HotLoop::start`], [`HotLoop::run`], [`HotLoop::finish`].
 pub fn run(
     entry: &Entry,
     scenario: &'static Scenario,
@@ -47,59 +47,99 @@ pub fn run(
     mode: ProfileMode,
     seconds: Duration,
 ) -> anyhow::Result<Summary> {
-    let deadline = |start: Instant| start + seconds;
-    match mode {
-        ProfileMode::InProcess => {
-            if !entry.in_process {
-                bail!("{} is loopback only (try --mode loopback)", entry.name);
-            }
-            let prepared = super::prepare(entry, config, scenario)?;
-            let start = Instant::now();
-            let end = deadline(start);
-            let mut requests = 0u64;
-            let mut measured = Duration::ZERO;
-            loop {
-                // Batches built outside the dispatch calls and dropped after them, as every
-                // in-process timer does ([`super::timed_batch`]); the clock checked per batch.
-                measured += super::timed_batch(&*prepared.app, prepared.path, 256)?;
-                requests += 256;
-                if Instant::now() >= end {
-                    break;
+    let mut hot = HotLoop::start(entry, scenario, config, mode)?;
+    let summary = hot.run(seconds)?;
+    hot.finish()?;
+    Ok(summary)
+}
+
+/// A cell ready for its hot loop: built and checked, and over loopback served and connected.
+/// Apart from the loop itself, so that a sampler ([`super::flamegraph`]) can start between the
+/// two and see none of the set-up.
+pub enum HotLoop {
+    /// The checked app, dispatched on this thread.
+    InProcess(super::Prepared),
+    /// The server in this process and one keep-alive connection to it.
+    Loopback {
+        /// The running server.
+        server: ServerHandle,
+        /// The client, checked on its first exchange.
+        conn: KeepAlive,
+    },
+}
+
+impl HotLoop {
+    /// Builds the cell and checks it against the oracle; over loopback, serves it on
+    /// 127.0.0.1:0 and connects.
+    pub fn start(
+        entry: &Entry,
+        scenario: &'static Scenario,
+        config: &Config,
+        mode: ProfileMode,
+    ) -> anyhow::Result<HotLoop> {
+        match mode {
+            ProfileMode::InProcess => {
+                if !entry.in_process {
+                    bail!("{} is loopback only (try --mode loopback)", entry.name);
                 }
+                Ok(HotLoop::InProcess(super::prepare(entry, config, scenario)?))
             }
-            Ok(Summary {
-                requests,
-                elapsed: start.elapsed(),
-                measured,
-            })
+            ProfileMode::Loopback => {
+                if !entry.loopback {
+                    bail!("{} has no server (try --mode in-process)", entry.name);
+                }
+                let app = entry.build(config)?;
+                let server = app.serve(check::bind_local()?)?;
+                let conn = KeepAlive::connect(server.addr(), scenario, &config.fixtures)?;
+                Ok(HotLoop::Loopback { server, conn })
+            }
         }
-        ProfileMode::Loopback => {
-            if !entry.loopback {
-                bail!("{} has no server (try --mode in-process)", entry.name);
-            }
-            let app = entry.build(config)?;
-            let server = app.serve(check::bind_local()?)?;
-            let mut conn = KeepAlive::connect(server.addr(), scenario, &config.fixtures)?;
-            let start = Instant::now();
-            let end = deadline(start);
-            let mut requests = 0u64;
-            loop {
-                for _ in 0..64 {
-                    conn.round_trip()?;
+    }
+
+    /// Runs the loop until `seconds` have passed, checking the clock every batch.
+    pub fn run(&mut self, seconds: Duration) -> anyhow::Result<Summary> {
+        let start = Instant::now();
+        let end = start + seconds;
+        let mut requests = 0u64;
+        let mut measured = Duration::ZERO;
+        loop {
+            match self {
+                // Batches built outside the dispatch calls and dropped after them, as every
+                // in-process timer does ([`super::timed_batch`]).
+                HotLoop::InProcess(prepared) => {
+                    measured += super::timed_batch(&*prepared.app, prepared.path, 256)?;
+                    requests += 256;
                 }
-                requests += 64;
-                if Instant::now() >= end {
-                    break;
+                HotLoop::Loopback { conn, .. } => {
+                    for _ in 0..64 {
+                        conn.round_trip()?;
+                    }
+                    requests += 64;
                 }
             }
-            let elapsed = start.elapsed();
-            drop(conn);
-            server.shutdown()?;
-            Ok(Summary {
-                requests,
-                elapsed,
-                measured: elapsed,
-            })
+            if Instant::now() >= end {
+                break;
+            }
+        }
+        let elapsed = start.elapsed();
+        if matches!(self, HotLoop::Loopback { .. }) {
+            measured = elapsed;
+        }
+        Ok(Summary {
+            requests,
+            elapsed,
+            measured,
+        })
+    }
+
+    /// Closes the connection and stops the server (loopback); drops the app.
+    pub fn finish(self) -> anyhow::Result<()> {
+        match self {
+            HotLoop::InProcess(_) => Ok(()),
+            HotLoop::Loopback { server, conn } => {
+                drop(conn);
+                server.shutdown()
+            }
         }
     }
 }
