@@ -125,8 +125,9 @@ pub(crate) fn write(
             "## Charts\n\n\
              Per scenario: in-process time, instructions and allocations per request, and the \
              loopback round trip, each sorted with the cheapest on top. Blue: frameworks; grey: \
-             the floors (no routing, no handler); orange: the reference server `raw`. Whiskers: \
-             criterion's 95 % interval (one run; see above for what it does not cover). The \
+             the floors (no routing, no handler); orange: the reference server `raw`, which answers \
+             with bytes encoded at startup (no routing, no handler work, so its bar is what HTTP \
+             over the socket costs with nothing behind it). Whiskers: criterion's 95 % interval (one run; see above for what it does not cover). The \
              tables below hold the same figures.\n\n{sections}"
         );
     }

@@ -123,6 +123,21 @@ macro_rules! entries {
 
 registry!(entries);
 
+/// Collects the Cargo feature of every registry line, compiled in or not.
+macro_rules! features {
+    ($([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*) => {
+        /// The Cargo feature of every registry line (compiled in or not), in registry order,
+        /// a line's feature each time; the baselines that are always built have none.
+        #[cfg(test)]
+        const FEATURES: &[&str] = &[$($($feature,)?)*];
+        /// How many lines the registry has: [`REGISTRY`]'s length with every feature on.
+        #[cfg(test)]
+        const LINES: usize = [$(stringify!($module)),*].len();
+    };
+}
+
+registry!(features);
+
 /// The in-process floor in-process figures are read against: the first in-process baseline
 /// (`null`).
 pub fn floor() -> Option<&'static Entry> {
@@ -173,4 +188,69 @@ pub(crate) fn canned(fixtures: &Fixtures) -> anyhow::Result<Vec<Canned>> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(file: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// Leaving a framework's feature out of `default` would silently drop it from the quick
+    /// compare and the benches: every registry feature is a default one.
+    #[test]
+    fn default_features_cover_the_registry() {
+        let manifest = read("Cargo.toml");
+        let line = manifest
+            .lines()
+            .find(|l| l.starts_with("default = ["))
+            .expect("a default feature list");
+        let default: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+        assert!(!default.is_empty(), "{line}");
+        let mut missing: Vec<&str> = FEATURES
+            .iter()
+            .copied()
+            .filter(|f| !default.contains(f) && *f != "hyper010")
+            .collect();
+        missing.dedup();
+        assert!(
+            missing.is_empty(),
+            "registry features not in `default`: {missing:?}"
+        );
+    }
+
+    /// The README's framework table names exactly the registry: every entry compiled in has a
+    /// row, and with every feature on, every row is an entry.
+    #[test]
+    fn readme_table_names_the_registry() {
+        let readme = read("README.md");
+        let table = readme
+            .split("## Frameworks")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("a Frameworks section");
+        let rows: Vec<&str> = table
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .collect();
+        for e in REGISTRY {
+            assert!(
+                rows.contains(&e.name),
+                "{} has no row in the README's table",
+                e.name
+            );
+        }
+        if REGISTRY.len() == LINES {
+            for row in &rows {
+                assert!(
+                    find(row).is_some(),
+                    "README row `{row}` is not in the registry"
+                );
+            }
+        }
+    }
 }
