@@ -37,7 +37,8 @@ fn in_process(c: &mut Criterion) {
         for entry in REGISTRY.iter().filter(|e| e.in_process) {
             for options in bench::in_process_variants(entry, scenario) {
                 let label = bench::label(&options);
-                let prepared = match bench::prepare(entry, &base.with(options), scenario) {
+                let prepared = match framebench::cell::prepare(entry, &base.with(options), scenario)
+                {
                     Ok(p) => p,
                     Err(e) => {
                         let msg =

@@ -15,7 +15,7 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 use framebench::bench::client::KeepAlive;
-use framebench::bench::{self, LOOPBACK_THREADS};
+use framebench::bench::LOOPBACK_THREADS;
 use framebench::check;
 use framebench::child::ServerProcess;
 use framebench::fixtures::Fixtures;
@@ -136,7 +136,7 @@ fn reqwest_ready(
     fixtures: &Fixtures,
 ) -> anyhow::Result<usize> {
     let observed = check::reqwest_get(client, addr, scenario.path)?;
-    bench::check(fixtures, scenario, &observed)?;
+    framebench::cell::check(fixtures, scenario, &observed)?;
     Ok(observed.body.len())
 }
 

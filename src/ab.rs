@@ -292,7 +292,7 @@ pub fn worker() -> Result<ExitCode, CliError> {
     }
     let fixtures = crate::fixtures::Fixtures::load_default().map_err(CliError::fail)?;
     let config = crate::framework::Config::new(fixtures, None);
-    let mut prepared: Option<crate::bench::Prepared> = None;
+    let mut prepared: Option<crate::cell::Prepared> = None;
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
@@ -331,11 +331,11 @@ fn prepare(
     config: &crate::framework::Config,
     fw: &str,
     scenario: &str,
-) -> anyhow::Result<crate::bench::Prepared> {
+) -> anyhow::Result<crate::cell::Prepared> {
     let entry = crate::frameworks::find(fw)
         .ok_or_else(|| anyhow::anyhow!("framework '{fw}' is not in this build"))?;
     anyhow::ensure!(entry.in_process, "{fw} has no in-process path");
     let scenario = crate::oracle::scenario(scenario)
         .ok_or_else(|| anyhow::anyhow!("unknown scenario '{scenario}'"))?;
-    crate::bench::prepare(entry, config, scenario)
+    crate::cell::prepare(entry, config, scenario)
 }

@@ -16,7 +16,7 @@
 //!   `raw`'s (both `--threads 1`, pinned to the server core), alternately; the ratio is `raw`'s
 //!   time per request over the framework's (1.00: as fast as raw).
 //!
-//! Each side is checked against the oracle ([`crate::bench::prepare`], or the keep-alive
+//! Each side is checked against the oracle ([`crate::cell::prepare`], or the keep-alive
 //! client's checked warm-up) before a round is timed.
 
 use std::path::PathBuf;
@@ -237,8 +237,8 @@ fn in_process(
 ) -> Delta {
     let delta = empty(kind, entry.name, scenario.name, base.label(), with.label());
     let measured = (|| {
-        let a = crate::bench::prepare(entry, &config.with(base), scenario)?;
-        let b = crate::bench::prepare(entry, &config.with(with), scenario)?;
+        let a = crate::cell::prepare(entry, &config.with(base), scenario)?;
+        let b = crate::cell::prepare(entry, &config.with(with), scenario)?;
         let batch = crate::bench::calibrate(IN_PROCESS_BATCH, |n| {
             crate::bench::timed_batch(&*a.app, a.path, n)
         })?;

@@ -8,6 +8,7 @@
 pub mod ab;
 pub mod allocs;
 pub mod bench;
+pub mod cell;
 pub(crate) mod chart;
 pub mod check;
 pub mod child;
@@ -29,6 +30,7 @@ pub mod oracle;
 pub mod pinning;
 pub mod quick;
 pub mod redis;
+pub mod report;
 pub mod results;
 pub mod server;
 pub mod store;

@@ -98,7 +98,7 @@ enum Command {
     #[command(hide = true)]
     AbWorker,
     /// Writes docs/results.md from criterion's and gungraun's output in target/.
-    Report(framebench::bench::cli::ReportArgs),
+    Report(framebench::report::cli::ReportArgs),
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
     /// and reports throughput, latency, errors, starvation, CPU and memory.
     Load(framebench::driver::cli::LoadArgs),
@@ -246,7 +246,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Profile(args)) => framebench::bench::cli::profile(args),
-        Some(Command::Report(args)) => framebench::bench::cli::report(args),
+        Some(Command::Report(args)) => framebench::report::cli::report(args),
         Some(Command::Allocs(args)) => framebench::allocs::cli::run(args),
         Some(Command::Deltas(args)) => framebench::deltas::run(args),
         Some(Command::Diff(args)) => framebench::results::run(args),
@@ -431,7 +431,7 @@ fn quick_cell(framework: &str, scenario: &str) -> Result<ExitCode, CliError> {
     let scenario = framebench::oracle::scenario(scenario)
         .ok_or_else(|| CliError::usage(format!("unknown scenario '{scenario}'")))?;
     let config = Config::new(load_fixtures()?, None).with(Options::default());
-    let prepared = framebench::bench::prepare(entry, &config, scenario).map_err(CliError::fail)?;
+    let prepared = framebench::cell::prepare(entry, &config, scenario).map_err(CliError::fail)?;
     let timed = quick::time_per_request(&*prepared.app, prepared.path, quick::SAMPLE, 5)
         .map_err(CliError::fail)?;
     println!("{:.1}", timed.median.as_secs_f64() * 1e9);

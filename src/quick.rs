@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use crate::allocs::cli::Report as Allocs;
 use crate::chart::{Bar, Kind, Panel};
-use crate::check;
 use crate::driver::cli::QuickLoopback;
 use crate::driver::output::{bound_mark, kilo, per_req, us, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
@@ -154,16 +153,8 @@ fn measure_cell(
     fixtures: &Fixtures,
     sample: Duration,
 ) -> Cell {
-    let verdict = s
-        .expected(fixtures)
-        .map_err(|e| format!("{e:#}"))
-        .and_then(|exp| {
-            check::in_process(app, s.path)
-                .map_err(|e| format!("{e:#}"))
-                .and_then(|got| exp.check(&got))
-        });
-    if let Err(e) = verdict {
-        return Cell::Failed(e);
+    if let Err(e) = crate::cell::verify(app, fixtures, s) {
+        return Cell::Failed(format!("{e:#}"));
     }
     match time_per_request(app, s.path, sample, 5) {
         Ok(t) => Cell::Time(t),

@@ -3,7 +3,7 @@
 //! allocator ([`gate`]).
 //!
 //! A cell is prepared as `benches/callgrind.rs` prepares it: the app is built, one request is
-//! checked against the oracle ([`crate::bench::prepare`]), a second warm-up request follows,
+//! checked against the oracle ([`crate::cell::prepare`]), a second warm-up request follows,
 //! and then each repeat counts exactly one `dispatch`. The request is built before the counted
 //! region and the response dropped after it. The counters are process-global, so what
 //! tokio's or rocket's worker threads allocate while the region is open is counted too. A cell
@@ -169,17 +169,14 @@ impl std::error::Error for Varies {}
 
 /// A cell built and warmed up as the callgrind bench does it, ready to count.
 pub struct Ready {
-    prepared: crate::bench::Prepared,
+    prepared: crate::cell::Prepared,
 }
 
 /// Builds `entry` from `config`, checks `scenario` against the oracle and sends the second
 /// warm-up request (`benches/callgrind.rs` `prepare`).
 pub fn ready(entry: &Entry, config: &Config, scenario: &'static Scenario) -> anyhow::Result<Ready> {
-    let prepared = crate::bench::prepare(entry, config, scenario)?;
-    prepared
-        .app
-        .dispatch(oracle::request(prepared.path))
-        .map_err(|e| e.context("warm-up dispatch"))?;
+    let prepared = crate::cell::prepare(entry, config, scenario)?;
+    prepared.warm_up()?;
     settle();
     Ok(Ready { prepared })
 }

@@ -23,7 +23,7 @@ use crate::oracle::{self, Scenario};
 use crate::tools::Tool;
 
 use super::callgrind_out::Profile;
-use super::Prepared;
+use crate::cell::Prepared;
 
 /// The binary valgrind runs (src/bin/framebench-callgrind-cell.rs), beside `framebench`.
 pub const CELL_BIN: &str = "framebench-callgrind-cell";
@@ -49,11 +49,8 @@ pub fn ready(
     config: &Config,
     scenario: &'static Scenario,
 ) -> anyhow::Result<Box<Cell>> {
-    let prepared = super::prepare(entry, config, scenario)?;
-    prepared
-        .app
-        .dispatch(oracle::request(prepared.path))
-        .context("warm-up dispatch")?;
+    let prepared = crate::cell::prepare(entry, config, scenario)?;
+    prepared.warm_up()?;
     let request = Some(oracle::request(prepared.path));
     Ok(Box::new(Cell {
         prepared,

@@ -8,19 +8,14 @@
 
 pub mod callgrind;
 pub mod callgrind_out;
-mod charts;
 pub mod cli;
 pub mod client;
 pub mod flamegraph;
 pub mod profile;
-pub mod report;
 
-use anyhow::Context as _;
-
-use crate::fixtures::Fixtures;
-use crate::framework::{App, Config, Entry};
+use crate::framework::Entry;
 use crate::options::{Io, Options};
-use crate::oracle::{Observed, Scenario};
+use crate::oracle::Scenario;
 
 /// For the callgrind targets, before gungraun does anything: checks valgrind and
 /// `gungraun-runner` at exactly the gungraun version in Cargo.lock. When one is missing or of
@@ -187,44 +182,6 @@ pub fn in_process_variants(entry: &Entry, scenario: &Scenario) -> Vec<Options> {
 /// The variant label used in bench ids: `log=off,io=memory`.
 pub fn label(options: &Options) -> String {
     options.label()
-}
-
-/// An app built for one cell, whose response was checked against the oracle.
-pub struct Prepared {
-    /// The built app.
-    pub app: Box<dyn App>,
-    /// The scenario's request path.
-    pub path: &'static str,
-    /// Length of the checked response body.
-    pub body_len: usize,
-}
-
-/// Builds `entry` from `config`, dispatches the scenario once in-process and checks the answer.
-pub fn prepare(
-    entry: &Entry,
-    config: &Config,
-    scenario: &'static Scenario,
-) -> anyhow::Result<Prepared> {
-    let app = entry.build(config).context("build")?;
-    let observed = crate::check::in_process(&*app, scenario.path)?;
-    check(&config.fixtures, scenario, &observed)?;
-    Ok(Prepared {
-        app,
-        path: scenario.path,
-        body_len: observed.body.len(),
-    })
-}
-
-/// Checks one observed response against the oracle.
-pub fn check(
-    fixtures: &Fixtures,
-    scenario: &'static Scenario,
-    observed: &Observed,
-) -> anyhow::Result<()> {
-    scenario
-        .expected(fixtures)?
-        .check(observed)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", scenario.name))
 }
 
 /// Requests built, dispatched and dropped together by [`timed_batch`]: few enough that they and

@@ -58,7 +58,7 @@ pub fn run(
 /// two and see none of the set-up.
 pub enum HotLoop {
     /// The checked app, dispatched on this thread.
-    InProcess(super::Prepared),
+    InProcess(crate::cell::Prepared),
     /// The server in this process and one keep-alive connection to it.
     Loopback {
         /// The running server.
@@ -82,7 +82,9 @@ impl HotLoop {
                 if !entry.in_process {
                     bail!("{} is loopback only (try --mode loopback)", entry.name);
                 }
-                Ok(HotLoop::InProcess(super::prepare(entry, config, scenario)?))
+                Ok(HotLoop::InProcess(crate::cell::prepare(
+                    entry, config, scenario,
+                )?))
             }
             ProfileMode::Loopback => {
                 if !entry.loopback {

@@ -6,6 +6,9 @@
 //!
 //! The file is generated; it is never edited by hand. Every figure in it comes from those files.
 
+mod charts;
+pub mod cli;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,7 +24,7 @@ use crate::interval::{self, Estimate};
 use crate::oracle::SCENARIOS;
 use crate::units::{fmt_count, fmt_ns};
 
-use super::{IO_SCENARIOS, LOOPBACK_THREADS};
+use crate::bench::{IO_SCENARIOS, LOOPBACK_THREADS};
 
 /// One criterion measurement.
 #[derive(Debug, Clone)]
@@ -193,12 +196,12 @@ pub fn generate(
     write_environment(&mut out, newest, target_dir);
     write_reading(&mut out);
     if let Some((dir, link)) = charts {
-        let sources = super::charts::Sources {
+        let sources = charts::Sources {
             timings: timings.0,
             counts: &counts,
             allocs: &allocs,
         };
-        super::charts::write(&mut out, &sources, dir, link)?;
+        charts::write(&mut out, &sources, dir, link)?;
     }
     write_in_process(&mut out, &timings);
     write_differences(&mut out, &deltas);

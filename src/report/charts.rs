@@ -11,7 +11,7 @@ use crate::chart::{self, Bar, Panel};
 use crate::oracle::SCENARIOS;
 use crate::units::{fmt_count, fmt_ns};
 
-use super::report::{Count, Timing};
+use super::{Count, Timing};
 
 /// One metric of the charts: its file-name part, its title, and how to find its bars.
 struct Metric {

@@ -1,0 +1,84 @@
+//! The command-line side of `framebench report`; `main.rs` only parses and calls in here.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cli::CliError;
+
+/// `framebench report`.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// The cargo target directory holding `criterion/` and `gungraun/`.
+    #[arg(long, default_value = "target")]
+    pub target_dir: PathBuf,
+    /// Where to write the report.
+    #[arg(long, default_value = "docs/results.md")]
+    pub out: PathBuf,
+    /// Rewrite only the allocation section (and the how-to-reproduce lines) of the existing
+    /// report, keeping every other section as it was generated: allocation counts take seconds,
+    /// the timings a quiet hour.
+    #[arg(long)]
+    pub allocs_only: bool,
+    /// Leave the charts out (they are drawn into a folder named after `--out`, beside it:
+    /// `docs/results/` for `docs/results.md`).
+    #[arg(long)]
+    pub no_charts: bool,
+    /// Also write the run's figures in Bencher Metric Format (for `bencher run --adapter json`).
+    #[arg(long, value_name = "PATH")]
+    pub bmf: Option<PathBuf>,
+    #[command(flatten)]
+    pub baselines: crate::results::BaselineArgs,
+}
+
+/// Runs `framebench report`.
+pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
+    args.baselines.check("report")?;
+    let (text, results) = if args.allocs_only {
+        let old = std::fs::read_to_string(&args.out)
+            .map_err(|e| CliError(1, format!("cannot read {}: {e}", args.out.display())))?;
+        let text = super::update_allocs(&old, &args.target_dir).map_err(CliError::fail)?;
+        println!("--allocs-only: the results file beside the report is left as it was");
+        (text, None)
+    } else {
+        // The charts go in a folder named after the report, beside it: docs/results.md →
+        // docs/results/.
+        let stem = args
+            .out
+            .file_stem()
+            .map_or("results".into(), |s| s.to_string_lossy().into_owned());
+        let dir = args.out.with_file_name(&stem);
+        let (text, results) = super::generate(
+            &args.target_dir,
+            (!args.no_charts).then_some((dir.as_path(), stem.as_str())),
+        )
+        .map_err(CliError::fail)?;
+        if !args.no_charts {
+            println!("wrote the charts into {}", dir.display());
+        }
+        (text, Some(results))
+    };
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(&args.out, text)
+        .map_err(|e| CliError(1, format!("cannot write {}: {e}", args.out.display())))?;
+    println!("wrote {}", args.out.display());
+    // Beside it, the same run as a results file: `framebench diff docs/results.json NEW.json`.
+    if let Some(results) = results {
+        // results.md → results.json; an `--out` that already ends in .json keeps its name.
+        let json = if args.out.extension().is_some_and(|e| e == "json") {
+            args.out.with_extension("results.json")
+        } else {
+            args.out.with_extension("json")
+        };
+        results.write(&json).map_err(CliError::fail)?;
+        println!("wrote {}", json.display());
+        if let Some(p) = &args.bmf {
+            results.write_bmf(p).map_err(CliError::fail)?;
+            println!("wrote {}", p.display());
+        }
+        args.baselines.apply(&results)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
