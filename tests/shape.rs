@@ -78,7 +78,10 @@ fn no_two_top_level_modules_use_each_other() {
         .flat_map(|(a, bs)| bs.iter().map(move |b| (*a, *b)))
         .filter(|(a, b)| a < b && uses.get(b).is_some_and(|s| s.contains(a)))
         .collect();
-    assert!(circles.is_empty(), "modules that use each other: {circles:?}");
+    assert!(
+        circles.is_empty(),
+        "modules that use each other: {circles:?}"
+    );
     // The scan itself finds uses: `report` reads `deltas`' files.
     assert!(uses["report"].contains("deltas"), "{uses:?}");
 }

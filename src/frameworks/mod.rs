@@ -34,6 +34,8 @@ pub mod actix;
 pub mod axum;
 #[cfg(feature = "axum07")]
 pub mod axum07;
+#[cfg(any(feature = "axum", feature = "axum07"))]
+mod axum_app;
 #[cfg(feature = "go")]
 pub mod go;
 #[cfg(feature = "gotham")]

@@ -1,0 +1,175 @@
+//! The code axum 0.8 (`axum.rs`) and axum 0.7 (`axum07.rs`) share: one app, written once, and
+//! compiled against each release's crate path. The two differ in three places, which are the
+//! macro's arguments: the route syntax (`{name}` against `:name`), the version prefix, and how
+//! `serve` sets TCP_NODELAY on accepted connections (0.8's `tap_io` against 0.7's
+//! `tcp_nodelay`). Everything else, down to the handlers, is the same code, so the two columns
+//! compare the releases and nothing else. The file reads in the order of every framework file
+//! (src/frameworks/mod.rs), inside the macro.
+
+/// One axum app behind the framebench trait, for the axum crate at `$axum` (see the module
+/// doc).
+macro_rules! axum_app {
+    (
+        crate: $axum:ident,
+        type: $Axum:ident,
+        doc: $doc:literal,
+        name: $name:literal,
+        version_prefix: $prefix:literal,
+        paste_route: $paste:literal,
+        static_route: $static:literal,
+        serve: $serve:expr $(,)?
+    ) => {
+        use std::net::{SocketAddr, TcpListener};
+        use std::sync::Arc;
+
+        use $axum::extract::{ConnectInfo, Path, State};
+        use $axum::http::{header, HeaderValue, StatusCode, Uri};
+        use $axum::response::IntoResponse;
+        use $axum::routing::get;
+        use $axum::Router;
+
+        use http_body_util::BodyExt as _;
+        use tower::ServiceExt as _;
+        use tower_http::services::ServeDir;
+
+        use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+        use crate::handlers::{self, AppState, Reply};
+        use crate::logging;
+        use crate::options::{Io, Logging};
+        use crate::server;
+        use crate::store::AsyncStore;
+
+        #[doc = $doc]
+        pub struct $Axum {
+            config: Config,
+            router: Router,
+            rt: tokio::runtime::Runtime,
+        }
+
+        /// What the handlers share.
+        type Shared = State<Arc<AppState<AsyncStore>>>;
+
+        /// Builds the router: every route, and the trace layer when logging is on.
+        fn app(config: &Config) -> Router {
+            // One pool per router: in-process and served requests run on different runtimes.
+            let state = Arc::new(AppState::new_async(config));
+            let router = Router::new()
+                .route("/", get(hello))
+                .route("/json", get(json))
+                .route("/get", get(redis_get))
+                .route("/template", get(template))
+                .route($paste, get(paste));
+            let router = match config.options.io {
+                Io::Disk => {
+                    router.nest_service("/static", ServeDir::new(config.fixtures.static_dir()))
+                }
+                Io::Memory => router.route($static, get(static_file)),
+            };
+            let router = router.with_state(state);
+            match config.options.logging {
+                Logging::Off => router,
+                // tower-http's trace layer; the peer comes from axum's `ConnectInfo`.
+                logging => router.layer(logging::trace::layer(logging, |ext| {
+                    ext.get::<ConnectInfo<SocketAddr>>().map(|ci| ci.0)
+                })),
+            }
+        }
+
+        impl Framework for $Axum {
+            const NAME: &'static str = $name;
+            const CRATE: &'static str = "axum";
+            const VERSION_PREFIX: &'static str = $prefix;
+            const COUNTS_REQUESTS: bool = true;
+
+            fn build(config: &Config) -> anyhow::Result<Self> {
+                let rt = server::in_process_runtime()?;
+                Ok($Axum {
+                    config: config.clone(),
+                    router: app(config),
+                    rt,
+                })
+            }
+
+            fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+                self.rt.block_on(async {
+                    let res = self
+                        .router
+                        .clone()
+                        .oneshot(req.map($axum::body::Body::from))
+                        .await?;
+                    let (parts, body) = res.into_parts();
+                    let body = body.collect().await?.to_bytes();
+                    Ok(Response::from_parts(parts, body))
+                })
+            }
+
+            fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+                let router = app(&self.config);
+                // `serve --max-requests`: the counting layer exists only when a limit is set.
+                let router = match crate::server::limit::active() {
+                    Some(limit) => router.layer(tower::util::MapResponseLayer::new(
+                        move |res: $axum::response::Response| {
+                            limit.record();
+                            res
+                        },
+                    )),
+                    None => router,
+                };
+                // axum's serve sets no idle keep-alive timeout: connections stay open until the client
+                // closes them or the server stops (docs/methodology.md).
+                server::spawn_tokio(
+                    listener,
+                    self.config.options.threads,
+                    |listener, stop| async move {
+                        let service = router.into_make_service_with_connect_info::<SocketAddr>();
+                        // Every framebench server sets TCP_NODELAY on accepted connections; how is the
+                        // one thing the two releases' `serve` differ in.
+                        let serve = $serve(listener, service).with_graceful_shutdown(async {
+                            stop.await;
+                        });
+                        let _ = serve.await;
+                    },
+                )
+            }
+        }
+
+        async fn hello() -> Reply {
+            handlers::hello()
+        }
+
+        async fn json() -> Reply {
+            handlers::json()
+        }
+
+        async fn redis_get(State(state): Shared, uri: Uri) -> Reply {
+            state.redis_get(uri.query()).await
+        }
+
+        async fn template(State(state): Shared) -> Reply {
+            state.template()
+        }
+
+        async fn paste(State(state): Shared, Path(name): Path<String>) -> Reply {
+            state.paste(&name)
+        }
+
+        async fn static_file(State(state): Shared, Path(name): Path<String>) -> Reply {
+            state.static_file(&name)
+        }
+
+        impl IntoResponse for Reply {
+            fn into_response(self) -> $axum::response::Response {
+                let mut res = $axum::response::Response::new($axum::body::Body::from(self.body));
+                *res.status_mut() =
+                    StatusCode::from_u16(self.status).unwrap_or(StatusCode::NOT_FOUND);
+                if let Some(content_type) = self.content_type {
+                    res.headers_mut()
+                        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+                }
+                res
+            }
+        }
+    };
+}
+
+pub(crate) use axum_app;
