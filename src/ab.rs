@@ -151,12 +151,7 @@ pub fn run(args: AbArgs) -> Result<ExitCode, CliError> {
         args.frameworks.clone()
     };
     for s in &args.scenarios {
-        if crate::oracle::scenario(s).is_none() {
-            return Err(CliError::usage(format!(
-                "unknown scenario '{s}' (one of: {})",
-                crate::oracle::names().join(", ")
-            )));
-        }
+        crate::cli::scenario(s)?;
     }
     println!(
         "framebench ab: {} fresh pairs of workers per cell, {} paired rounds each, batches of about \

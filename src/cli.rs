@@ -17,6 +17,17 @@ impl CliError {
     }
 }
 
+/// The oracle's scenario called `name`, or the usage error every command gives for an unknown
+/// one.
+pub fn scenario(name: &str) -> Result<&'static crate::oracle::Scenario, CliError> {
+    crate::oracle::scenario(name).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown scenario '{name}' (one of: {})",
+            crate::oracle::names().join(", ")
+        ))
+    })
+}
+
 /// The registry entry called `name`, or the usage error every command gives for an unknown one.
 pub fn framework(name: &str) -> Result<&'static crate::framework::Entry, CliError> {
     crate::frameworks::find(name).ok_or_else(|| {

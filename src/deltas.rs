@@ -36,7 +36,7 @@ use crate::framework::{Config, Entry};
 use crate::frameworks::REGISTRY;
 use crate::interval::{self, Estimate};
 use crate::options::{Io, Logging, Options};
-use crate::oracle::{self, Scenario, SCENARIOS};
+use crate::oracle::{Scenario, SCENARIOS};
 
 /// Rounds per difference unless `--rounds` says otherwise: 30 rounds bound the median by the
 /// 10th and 21st of them (95.7 %).
@@ -329,17 +329,7 @@ fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
     if names.is_empty() {
         return Ok(SCENARIOS.iter().collect());
     }
-    names
-        .iter()
-        .map(|n| {
-            oracle::scenario(n).ok_or_else(|| {
-                CliError::usage(format!(
-                    "unknown scenario '{n}' (one of: {})",
-                    oracle::names().join(", ")
-                ))
-            })
-        })
-        .collect()
+    names.iter().map(|n| crate::cli::scenario(n)).collect()
 }
 
 /// Runs `framebench deltas`.

@@ -428,8 +428,7 @@ fn check_cmd(names: &[String], threads: usize, redis: &RedisArg) -> Result<ExitC
 /// with the quick compare's sample and batch count.
 fn quick_cell(framework: &str, scenario: &str) -> Result<ExitCode, CliError> {
     let entry = framebench::cli::framework(framework)?;
-    let scenario = framebench::oracle::scenario(scenario)
-        .ok_or_else(|| CliError::usage(format!("unknown scenario '{scenario}'")))?;
+    let scenario = framebench::cli::scenario(scenario)?;
     let config = Config::new(load_fixtures()?, None).with(Options::default());
     let prepared = framebench::cell::prepare(entry, &config, scenario).map_err(CliError::fail)?;
     let timed = quick::time_per_request(&*prepared.app, prepared.path, quick::SAMPLE, 5)

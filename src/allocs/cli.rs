@@ -12,7 +12,7 @@ use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::frameworks::REGISTRY;
-use crate::oracle::{self, Scenario};
+use crate::oracle::Scenario;
 
 use super::Measured;
 
@@ -116,14 +116,10 @@ fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
     }
     names
         .iter()
-        .map(|n| match oracle::scenario(n) {
-            Some(s) if !s.needs_redis() => Ok(s),
-            Some(_) => Err(CliError::usage(format!(
+        .map(|n| match crate::cli::scenario(n)? {
+            s if !s.needs_redis() => Ok(s),
+            _ => Err(CliError::usage(format!(
                 "{n}: allocations are counted without Redis; pick another scenario"
-            ))),
-            None => Err(CliError::usage(format!(
-                "unknown scenario '{n}' (one of: {})",
-                oracle::names().join(", ")
             ))),
         })
         .collect()

@@ -102,7 +102,7 @@ pub struct CallgrindCellArgs {
 /// Runs `framebench profile`.
 pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
     let entry = crate::cli::framework(&args.framework)?;
-    let scenario = scenario(&args.scenario)?;
+    let scenario = crate::cli::scenario(&args.scenario)?;
     check_mode(entry, args.mode)?;
     let options = Options {
         logging: args.logging,
@@ -170,16 +170,6 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The scenario called `name`, or a usage error listing them.
-fn scenario(name: &str) -> Result<&'static oracle::Scenario, CliError> {
-    oracle::scenario(name).ok_or_else(|| {
-        CliError::usage(format!(
-            "unknown scenario '{name}' (one of: {})",
-            oracle::names().join(", ")
-        ))
-    })
 }
 
 /// A usage error when `entry` cannot run in `mode`.
@@ -269,7 +259,7 @@ pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
         ));
     }
     let entry = crate::cli::framework(&args.framework)?;
-    let scenario = scenario(&args.scenario)?;
+    let scenario = crate::cli::scenario(&args.scenario)?;
     check_mode(entry, ProfileMode::InProcess)?;
     let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
     // The options of the callgrind bench's cells: only logging and io are the run's.

@@ -14,7 +14,7 @@ use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::frameworks::REGISTRY;
 use crate::options::{Io, Logging, Options};
-use crate::oracle::{self, Scenario, SCENARIOS};
+use crate::oracle::{Scenario, SCENARIOS};
 use crate::pinning::{self, Pinning};
 
 /// Parses `10s`, `500ms`, `2m`, `1.5s`.
@@ -170,14 +170,7 @@ fn scenarios(names: &[String], url_target: bool) -> Result<Vec<&'static Scenario
     } else {
         names
             .iter()
-            .map(|n| {
-                oracle::scenario(n).ok_or_else(|| {
-                    CliError::usage(format!(
-                        "unknown scenario '{n}' (known: {})",
-                        oracle::names().join(", ")
-                    ))
-                })
-            })
+            .map(|n| crate::cli::scenario(n))
             .collect::<Result<_, _>>()?
     };
     // Without a Redis the redis scenario is skipped with one line, asked for or not.
@@ -615,8 +608,12 @@ mod tests {
             panic!("default load options")
         };
         let cell = |scenario: &str, rps: f64, status: Status| {
-            let mut c =
-                CellResult::empty(&target, oracle::scenario(scenario).unwrap(), 16, &params);
+            let mut c = CellResult::empty(
+                &target,
+                crate::oracle::scenario(scenario).unwrap(),
+                16,
+                &params,
+            );
             c.rps = rps;
             c.requests = (rps / 10.0) as u64;
             c.server_cpu_pct = Some(96.0);
