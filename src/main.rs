@@ -471,7 +471,7 @@ fn quick_compare(long: bool) -> Result<ExitCode, CliError> {
     // diff` against a later quick compare) and the chart go to files, and `--long` prints the
     // long table instead.
     let dir = framebench::results::target_dir().join("quick");
-    let (table, failed) = run.long();
+    let long_table = run.long();
     let long_path = dir.join("long.md");
     let chart_path = dir.join("summary.svg");
     let json_path = dir.join("results.json");
@@ -485,25 +485,25 @@ fn quick_compare(long: bool) -> Result<ExitCode, CliError> {
         "long table",
         &long_path,
         std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&long_path, &table))
+            .and_then(|()| std::fs::write(&long_path, &long_table.table))
             .map_err(anyhow::Error::from),
     );
     note(
         "results (framebench diff reads them)",
         &json_path,
-        quick::results(&run).write(&json_path),
+        run.results().write(&json_path),
     );
     note("chart", &chart_path, run.chart(&chart_path));
     if long {
-        print!("{table}");
+        print!("{}", long_table.table);
     } else {
         let files = format!("Files: {}.", written.join(" · "));
-        print!("{}", run.compact(&files));
+        print!("{}", run.compact(&files, &long_table.notes));
     }
     for l in &lost {
         eprintln!("{l}");
     }
-    Ok(if failed > 0 {
+    Ok(if long_table.failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

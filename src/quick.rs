@@ -21,60 +21,6 @@ use crate::oracle::{self, SCENARIOS};
 /// One in-process batch of the quick compare: five of them per cell, median taken.
 pub const SAMPLE: Duration = Duration::from_millis(60);
 
-/// The quick compare as a results file (`framebench diff` reads it): every in-process time,
-/// the allocation counts, and every loopback rate. The times and rates carry no interval: the
-/// batches' and passes' range is one process's, and two processes of one build differ by more
-/// (docs/methodology.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
-/// counts exactly. `framebench ab` is the comparison of times.
-pub fn results(run: &Run) -> crate::results::Results {
-    use crate::results::{Figure, Metric};
-    let Run {
-        rows,
-        allocs,
-        loopback,
-        setup,
-        options,
-        ..
-    } = run;
-    let variant = options.label();
-    let mut figures = Vec::new();
-    for (name, cells) in rows {
-        for (cell, s) in cells.iter().zip(SCENARIOS) {
-            if let Cell::Time(t) = cell {
-                let ns = t.median.as_secs_f64() * 1e9;
-                figures.push(Figure::count(
-                    "quick/in_process",
-                    name,
-                    s.name,
-                    &variant,
-                    Metric::Time,
-                    ns,
-                ));
-            }
-        }
-    }
-    if let Ok(a) = allocs {
-        if let Ok(r) = a.results() {
-            figures.extend(r.figures);
-        }
-    }
-    let loopback_variant = format!("{variant},c{}", setup.connections);
-    for c in loopback
-        .iter()
-        .filter(|c| c.status == Status::Ok && c.rps > 0.0)
-    {
-        figures.push(Figure::count(
-            "quick/loopback",
-            &c.target,
-            &c.scenario,
-            &loopback_variant,
-            Metric::Rps,
-            c.rps,
-        ));
-    }
-    crate::results::Results::new("quick", figures)
-}
-
 /// One measured cell.
 #[derive(Debug, Clone)]
 pub enum Cell {
@@ -252,9 +198,10 @@ impl Run {
     /// time per request in µs and the loopback rate in thousands of requests per second, `*`
     /// beside the best framework of the column and `~` beside a rate that is not the server's
     /// own. The floors and the reference follow the frameworks, under a rule. `files` names
-    /// where the long table, the results file and the chart went. The table is 97 columns
-    /// wide; the text around it wraps at [`SCREEN_WIDTH`].
-    pub fn compact(&self, files: &str) -> String {
+    /// where the long table, the results file and the chart went, and `notes` are the long
+    /// table's ([`Long::notes`]). The table is 97 columns wide; the text around it wraps at
+    /// [`SCREEN_WIDTH`].
+    pub fn compact(&self, files: &str, notes: &str) -> String {
         let mut out = String::new();
         out.push_str(&wrap(
             &format!("framebench quick · {}", Environment::current()),
@@ -318,10 +265,15 @@ impl Run {
             }
         }
         // The best per column once more, in words: a name does not fit a column.
-        for (title, pick) in [("fastest in-process (µs)", 0usize), ("most req/s (k/s)", 1)] {
+        type Pick = fn(&(Option<&'static str>, Option<&'static str>)) -> Option<&'static str>;
+        let picks: [(&str, Pick); 2] = [
+            ("fastest in-process (µs)", |b| b.0),
+            ("most req/s (k/s)", |b| b.1),
+        ];
+        for (title, pick) in picks {
             let mut by: Vec<(&str, Vec<&str>)> = Vec::new();
             for (b, s) in best.iter().zip(SCENARIOS) {
-                let Some(name) = (if pick == 0 { b.0 } else { b.1 }) else {
+                let Some(name) = pick(b) else {
                     continue;
                 };
                 match by.iter_mut().find(|(n, _)| *n == name) {
@@ -351,30 +303,18 @@ impl Run {
             "µs: in-process time per request, median of 5 batches, one thread, no socket. \
              k/s: thousands of requests per second over loopback, {} connections, server {} \
              thread{}, {}. *: the best framework in the column (floors and raw are not \
-             frameworks). ~: the server was not saturated, so the rate is not its own ({}). \
+             frameworks). ~: the server was not saturated, so the rate is not its own \
+             (client-bound or unsat in the long table). \
              Every cell was checked against the oracle first. Allocations, CPU per request, \
              p99, the ratio to raw and the marks explained: the long table.",
             setup.connections,
             setup.threads,
             if setup.threads == 1 { "" } else { "s" },
             setup.params.pinning.label(),
-            "client-bound or unsat in the long table"
         );
         out.push_str(&wrap(&legend, SCREEN_WIDTH));
         out.push_str(&wrap(files, SCREEN_WIDTH));
-        let mut notes = Notes::default();
-        for name in self.names() {
-            for (k, s) in SCENARIOS.iter().enumerate() {
-                in_process_text(self.in_process(name, k), &mut notes, || {
-                    format!("{name} {} in-process", s.name)
-                });
-                allocs_text(&self.allocs, name, s.name, &mut notes);
-                loopback_texts(self.loopback(name, s.name), None, &mut notes, || {
-                    format!("{name} {} loopback", s.name)
-                });
-            }
-        }
-        notes.write(&mut out);
+        out.push_str(notes);
         out
     }
 
@@ -420,10 +360,63 @@ impl Run {
         crate::chart::draw(path, &panels, 2)
     }
 
+    /// The quick compare as a results file (`framebench diff` reads it): every in-process time,
+    /// the allocation counts, and every loopback rate. The times and rates carry no interval: the
+    /// batches' and passes' range is one process's, and two processes of one build differ by more
+    /// (docs/methodology.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
+    /// counts exactly. `framebench ab` is the comparison of times.
+    pub fn results(&self) -> crate::results::Results {
+        use crate::results::{Figure, Metric};
+        let Run {
+            rows,
+            allocs,
+            loopback,
+            setup,
+            options,
+            ..
+        } = self;
+        let variant = options.label();
+        let mut figures = Vec::new();
+        for (name, cells) in rows {
+            for (cell, s) in cells.iter().zip(SCENARIOS) {
+                if let Cell::Time(t) = cell {
+                    let ns = t.median.as_secs_f64() * 1e9;
+                    figures.push(Figure::count(
+                        "quick/in_process",
+                        name,
+                        s.name,
+                        &variant,
+                        Metric::Time,
+                        ns,
+                    ));
+                }
+            }
+        }
+        if let Ok(a) = allocs {
+            if let Ok(r) = a.results() {
+                figures.extend(r.figures);
+            }
+        }
+        let loopback_variant = format!("{variant},c{}", setup.connections);
+        for c in loopback
+            .iter()
+            .filter(|c| c.status == Status::Ok && c.rps > 0.0)
+        {
+            figures.push(Figure::count(
+                "quick/loopback",
+                &c.target,
+                &c.scenario,
+                &loopback_variant,
+                Metric::Rps,
+                c.rps,
+            ));
+        }
+        crate::results::Results::new("quick", figures)
+    }
+
     /// The long table: every framework × scenario as a row, in-process and loopback columns,
-    /// with the environment above it and the legend and notes below. Returns it with the
-    /// number of failed cells.
-    pub fn long(&self) -> (String, usize) {
+    /// with the environment above it and the legend and notes below.
+    pub fn long(&self) -> Long {
         let mut out = String::new();
         long_header(&mut out, &self.setup, self.options, self.sample);
         let mut notes = Notes::default();
@@ -451,9 +444,25 @@ impl Run {
             }
         }
         let _ = writeln!(out, "\n{BOUND_LEGEND}");
-        let failed = notes.write(&mut out);
-        (out, failed)
+        let mut written = String::new();
+        let failed = notes.write(&mut written);
+        out.push_str(&written);
+        Long {
+            table: out,
+            notes: written,
+            failed,
+        }
     }
+}
+
+/// The long table of a quick compare, and what its notes say.
+pub struct Long {
+    /// The whole text: environment, table, legend and notes.
+    pub table: String,
+    /// The notes alone (each skip cause once, each failure), which the compact view repeats.
+    pub notes: String,
+    /// Cells that failed.
+    pub failed: usize,
 }
 
 /// A figure in at most four characters, three significant digits: `0.94`, `11.9`, `154`.
@@ -773,7 +782,8 @@ mod tests {
         let Some((run, [a, b])) = made_up() else {
             return; // fewer than two frameworks compiled in: nothing to compare
         };
-        let text = run.compact("Files: long table: target/quick/long.md");
+        let long = run.long();
+        let text = run.compact("Files: long table: target/quick/long.md", &long.notes);
         for line in text.lines() {
             assert!(line.chars().count() <= SCREEN_WIDTH, "too wide: {line}");
         }
@@ -827,7 +837,7 @@ mod tests {
         let Some((run, [a, _])) = made_up() else {
             return;
         };
-        let (table, failed) = run.long();
+        let super::Long { table, failed, .. } = run.long();
         assert_eq!(failed, 0, "{table}");
         let first = format!("| {a:<14} | {:<10} |", SCENARIOS[0].name);
         assert!(table.lines().any(|l| l.starts_with(&first)), "{table}");
