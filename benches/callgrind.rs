@@ -82,8 +82,8 @@ fn prepare(target: Target) -> Box<Cell> {
 /// One benchmark function per in-process framework of the registry (see the module doc); a
 /// framework compiled out gets one with no cells, so that the group's list stays the same.
 macro_rules! counted {
-    ($([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*) => {
-        counted!(@each [] $([$($feature)?] $kind $module: $ty;)*);
+    ($([$($feature:literal)?] $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+;)*) => {
+        counted!(@each [] $([$($feature)?] $kind $module: $($ty),+;)*);
     };
     (@each [$($done:ident)*] [$($feature:literal)?] in_process $module:ident: $ty:ident; $($rest:tt)*) => {
         #[cfg(all($(feature = $feature)?))]
@@ -114,7 +114,7 @@ macro_rules! counted {
         counted!(@each [$($done)* $module] $($rest)*);
     };
     // Entries without an in-process path (`raw`, the Go peers) have no function here.
-    (@each [$($done:ident)*] [$($feature:literal)?] server $module:ident: $ty:ident$(<$generic:ty>)?; $($rest:tt)*) => {
+    (@each [$($done:ident)*] [$($feature:literal)?] server $module:ident: $($ty:ident),+; $($rest:tt)*) => {
         counted!(@each [$($done)*] $($rest)*);
     };
     (@each [$($done:ident)*]) => {

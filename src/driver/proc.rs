@@ -231,19 +231,27 @@ mod tests {
     fn reads_own_proc() {
         let pid = std::process::id();
         assert!(cpu_times(pid).is_some_and(|t| t.total() > 0.0));
-        // Burn a little user time: the meter sees it as user time, not system time.
-        let meter = CpuMeter::start(pid);
-        let t = Instant::now();
-        let mut x = 0u64;
-        while t.elapsed().as_millis() < 300 {
-            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        // A child that burns user time: the meter sees it as user time, not system time. A
+        // process of its own, one thread that never exits: this test process's threads come
+        // and go with the other tests (a thread that exits takes its schedstat with it), and a
+        // loop bounded by wall time gets less CPU than that when the two cores are busy.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let meter = CpuMeter::start(child.id());
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
+        while meter.used().is_none_or(|u| u.times.runtime < 0.3) && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let used = meter.used().unwrap();
+        let used = meter.used();
+        let _ = child.kill();
+        let _ = child.wait();
+        let used = used.unwrap();
         assert!(used.times.user > 0.1, "{used:?}");
         assert!(used.times.user > used.times.system, "{used:?}");
-        // The scheduler's clock saw at least the loop's 300 ms (other tests' threads in this
-        // process may add theirs), and the split is scaled to it.
-        assert!(used.times.runtime >= 0.29, "{used:?}");
+        // The scheduler's clock saw the 300 ms waited for, and the split is scaled to it.
+        assert!(used.times.runtime >= 0.3, "{used:?}");
         let (user, system) = used.times.split().unwrap();
         assert!(user > 0.2, "{used:?}");
         assert!(

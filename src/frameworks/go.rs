@@ -1,9 +1,9 @@
 //! The Go peers of the seed articles: `go-nethttp` (the standard library's net/http) and
 //! `go-fiber` (Fiber v2 on fasthttp), two programs of the Go module in `peers/go/`.
 //!
-//! They are loopback-only frameworks behind the same trait. [`prepare`] builds both programs
-//! with `go build` into `target/go-peers/` (skipped when the binaries are newer than every
-//! source file) once per process, under its own bound ([`BUILD_TIMEOUT`]) and before anything
+//! They are loopback-only frameworks behind the same trait. [`prepare`] builds a peer's program
+//! ([`Program::CMD`]) with `go build` into `target/go-peers/` (skipped when the binary is newer
+//! than every source file) once per process, under its own bound ([`BUILD_TIMEOUT`]) and before anything
 //! is timed: [`Framework::available`] calls it, so every command builds them before it starts a
 //! server, and no server start-up timeout ever runs during a build. `serve` starts the binary
 //! through [`peer::spawn`]: a child process with the already-bound listener as file descriptor
@@ -117,9 +117,6 @@ fn newest_source(dir: &Path) -> std::io::Result<SystemTime> {
 /// Fiber. A bound of its own, never a server's start-up timeout.
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// The programs of `peers/go/cmd/`.
-const CMDS: [&str; 2] = [NetHttp::CMD, Fiber::CMD];
-
 /// Where the built peers go: `$FRAMEBENCH_GO_PEERS_DIR`, else `target/go-peers/`.
 pub fn bin_dir() -> PathBuf {
     let dir = std::env::var_os("FRAMEBENCH_GO_PEERS_DIR")
@@ -132,28 +129,39 @@ pub fn bin_dir() -> PathBuf {
     std::env::current_dir().map_or(dir.clone(), |cwd| cwd.join(dir))
 }
 
-/// Builds the Go peers when a source is newer than their binaries, once per process, before
-/// anything is timed: every command that serves them calls this (through
-/// [`Framework::available`]) before it starts a server. Prints a progress line when it builds.
-/// `Err` says why the peers are skipped (no `go`, or the build failed, which it prints once).
-pub fn prepare() -> Result<(), &'static str> {
-    static BUILT: OnceLock<Result<(), &'static str>> = OnceLock::new();
-    *BUILT.get_or_init(|| {
-        let go = Tool::Go.path().map_err(|_| Tool::Go.skip())?;
-        build_all(go).map_err(|e| {
-            let why: &'static str = Box::leak(format!("go build failed: {e}").into_boxed_str());
-            // Required, the caller fails with this reason instead; nothing is skipped.
-            if !Tool::Go.required() {
-                tools::say_once(&format!("{why}; the Go peers are skipped"));
-            }
-            why
-        })
-    })
+/// Builds the Go program `cmd` (a folder of `peers/go/cmd/`, a [`Program::CMD`]) when a source
+/// is newer than its binary, once per process, before anything is timed: every command that
+/// serves a peer calls this (through [`Framework::available`]) before it starts a server. Each
+/// peer builds only its own program, so no list of them is kept beside the `Program` impls.
+/// Prints a progress line when it builds. `Err` says why the peer is skipped (no `go`, or the
+/// build failed, which it prints once).
+pub fn prepare(cmd: &'static str) -> Result<(), &'static str> {
+    static BUILT: Mutex<Vec<(&str, Result<(), &str>)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, done)) = built.iter().find(|(c, _)| *c == cmd) {
+        return *done;
+    }
+    let done = Tool::Go
+        .path()
+        .map_err(|_| Tool::Go.skip())
+        .and_then(|go| {
+            build(go, cmd).map_err(|e| {
+                let why: &'static str =
+                    Box::leak(format!("go build failed: {e}").into_boxed_str());
+                // Required, the caller fails with this reason instead; nothing is skipped.
+                if !Tool::Go.required() {
+                    tools::say_once(&format!("{why}; the Go peers are skipped"));
+                }
+                why
+            })
+        });
+    built.push((cmd, done));
+    done
 }
 
-/// Builds every stale peer with `go`, holding a lock on the output folder so that concurrent
-/// processes (test binaries, a user's second terminal) build it once between them.
-fn build_all(go: &Path) -> Result<(), String> {
+/// Builds `cmd` with `go` when it is stale, holding a lock on the output folder so that
+/// concurrent processes (test binaries, a user's second terminal) build it once between them.
+fn build(go: &Path, cmd: &str) -> Result<(), String> {
     let dir = bin_dir();
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let _lock = DirLock::take(&dir)?;
@@ -167,39 +175,30 @@ fn build_all(go: &Path) -> Result<(), String> {
         }
     }
     let sources = newest_source(&module_dir()).map_err(|e| format!("cannot read peers/go: {e}"))?;
-    let stale: Vec<&str> = CMDS
-        .into_iter()
-        .filter(|cmd| {
-            let built = std::fs::metadata(dir.join(cmd)).and_then(|m| m.modified());
-            !built.is_ok_and(|b| b >= sources)
-        })
-        .collect();
-    if stale.is_empty() {
+    let built = std::fs::metadata(dir.join(cmd)).and_then(|m| m.modified());
+    if built.is_ok_and(|b| b >= sources) {
         return Ok(());
     }
     let bound = tools::build_timeout(BUILD_TIMEOUT);
     eprintln!(
-        "building the Go peers with `go build` (first run only: module download and compile, \
-         at most {:.0} s)…",
+        "building the Go peer ./cmd/{cmd} with `go build` (first run only: module download and \
+         compile, at most {:.0} s)…",
         bound.as_secs_f64()
     );
     let start = Instant::now();
-    let deadline = start + bound;
-    for cmd in stale {
-        let scratch = dir.join(format!(".build-{cmd}-{}", std::process::id()));
-        let mut build = Command::new(go);
-        build
-            .args(["build", "-o"])
-            .arg(scratch.join(cmd))
-            .arg(format!("./cmd/{cmd}"))
-            .current_dir(module_dir());
-        tools::build_step(build, &scratch, deadline, |scratch| {
-            std::fs::rename(scratch.join(cmd), dir.join(cmd))
-        })
-        .map_err(|e| format!("./cmd/{cmd}: {e}"))?;
-    }
+    let scratch = dir.join(format!(".build-{cmd}-{}", std::process::id()));
+    let mut command = Command::new(go);
+    command
+        .args(["build", "-o"])
+        .arg(scratch.join(cmd))
+        .arg(format!("./cmd/{cmd}"))
+        .current_dir(module_dir());
+    tools::build_step(command, &scratch, start + bound, |scratch| {
+        std::fs::rename(scratch.join(cmd), dir.join(cmd))
+    })
+    .map_err(|e| format!("./cmd/{cmd}: {e}"))?;
     eprintln!(
-        "built the Go peers in {:.1} s",
+        "built ./cmd/{cmd} in {:.1} s",
         start.elapsed().as_secs_f64()
     );
     Ok(())
@@ -258,7 +257,7 @@ impl<P: Program> Framework for GoPeer<P> {
     const TOOL: Option<Tool> = Some(Tool::Go);
 
     fn available() -> Result<(), String> {
-        prepare().map_err(str::to_owned)
+        prepare(P::CMD).map_err(str::to_owned)
     }
 
     fn version() -> Option<&'static str> {

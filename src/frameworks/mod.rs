@@ -28,51 +28,18 @@ use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::oracle::SCENARIOS;
 
-#[cfg(feature = "actix")]
-pub mod actix;
-#[cfg(feature = "axum")]
-pub mod axum;
-#[cfg(feature = "axum07")]
-pub mod axum07;
+// Shared by axum and axum07: the one file that is not a registry line's module.
 #[cfg(any(feature = "axum", feature = "axum07"))]
 mod axum_app;
-#[cfg(feature = "go")]
-pub mod go;
-#[cfg(feature = "gotham")]
-pub mod gotham;
-#[cfg(feature = "hyper")]
-pub mod hyper;
-#[cfg(feature = "hyper014")]
-pub mod hyper014;
-#[cfg(feature = "iron")]
-pub mod iron;
-#[cfg(feature = "may-minihttp")]
-pub mod may_minihttp;
-#[cfg(feature = "nickel")]
-pub mod nickel;
-#[cfg(feature = "ntex")]
-pub mod ntex;
-pub mod null;
-#[cfg(feature = "hyper010")]
-pub mod null010;
-#[cfg(feature = "poem")]
-pub mod poem;
-pub mod raw;
-#[cfg(feature = "rocket")]
-pub mod rocket;
-#[cfg(feature = "salvo")]
-pub mod salvo;
-#[cfg(feature = "warp")]
-pub mod warp;
-#[cfg(feature = "xitca")]
-pub mod xitca;
 
-/// The registry: one line per framework, baselines first, as
+/// The registry: one line per framework module, baselines first, as
 /// `[feature] in_process|server module: Type;` (`[]` when always compiled in; `server` when it
-/// has no in-process path). It is a macro so that the callgrind bench can name a benchmark
-/// function after each in-process framework (gungraun's ids are literals); everything else reads
-/// [`REGISTRY`], which it builds. `registry!(callback)` expands to `callback! { <the lines> }`.
-/// Whether a line says `in_process` is checked at compile time against the type's
+/// has no in-process path; a module with several programs, the Go peers, names each type). It
+/// is the only code a new framework adds besides its file: it declares the module
+/// (`#[cfg(feature)] pub mod module;`) and builds [`REGISTRY`]. It is a macro so that the
+/// callgrind bench can name a benchmark function after each in-process framework (gungraun's
+/// ids are literals). `registry!(callback)` expands to `callback! { <the lines> }`. Whether a
+/// line says `in_process` is checked at compile time against the type's
 /// [`crate::framework::Framework::IN_PROCESS`].
 #[macro_export]
 macro_rules! registry {
@@ -96,15 +63,26 @@ macro_rules! registry {
             ["axum07"] in_process axum07: Axum07;
             ["hyper014"] in_process hyper014: Hyper014;
             ["may-minihttp"] server may_minihttp: MayMinihttp;
-            ["go"] server go: GoPeer<go::NetHttp>;
-            ["go"] server go: GoPeer<go::Fiber>;
+            ["go"] server go: GoPeer<go::NetHttp>, GoPeer<go::Fiber>;
         }
     };
 }
 
-/// Builds [`REGISTRY`] from the [`registry!`] lines, and checks each line's `in_process`.
+/// Declares each [`registry!`] line's module, builds [`REGISTRY`] from the lines, and checks
+/// each line's `in_process`.
 macro_rules! entries {
-    ($([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*) => {
+    ($([$($feature:literal)?] $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+;)*) => {
+        $(
+            #[cfg(all($(feature = $feature)?))]
+            pub mod $module;
+        )*
+        entries!(@flat [] $([$($feature)?] $kind $module: $($ty$(<$generic>)?),+;)*);
+    };
+    // One line per type: a line that names several (the Go peers) becomes one line each.
+    (@flat [$($done:tt)*] $features:tt $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+; $($rest:tt)*) => {
+        entries!(@flat [$($done)* $($features $kind $module: $ty$(<$generic>)?;)+] $($rest)*);
+    };
+    (@flat [$([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*]) => {
         /// Every framework compiled in, baselines first.
         pub const REGISTRY: &[Entry] = &[$(
             #[cfg(all($(feature = $feature)?))]
@@ -127,14 +105,15 @@ registry!(entries);
 
 /// Collects the Cargo feature of every registry line, compiled in or not.
 macro_rules! features {
-    ($([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*) => {
+    ($([$($feature:literal)?] $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+;)*) => {
         /// The Cargo feature of every registry line (compiled in or not), in registry order,
         /// a line's feature each time; the baselines that are always built have none.
         #[cfg(test)]
         const FEATURES: &[&str] = &[$($($feature,)?)*];
-        /// How many lines the registry has: [`REGISTRY`]'s length with every feature on.
+        /// How many entries the registry's lines name: [`REGISTRY`]'s length with every
+        /// feature on.
         #[cfg(test)]
-        const LINES: usize = [$(stringify!($module)),*].len();
+        const ENTRIES: usize = [$($(stringify!($ty)),+),*].len();
     };
 }
 
@@ -246,11 +225,51 @@ mod tests {
                 e.name
             );
         }
-        if REGISTRY.len() == LINES {
+        if REGISTRY.len() == ENTRIES {
             for row in &rows {
                 assert!(
                     find(row).is_some(),
                     "README row `{row}` is not in the registry"
+                );
+            }
+        }
+    }
+
+    /// The first cells of the markdown table under `heading` in docs/methodology.md.
+    fn methodology_rows(heading: &str) -> Vec<String> {
+        let doc = read("docs/methodology.md");
+        let section = doc
+            .split(&format!("\n{heading}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("docs/methodology.md has no `{heading}`"));
+        section
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| l.split('|').nth(1).map(str::to_owned))
+            .collect()
+    }
+
+    /// Each framework's methodology paragraph: a row in the table of what its in-process call
+    /// includes (when it has one) and in the table of what `--threads` means for its server.
+    #[test]
+    fn methodology_describes_every_entry() {
+        let in_process = methodology_rows("### In-process");
+        let threads = methodology_rows("## Threads and keep-alive");
+        for e in REGISTRY {
+            let name = format!("`{}`", e.name);
+            if e.in_process {
+                assert!(
+                    in_process.iter().any(|cell| cell.contains(&name)),
+                    "{} has no row in docs/methodology.md's in-process table",
+                    e.name
+                );
+            }
+            if e.loopback {
+                assert!(
+                    threads.iter().any(|cell| cell.contains(&name)),
+                    "{} has no row in docs/methodology.md's threads table",
+                    e.name
                 );
             }
         }
