@@ -8,8 +8,9 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=Cargo.lock");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=Cargo.toml");
     let lock = fs::read_to_string("Cargo.lock").unwrap_or_default();
-    let mut out = String::from("/// `(crate, version)` for every package in Cargo.lock.\npub const LOCKED: &[(&str, &str)] = &[\n");
+    let mut out = String::from("/// `(crate, version)` for every package in Cargo.lock.\npub(crate) const LOCKED: &[(&str, &str)] = &[\n");
     let mut name = None;
     for line in lock.lines() {
         if let Some(v) = line.strip_prefix("name = ") {
@@ -29,7 +30,7 @@ fn main() {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .unwrap_or_default();
     out.push_str(&format!(
-        "/// `rustc -V` of the compiler that built framebench.\npub const RUSTC: &str = {:?};\n",
+        "/// `rustc -V` of the compiler that built framebench.\npub(crate) const RUSTC: &str = {:?};\n",
         version.trim()
     ));
     // framebench's own revision and features, for the environment of every results file. The
@@ -70,8 +71,21 @@ fn main() {
         })
         .collect();
     features.sort();
+    // `framebench_partial` when a default feature is off (CI builds each framework alone):
+    // the helpers that several frameworks share are then partly unused, so src/lib.rs judges
+    // dead code only with the full set, as clippy checks it.
+    println!("cargo::rustc-check-cfg=cfg(framebench_partial)");
+    let manifest = fs::read_to_string("Cargo.toml").unwrap_or_default();
+    let default: Vec<&str> = manifest
+        .lines()
+        .find(|l| l.starts_with("default = ["))
+        .map(|l| l.split('"').skip(1).step_by(2).collect())
+        .unwrap_or_default();
+    if default.iter().any(|f| !features.iter().any(|g| g == f)) {
+        println!("cargo::rustc-cfg=framebench_partial");
+    }
     out.push_str(&format!(
-        "/// framebench's `git rev-parse HEAD` at build time.\npub const GIT_REVISION: &str = {revision:?};\n/// framebench's enabled features, comma-separated.\npub const FEATURES: &str = {:?};\n",
+        "/// framebench's `git rev-parse HEAD` at build time.\npub(crate) const GIT_REVISION: &str = {revision:?};\n/// framebench's enabled features, comma-separated.\npub(crate) const FEATURES: &str = {:?};\n",
         features.join(",")
     ));
     // An id of this build of the sources, new whenever the script reruns (any change under
@@ -82,7 +96,7 @@ fn main() {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     out.push_str(&format!(
-        "/// An id of the build of framebench's sources (build.rs).\npub const BUILD: &str = \"{nanos}\";\n"
+        "/// An id of the build of framebench's sources (build.rs).\npub(crate) const BUILD: &str = \"{nanos}\";\n"
     ));
     let dest = Path::new(&env::var("OUT_DIR").unwrap()).join("versions.rs");
     fs::write(dest, out).unwrap();

@@ -28,7 +28,7 @@ use gungraun::{library_benchmark, library_benchmark_group, main, LibraryBenchmar
 use framebench::bench;
 use framebench::bench::callgrind::{self, Cell};
 use framebench::fixtures::Fixtures;
-use framebench::framework::{Config, Entry, Framework};
+use framebench::framework::{Config, Entry};
 use framebench::frameworks;
 use framebench::options::{Logging, Options};
 use framebench::oracle::{self, Scenario};
@@ -41,12 +41,15 @@ struct Target {
     entry: &'static Entry,
 }
 
-/// The framework called `name` (its `Framework::NAME`), `scenario` with `logging`.
-fn target(name: &str, scenario: &str, logging: Logging) -> Target {
+/// The in-process framework of the registry line for `module`, `scenario` with `logging`.
+fn target(module: &str, scenario: &str, logging: Logging) -> Target {
     let scenario = oracle::scenario(scenario)
         .filter(|s| !s.needs_redis())
         .unwrap_or_else(|| panic!("{scenario}: not a scenario of the oracle without Redis"));
-    let entry = frameworks::find(name).unwrap_or_else(|| panic!("{name}: not in the registry"));
+    let entry = frameworks::REGISTRY
+        .iter()
+        .find(|e| e.module == module && e.in_process)
+        .unwrap_or_else(|| panic!("{module}: not an in-process line of the registry"));
     Target {
         scenario,
         logging,
@@ -88,18 +91,18 @@ macro_rules! counted {
     (@each [$($done:ident)*] [$($feature:literal)?] in_process $module:ident: $ty:ident; $($rest:tt)*) => {
         #[cfg(all($(feature = $feature)?))]
         #[library_benchmark(setup = prepare)]
-        #[bench::hello_off(target(name!($module: $ty), "hello", Logging::Off))]
-        #[bench::hello_sink(target(name!($module: $ty), "hello", Logging::Sink))]
-        #[bench::not_found_off(target(name!($module: $ty), "not_found", Logging::Off))]
-        #[bench::not_found_sink(target(name!($module: $ty), "not_found", Logging::Sink))]
-        #[bench::static_off(target(name!($module: $ty), "static", Logging::Off))]
-        #[bench::static_sink(target(name!($module: $ty), "static", Logging::Sink))]
-        #[bench::template_off(target(name!($module: $ty), "template", Logging::Off))]
-        #[bench::template_sink(target(name!($module: $ty), "template", Logging::Sink))]
-        #[bench::paste_off(target(name!($module: $ty), "paste", Logging::Off))]
-        #[bench::paste_sink(target(name!($module: $ty), "paste", Logging::Sink))]
-        #[bench::json_off(target(name!($module: $ty), "json", Logging::Off))]
-        #[bench::json_sink(target(name!($module: $ty), "json", Logging::Sink))]
+        #[bench::hello_off(target(stringify!($module), "hello", Logging::Off))]
+        #[bench::hello_sink(target(stringify!($module), "hello", Logging::Sink))]
+        #[bench::not_found_off(target(stringify!($module), "not_found", Logging::Off))]
+        #[bench::not_found_sink(target(stringify!($module), "not_found", Logging::Sink))]
+        #[bench::static_off(target(stringify!($module), "static", Logging::Off))]
+        #[bench::static_sink(target(stringify!($module), "static", Logging::Sink))]
+        #[bench::template_off(target(stringify!($module), "template", Logging::Off))]
+        #[bench::template_sink(target(stringify!($module), "template", Logging::Sink))]
+        #[bench::paste_off(target(stringify!($module), "paste", Logging::Off))]
+        #[bench::paste_sink(target(stringify!($module), "paste", Logging::Sink))]
+        #[bench::json_off(target(stringify!($module), "json", Logging::Off))]
+        #[bench::json_sink(target(stringify!($module), "json", Logging::Sink))]
         fn $module(cell: Box<Cell>) -> Box<Cell> {
             callgrind::count(cell)
         }
@@ -119,13 +122,6 @@ macro_rules! counted {
     };
     (@each [$($done:ident)*]) => {
         library_benchmark_group!(name = in_process, benchmarks = [$($done),*]);
-    };
-}
-
-/// The registry name of an in-process framework (`Framework::NAME`).
-macro_rules! name {
-    ($module:ident: $ty:ident) => {
-        <frameworks::$module::$ty as Framework>::NAME
     };
 }
 

@@ -28,21 +28,21 @@ use crate::interval::{self, Estimate};
 #[derive(Debug, clap::Args)]
 pub struct AbArgs {
     /// The old build's `framebench` binary.
-    pub old: PathBuf,
+    pub(crate) old: PathBuf,
     /// The new build's `framebench` binary (the same path compares a build with itself).
-    pub new: PathBuf,
+    pub(crate) new: PathBuf,
     /// In-process frameworks to compare (default: every one of this build; a framework the
     /// other build lacks is a FAIL row).
-    pub frameworks: Vec<String>,
+    pub(crate) frameworks: Vec<String>,
     /// Scenarios, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "hello")]
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     /// Fresh pairs of worker processes per cell (at least 6, which bounds a median at 95 %).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(6..=1000))]
-    pub restarts: u16,
+    pub(crate) restarts: u16,
     /// Paired rounds per pair of workers.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
-    pub rounds: u16,
+    pub(crate) rounds: u16,
 }
 
 /// One batch of each side takes about this long.

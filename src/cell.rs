@@ -35,7 +35,7 @@ pub fn prepare(
 }
 
 /// Dispatches `scenario` once on `app` and checks the answer against the oracle.
-pub fn verify(
+pub(crate) fn verify(
     app: &dyn App,
     fixtures: &Fixtures,
     scenario: &'static Scenario,
@@ -60,7 +60,7 @@ pub fn check(
 impl Prepared {
     /// The second warm-up request of the counted benches (callgrind, `allocs`): the first,
     /// in [`prepare`], may fill caches the steady state keeps.
-    pub fn warm_up(&self) -> anyhow::Result<()> {
+    pub(crate) fn warm_up(&self) -> anyhow::Result<()> {
         self.app
             .dispatch(oracle::request(self.path))
             .map(drop)

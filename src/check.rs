@@ -17,11 +17,11 @@ use crate::oracle::{self, Expected, Observed, SCENARIOS, TRAVERSALS};
 
 /// How long any single loopback exchange may take before it counts as a failure: the bound on
 /// connect, every read and every write of the checks and of the benches' client.
-pub const TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where a request went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Through [`App::dispatch`], no socket.
     InProcess,
     /// Through a server on 127.0.0.1.
@@ -41,18 +41,18 @@ impl fmt::Display for Mode {
 #[derive(Debug, Clone)]
 pub struct Row {
     /// Framework name.
-    pub framework: &'static str,
+    pub(crate) framework: &'static str,
     /// In-process or loopback.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The options used.
-    pub options: Options,
+    pub(crate) options: Options,
     /// `(scenario, verdict)` in oracle order, then `("traversal", verdict)`.
-    pub cells: Vec<(&'static str, Result<(), String>)>,
+    pub(crate) cells: Vec<(&'static str, Result<(), String>)>,
 }
 
 impl Row {
     /// True when every cell passed.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.cells.iter().all(|(_, r)| r.is_ok())
     }
 }
@@ -75,17 +75,17 @@ pub fn raw_get(addr: SocketAddr, target: &str) -> anyhow::Result<Observed> {
 
 /// The size of one response that [`precheck`] read and found as the oracle expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// Bytes of the whole response, head and body.
-    pub len: usize,
+    pub(crate) len: usize,
     /// Bytes of its body.
-    pub body_len: usize,
+    pub(crate) body_len: usize,
 }
 
 /// Connects to `addr`, sends `depth` requests for `expected`'s scenario in one write and checks
 /// every answer against the oracle: what every loopback measurement does before it starts. With
 /// `depth > 1` this is the pipelining check. Bounded by `timeout`.
-pub fn precheck(
+pub(crate) fn precheck(
     addr: SocketAddr,
     expected: &Expected,
     depth: usize,
@@ -97,7 +97,7 @@ pub fn precheck(
 
 /// [`precheck`] on an open keep-alive connection, which stays in step for the next request:
 /// exactly `depth` responses are read, and any byte after the last one is an error.
-pub fn precheck_on(
+pub(crate) fn precheck_on(
     stream: &mut TcpStream,
     expected: &Expected,
     depth: usize,
@@ -359,4 +359,53 @@ pub fn print_table(rows: &[Row]) -> usize {
         println!("FAIL {r}");
     }
     failing
+}
+
+/// `framebench check`: `names` (every framework when empty) × scenarios × variants against the
+/// oracle; exit 1 on any mismatch, 130 when interrupted.
+pub fn command(
+    names: &[String],
+    threads: usize,
+    redis: &crate::cli::RedisArg,
+) -> Result<std::process::ExitCode, crate::cli::CliError> {
+    let entries: Vec<&crate::framework::Entry> = if names.is_empty() {
+        crate::frameworks::REGISTRY.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| crate::cli::framework(n))
+            .collect::<Result<_, _>>()?
+    };
+    let fixtures = crate::cli::load_fixtures()?;
+    crate::cli::prepare_entries(entries.iter().copied());
+    let redis = redis.provide()?;
+    let base = crate::framework::Config::new(fixtures, redis.url());
+    let mut rows = Vec::new();
+    let stop = crate::tools::interrupted();
+    for entry in entries {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("interrupted");
+            return Ok(std::process::ExitCode::from(130));
+        }
+        rows.extend(check_framework(
+            entry,
+            &base,
+            &crate::options::Options::variants(threads),
+        ));
+    }
+    if rows.is_empty() {
+        // Every framework named was skipped (a missing tool, said above): nothing failed.
+        println!("no rows checked: every framework named was skipped");
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let failing = print_table(&rows);
+    if failing > 0 {
+        eprintln!(
+            "error: {failing} of {} rows do not match the oracle",
+            rows.len()
+        );
+        return Ok(std::process::ExitCode::from(1));
+    }
+    println!("all {} rows match the oracle", rows.len());
+    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -1,36 +1,47 @@
-//! A framework served by a child process, `framebench serve <fw> ...` on 127.0.0.1:0, pinned to
-//! the server CPUs ([`crate::pinning`]). The load driver (and through it the quick compare) and
-//! the loopback benches start their servers here. What it prints on stderr is kept for the
-//! report, and a crash cannot take its parent down: [`ServerProcess::exited`] says so. Dropping it
-//! stops it (SIGTERM, then SIGKILL).
+//! The one process layer: every server framebench runs as a child process starts, is waited
+//! for and is stopped here.
+//!
+//! - [`ServerProcess::start`]: `framebench serve <fw>` on 127.0.0.1:0, pinned to the server
+//!   CPUs ([`crate::pinning`]), for the load driver (and through it the quick compare),
+//!   `deltas` and the loopback benches. What it prints on stderr is kept for the report, and a
+//!   crash cannot take its parent down: [`ServerProcess::exited`] says so.
+//! - [`serve_on`]: a framework whose server is a program of its own (the Go peers, and
+//!   may-minihttp, whose coroutine workers never exit): the parent binds the listener and the
+//!   child gets it as descriptor [`LISTENER_FD`]; its later stdout (request lines with
+//!   logging=stdout) is forwarded to ours, its stderr is ours.
+//!
+//! Both take their variant flags from one builder ([`server_args`]), wait at most
+//! [`STARTUP`] for the `listening on http://ADDR` line (which every child prints once it
+//! serves), and stop the child the same way ([`stop`]: SIGTERM, then SIGKILL after
+//! [`crate::server::GRACE`], then reap).
 
-use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::AsRawFd as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, Context as _};
 
+use crate::framework::ServerHandle;
 use crate::options::Options;
 use crate::pinning::pin_current_thread;
+use crate::server::GRACE;
 
-/// How long a server may take to print its address.
-const STARTUP: Duration = Duration::from_secs(20);
-/// How much of the server's stderr is kept.
+/// How long a child may take to print its `listening on` line: a server's start-up, never a
+/// build (the Go peers are built before, under their own bound).
+pub(crate) const STARTUP: Duration = Duration::from_secs(20);
+/// How much of a [`ServerProcess`]'s stderr is kept.
 const STDERR_KEEP: usize = 4096;
-
-/// A running `framebench serve` child.
-pub struct ServerProcess {
-    child: Child,
-    addr: SocketAddr,
-    stderr: Arc<Mutex<Vec<u8>>>,
-}
+/// The descriptor a [`serve_on`] child finds its listener on.
+pub(crate) const LISTENER_FD: i32 = 3;
 
 /// The framebench binary to run `serve` with: `FRAMEBENCH_BIN`, else this executable.
-pub fn framebench_exe() -> anyhow::Result<PathBuf> {
+pub(crate) fn framebench_exe() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("FRAMEBENCH_BIN") {
         return Ok(p.into());
     }
@@ -41,7 +52,7 @@ pub fn framebench_exe() -> anyhow::Result<PathBuf> {
 /// (`framebench child <name>`): `FRAMEBENCH_BIN`, else this executable when it is framebench,
 /// else the `framebench` that cargo built beside a test or bench binary (`target/<profile>/`
 /// above its `deps/`). The error is one line.
-pub fn framebench_binary() -> Result<PathBuf, String> {
+pub(crate) fn framebench_binary() -> Result<PathBuf, String> {
     let exe = framebench_exe().map_err(|e| format!("{e:#}"))?;
     let path = if std::env::var_os("FRAMEBENCH_BIN").is_some()
         || exe.file_name().is_some_and(|n| n == "framebench")
@@ -67,18 +78,36 @@ pub fn framebench_binary() -> Result<PathBuf, String> {
     }
 }
 
+/// The flags every server child takes, `framebench serve`, `framebench child` and the Go
+/// peers alike: `--threads N --logging L --io I`, and `--redis URL` when there is a Redis to
+/// use as given (`serve` without it starts its own; a peer without it answers `/get` with 503).
+pub(crate) fn server_args<'a>(
+    cmd: &'a mut Command,
+    options: Options,
+    redis: Option<&str>,
+) -> &'a mut Command {
+    cmd.args(["--threads", &options.threads.to_string()])
+        .args(["--logging", &options.logging.to_string()])
+        .args(["--io", &options.io.to_string()])
+        .args(redis.map(|url| ["--redis", url]).into_iter().flatten())
+}
+
+/// A running `framebench serve` child. Dropping it stops it ([`stop`]).
+pub struct ServerProcess {
+    child: Arc<Mutex<Child>>,
+    addr: SocketAddr,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
 impl ServerProcess {
     /// Starts `exe serve name` (`exe` is the framebench binary, see [`framebench_exe`]) with
     /// `options`, pinned to `cpus` (empty: where this process may run), and waits for its
     /// address.
     pub fn start(exe: &Path, name: &str, options: Options, cpus: &[usize]) -> anyhow::Result<Self> {
         let mut cmd = Command::new(exe);
-        cmd.args(["serve", name, "--threads"])
-            .arg(options.threads.to_string())
-            .args(["--logging", &options.logging.to_string()])
-            .args(["--io", &options.io.to_string()])
+        cmd.args(["serve", name]);
+        server_args(&mut cmd, options, None)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let cpus = cpus.to_vec();
         // SAFETY: the closure only makes the sched_setaffinity syscall, which is
@@ -89,9 +118,7 @@ impl ServerProcess {
                 Ok(())
             });
         }
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {}", exe.display()))?;
+        let mut child = spawn(&mut cmd)?;
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(mut err) = child.stderr.take() {
             let keep = Arc::clone(&stderr);
@@ -110,46 +137,21 @@ impl ServerProcess {
                 }
             });
         }
-        let stdout = child.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            // With --logging stdout the server keeps printing: drain it so it never blocks.
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        // With --logging stdout the server keeps printing: drain it so it never blocks.
+        let started = listening(name, child, |mut rest| {
+            let _ = std::io::copy(&mut rest, &mut std::io::sink());
         });
-        let mut server = ServerProcess {
-            child,
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            stderr,
-        };
-        let deadline = Instant::now() + STARTUP;
-        let line = loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(line) => break line,
-                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-                Err(_) => bail!(
-                    "{name} server did not print its address: {}",
-                    server.stderr_text()
-                ),
+        match started {
+            Ok((child, addr, _)) => Ok(ServerProcess {
+                child,
+                addr,
+                stderr,
+            }),
+            Err(e) => {
+                let text = stderr_text(&stderr);
+                Err(e.context(text))
             }
-        };
-        let url = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .ok_or_else(|| {
-                anyhow!(
-                    "{name} server: unexpected first line {:?} {}",
-                    line.trim(),
-                    server.stderr_text()
-                )
-            })?;
-        server.addr = url
-            .parse()
-            .with_context(|| format!("{name} server printed a bad address {url:?}"))?;
-        Ok(server)
+        }
     }
 
     /// The address it listens on.
@@ -158,51 +160,27 @@ impl ServerProcess {
     }
 
     /// Its process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.lock().unwrap_or_else(|e| e.into_inner()).id()
     }
 
     /// `Some(description)` once the process has exited.
-    pub fn exited(&mut self) -> Option<String> {
-        match self.child.try_wait() {
+    pub(crate) fn exited(&mut self) -> Option<String> {
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        match child.try_wait() {
             Ok(Some(status)) => Some(status.to_string()),
             _ => None,
         }
     }
 
     /// The end of what it printed on stderr, on one line.
-    pub fn stderr_text(&self) -> String {
-        // Give the reader thread a moment to collect the last words of a dying server.
-        std::thread::sleep(Duration::from_millis(50));
-        let k = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        let text = String::from_utf8_lossy(&k);
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if text.is_empty() {
-            "(nothing on stderr)".into()
-        } else {
-            format!("stderr: {text}")
-        }
+    pub(crate) fn stderr_text(&self) -> String {
+        stderr_text(&self.stderr)
     }
 
-    /// Stops it: SIGTERM, then SIGKILL after half a second (a pool blocked on starved
-    /// connections may not notice SIGTERM sooner; nothing it does then is measured).
-    pub fn stop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_some() {
-            return;
-        }
-        // SAFETY: kill on our own child's pid.
-        unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + Duration::from_millis(500);
-        while Instant::now() < deadline {
-            if self.child.try_wait().ok().flatten().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// Stops it ([`stop`]).
+    pub(crate) fn stop(&mut self) {
+        stop(&self.child);
     }
 }
 
@@ -210,4 +188,145 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The end of what a child printed on stderr, on one line.
+fn stderr_text(kept: &Mutex<Vec<u8>>) -> String {
+    // Give the reader thread a moment to collect the last words of a dying server.
+    std::thread::sleep(Duration::from_millis(50));
+    let k = kept.lock().unwrap_or_else(|e| e.into_inner());
+    let text = String::from_utf8_lossy(&k);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        "(nothing on stderr)".into()
+    } else {
+        format!("stderr: {text}")
+    }
+}
+
+/// Starts `cmd` (its program, arguments, environment and stdin already set by the caller, its
+/// stderr ours) with `listener` as descriptor [`LISTENER_FD`], and returns once it printed
+/// `listening on …`; its later stdout is forwarded to ours until it exits. `name` is for
+/// messages and the forwarding thread.
+pub(crate) fn serve_on(
+    name: &str,
+    mut cmd: Command,
+    listener: TcpListener,
+) -> anyhow::Result<ServerHandle> {
+    let fd = listener.as_raw_fd();
+    cmd.stderr(Stdio::inherit());
+    // SAFETY: between fork and exec only async-signal-safe calls: dup2 and fcntl.
+    unsafe {
+        cmd.pre_exec(move || {
+            if fd == LISTENER_FD {
+                if libc::fcntl(LISTENER_FD, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, LISTENER_FD) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = spawn(&mut cmd)?;
+    // The child has its own copy of the socket now.
+    drop(listener);
+    let (child, addr, forward) = listening(name, child, |rest| {
+        let stdout = std::io::stdout();
+        for line in rest.lines().map_while(Result::ok) {
+            let _ = writeln!(stdout.lock(), "{line}");
+        }
+    })?;
+    Ok(ServerHandle::new(addr, move || stop(&child), vec![forward]))
+}
+
+/// Spawns `cmd` with its stdout piped (for the `listening on` line).
+fn spawn(cmd: &mut Command) -> anyhow::Result<Child> {
+    cmd.stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {}", cmd.get_program().to_string_lossy()))
+}
+
+/// Waits at most [`STARTUP`] for `child`'s first line, `listening on http://ADDR`, on a thread
+/// that then hands the rest of its stdout to `rest` until the child exits. A child that does
+/// not start is stopped before the error returns.
+fn listening(
+    name: &str,
+    child: Child,
+    rest: impl FnOnce(BufReader<ChildStdout>) + Send + 'static,
+) -> anyhow::Result<(Arc<Mutex<Child>>, SocketAddr, JoinHandle<()>)> {
+    let child = Arc::new(Mutex::new(child));
+    let stdout = child
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow!("{name}: no stdout"))?;
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::Builder::new()
+        .name(format!("fb-{name}"))
+        .spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                let _ = tx.send(line);
+            }
+            drop(tx);
+            rest(reader);
+        });
+    let reader = match reader {
+        Ok(reader) => reader,
+        Err(e) => {
+            stop(&child);
+            return Err(e.into());
+        }
+    };
+    let first = rx.recv_timeout(STARTUP);
+    let addr = match &first {
+        Ok(line) => line
+            .trim()
+            .strip_prefix("listening on http://")
+            .and_then(|a| a.parse::<SocketAddr>().ok())
+            .ok_or_else(|| anyhow!("{name}: unexpected first line {:?}", line.trim())),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(anyhow!(
+            "{name} did not print its address within {} s",
+            STARTUP.as_secs()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(anyhow!("{name} exited before it listened"))
+        }
+    };
+    match addr {
+        Ok(addr) => Ok((child, addr, reader)),
+        Err(e) => {
+            stop(&child);
+            let _ = reader.join();
+            Err(e)
+        }
+    }
+}
+
+/// The one way a child is stopped: SIGTERM, then SIGKILL if it is still there after
+/// [`GRACE`] (the time an in-process server gets to close its connections); then reaped.
+/// Nothing a server does while it stops is measured.
+fn stop(child: &Mutex<Child>) {
+    let mut child = child.lock().unwrap_or_else(|e| e.into_inner());
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: signalling our own child, which has not been reaped yet.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+    let deadline = Instant::now() + GRACE;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

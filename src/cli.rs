@@ -1,25 +1,34 @@
-//! What every command shares: a failure with its exit code. `main.rs` prints it as one
-//! `error: …` line and exits with the code; the commands in [`crate::bench::cli`] and
-//! [`crate::driver::cli`] return it.
+//! What every command shares: a failure with its exit code (`main.rs` prints it as one
+//! `error: …` line and exits with the code), the name lookups, the arguments several commands
+//! take (Redis, threads, a server's options), the tool and fixture checks before a run, and
+//! `framebench list`.
+
+use std::sync::Arc;
+
+use crate::fixtures::Fixtures;
+use crate::framework::Entry;
+use crate::frameworks::REGISTRY;
+use crate::options::{Io, Logging, Options};
+use crate::oracle::SCENARIOS;
 
 /// A failure with its exit code: 2 for usage errors, 1 for everything else.
 pub struct CliError(pub u8, pub String);
 
 impl CliError {
     /// A usage error (exit 2): the command line asked for something that cannot be.
-    pub fn usage(msg: String) -> Self {
+    pub(crate) fn usage(msg: String) -> Self {
         CliError(2, msg)
     }
 
     /// A failure of the run (exit 1), with the whole chain of causes on one line.
-    pub fn fail(e: anyhow::Error) -> Self {
+    pub(crate) fn fail(e: anyhow::Error) -> Self {
         CliError(1, format!("{e:#}"))
     }
 }
 
 /// The oracle's scenario called `name`, or the usage error every command gives for an unknown
 /// one.
-pub fn scenario(name: &str) -> Result<&'static crate::oracle::Scenario, CliError> {
+pub(crate) fn scenario(name: &str) -> Result<&'static crate::oracle::Scenario, CliError> {
     crate::oracle::scenario(name).ok_or_else(|| {
         CliError::usage(format!(
             "unknown scenario '{name}' (one of: {})",
@@ -29,11 +38,124 @@ pub fn scenario(name: &str) -> Result<&'static crate::oracle::Scenario, CliError
 }
 
 /// The registry entry called `name`, or the usage error every command gives for an unknown one.
-pub fn framework(name: &str) -> Result<&'static crate::framework::Entry, CliError> {
+pub(crate) fn framework(name: &str) -> Result<&'static crate::framework::Entry, CliError> {
     crate::frameworks::find(name).ok_or_else(|| {
         CliError::usage(format!(
             "unknown framework '{name}' (compiled in: {}; others need their Cargo feature)",
             crate::frameworks::names().join(", ")
         ))
     })
+}
+
+/// `--redis URL`, for the commands that serve the redis scenario.
+#[derive(clap::Args)]
+pub struct RedisArg {
+    /// Redis for the redis scenario (`redis://127.0.0.1:PORT`, loopback only; its keys are
+    /// seeded). Default: `$FRAMEBENCH_REDIS`, else a `redis-server` started for the run.
+    #[arg(long, value_name = "URL")]
+    pub(crate) redis: Option<String>,
+}
+
+impl RedisArg {
+    /// The run's Redis (see `crate::redis::provide`); keep the result alive.
+    pub(crate) fn provide(&self) -> Result<crate::redis::Redis, CliError> {
+        let url = self
+            .redis
+            .clone()
+            .or_else(|| std::env::var(crate::redis::REDIS_ENV).ok());
+        if let Some(url) = &url {
+            crate::redis::parse_url(url).map_err(|e| CliError::usage(format!("--redis {e:#}")))?;
+        }
+        crate::redis::provide(url.as_deref()).map_err(CliError::fail)
+    }
+}
+
+/// What a server is started with: threads, logging and io.
+#[derive(clap::Args)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    opts: OptArgs,
+    /// Request logging.
+    #[arg(long, value_enum, default_value_t = Logging::Off)]
+    logging: Logging,
+    /// Where static files and pastes are read from.
+    #[arg(long, value_enum, default_value_t = Io::Memory)]
+    io: Io,
+}
+
+impl ServerArgs {
+    /// The server's options from these arguments.
+    pub fn options(&self) -> Options {
+        Options {
+            logging: self.logging,
+            io: self.io,
+            threads: self.opts.threads.into(),
+        }
+    }
+}
+
+/// `--threads N`, for the commands that start servers.
+#[derive(clap::Args)]
+pub struct OptArgs {
+    /// Server worker threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: u16,
+}
+
+/// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
+/// Go peers must build).
+pub fn prepare_tools() -> Result<(), CliError> {
+    crate::tools::check_required().map_err(|e| CliError(1, e))?;
+    for entry in REGISTRY {
+        if let Some(tool) = entry.tool.filter(|t| t.required()) {
+            entry.available().map_err(|e| {
+                CliError(
+                    1,
+                    format!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Asks each of `entries` whether it can run here, before anything is timed: this builds the Go
+/// peers (a progress line, a bound of its own) and says once why anything is skipped.
+pub(crate) fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) {
+    for entry in entries {
+        let _ = entry.available();
+    }
+}
+
+/// The fixtures every command serves, or the error that says which one is missing.
+pub(crate) fn load_fixtures() -> Result<Arc<Fixtures>, CliError> {
+    Fixtures::load_default().map_err(CliError::fail)
+}
+
+/// `framebench list`: every framework compiled in with its exact version, then the scenarios.
+pub fn list() {
+    println!("frameworks:");
+    for e in REGISTRY {
+        let modes = match (e.in_process, e.loopback) {
+            (true, true) => "in-process, loopback",
+            (true, false) => "in-process",
+            (false, true) => "loopback",
+            (false, false) => "-",
+        };
+        let note = if e.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", e.note)
+        };
+        println!(
+            "  {:<14} {:<12} {:<10} {modes}{note}",
+            e.name,
+            e.krate,
+            e.version()
+        );
+    }
+    println!("scenarios:");
+    for s in SCENARIOS {
+        println!("  {:<14} GET {:<24} -> {}", s.name, s.path, s.status);
+    }
 }

@@ -40,21 +40,21 @@ use crate::oracle::{Scenario, SCENARIOS};
 
 /// Rounds per difference unless `--rounds` says otherwise: 30 rounds bound the median by the
 /// 10th and 21st of them (95.7 %).
-pub const ROUNDS: u16 = 30;
+pub(crate) const ROUNDS: u16 = 30;
 /// One in-process batch: long enough that the clock's resolution and one timer interrupt are
 /// small beside it, short enough that a slow spell (0.5–4 s here) covers both halves of a round.
 const IN_PROCESS_BATCH: Duration = Duration::from_millis(2);
 /// One loopback batch: about 50 round trips of 80 µs.
 const LOOPBACK_BATCH: Duration = Duration::from_millis(4);
 /// The schema of the JSON `--json` writes; `framebench report` refuses any other.
-pub const SCHEMA: &str = "framebench-deltas/1";
+pub(crate) const SCHEMA: &str = "framebench-deltas/1";
 /// Where `framebench report` looks for it, under the target folder.
-pub const DELTAS_JSON: &str = "deltas/deltas.json";
+pub(crate) const DELTAS_JSON: &str = "deltas/deltas.json";
 
 /// Which difference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `log=sink` − `log=off`, in-process.
     Logging,
     /// `io=disk` − `io=memory`, in-process.
@@ -65,7 +65,7 @@ pub enum Kind {
 
 impl Kind {
     /// `logging`, `disk`, `vs-raw`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Logging => "logging",
             Kind::Disk => "disk",
@@ -78,72 +78,72 @@ impl Kind {
 #[derive(clap::Args)]
 pub struct DeltasArgs {
     /// Frameworks (default: every one that has the path a difference needs).
-    pub frameworks: Vec<String>,
+    pub(crate) frameworks: Vec<String>,
     /// Scenarios, comma-separated (default: all; redis needs `redis-server`).
     #[arg(long, value_delimiter = ',')]
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     /// Which differences, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Kind::Logging, Kind::Disk, Kind::VsRaw])]
-    pub kinds: Vec<Kind>,
+    pub(crate) kinds: Vec<Kind>,
     /// Paired rounds per difference (at least 6: fewer cannot bound a median at 95 %).
     #[arg(long, default_value_t = ROUNDS, value_parser = clap::value_parser!(u16).range(6..=1000))]
-    pub rounds: u16,
+    pub(crate) rounds: u16,
     /// Write the results as JSON to this file (`-`: stdout, instead of the table), e.g.
     /// `target/deltas/deltas.json`, which `framebench report` reads.
     #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
 }
 
 /// One measured difference.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Delta {
+pub(crate) struct Delta {
     /// Which difference.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// Framework name.
-    pub framework: String,
+    pub(crate) framework: String,
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The side subtracted (`log=off,io=memory`, or `raw`).
-    pub base: String,
+    pub(crate) base: String,
     /// The other side.
-    pub with: String,
+    pub(crate) with: String,
     /// Rounds measured.
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     /// Requests per batch.
-    pub batch: usize,
+    pub(crate) batch: usize,
     /// Time per request of the base side, ns (median of its batches, with its interval).
-    pub base_ns: Option<Estimate>,
+    pub(crate) base_ns: Option<Estimate>,
     /// Time per request of the other side, ns.
-    pub with_ns: Option<Estimate>,
+    pub(crate) with_ns: Option<Estimate>,
     /// `with − base` per request, ns: the median of the rounds' differences.
-    pub delta_ns: Option<Estimate>,
+    pub(crate) delta_ns: Option<Estimate>,
     /// `base / with`, the median of the rounds' ratios (for `vs-raw`: raw's time over the
     /// framework's, 1.00 = as fast as raw).
-    pub ratio: Option<Estimate>,
+    pub(crate) ratio: Option<Estimate>,
     /// Why it was not measured (the oracle, a server that failed).
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl Delta {
     /// [`Kind::name`] of its kind.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         self.kind.name()
     }
 }
 
 /// What `--json` writes.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// [`SCHEMA`].
-    pub schema: String,
+    pub(crate) schema: String,
     /// Where it ran.
-    pub environment: serde_json::Value,
+    pub(crate) environment: serde_json::Value,
     /// Every difference.
     pub cells: Vec<Delta>,
 }
 
 /// Reads a `--json` file, refusing another schema with one line.
-pub fn read(path: &std::path::Path) -> anyhow::Result<Report> {
+pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<Report> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
     let value: serde_json::Value = serde_json::from_str(&text)

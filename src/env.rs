@@ -6,10 +6,10 @@ mod locked {
     include!(concat!(env!("OUT_DIR"), "/versions.rs"));
 }
 
-pub use locked::{BUILD, FEATURES, GIT_REVISION};
+pub(crate) use locked::{BUILD, FEATURES, GIT_REVISION};
 
 /// The locked version of `krate` whose version starts with `major`.
-pub fn crate_version(krate: &str, major: &str) -> Option<&'static str> {
+pub(crate) fn crate_version(krate: &str, major: &str) -> Option<&'static str> {
     locked::LOCKED
         .iter()
         .find(|(n, v)| *n == krate && v.starts_with(major))
@@ -18,22 +18,22 @@ pub fn crate_version(krate: &str, major: &str) -> Option<&'static str> {
 
 /// Where a measurement ran.
 #[derive(Debug, Clone)]
-pub struct Environment {
+pub(crate) struct Environment {
     /// `rustc -V`.
-    pub rustc: &'static str,
+    pub(crate) rustc: &'static str,
     /// `release` or `debug`.
-    pub profile: &'static str,
+    pub(crate) profile: &'static str,
     /// CPU model from /proc/cpuinfo.
-    pub cpu: String,
+    pub(crate) cpu: String,
     /// Cores available to this process.
-    pub cores: usize,
+    pub(crate) cores: usize,
     /// Kernel release.
-    pub kernel: String,
+    pub(crate) kernel: String,
 }
 
 impl Environment {
     /// Reads the environment of this process.
-    pub fn current() -> Self {
+    pub(crate) fn current() -> Self {
         let cpu = std::fs::read_to_string("/proc/cpuinfo")
             .ok()
             .and_then(|s| {

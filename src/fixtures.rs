@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::options::Io;
 
 /// Environment variable that points framebench at another fixtures folder.
-pub const FIXTURES_ENV: &str = "FRAMEBENCH_FIXTURES";
+pub(crate) const FIXTURES_ENV: &str = "FRAMEBENCH_FIXTURES";
 
 /// The loaded fixtures folder.
 pub struct Fixtures {
@@ -31,7 +31,7 @@ pub struct Fixtures {
 
 /// Why a static file or paste was not served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Miss {
+pub(crate) enum Miss {
     /// The name could climb out of its folder or is otherwise not a plain file name: 400.
     BadName,
     /// No such file: 404.
@@ -40,7 +40,7 @@ pub enum Miss {
 
 impl Miss {
     /// The HTTP status this miss is answered with.
-    pub fn status(self) -> u16 {
+    pub(crate) fn status(self) -> u16 {
         match self {
             Miss::BadName => 400,
             Miss::NotFound => 404,
@@ -87,7 +87,7 @@ fn page() -> Page {
 
 impl Fixtures {
     /// The fixtures folder: `$FRAMEBENCH_FIXTURES`, else the crate's own `fixtures/`.
-    pub fn default_dir() -> PathBuf {
+    pub(crate) fn default_dir() -> PathBuf {
         match std::env::var_os(FIXTURES_ENV) {
             Some(dir) => PathBuf::from(dir),
             None => Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
@@ -100,7 +100,7 @@ impl Fixtures {
     }
 
     /// Loads `root`: reads every static file and paste into memory and compiles the template.
-    pub fn load(root: &Path) -> anyhow::Result<Arc<Fixtures>> {
+    pub(crate) fn load(root: &Path) -> anyhow::Result<Arc<Fixtures>> {
         if !root.is_dir() {
             bail!(
                 "fixtures folder not found: {} (set {FIXTURES_ENV} or run from the repository)",
@@ -134,12 +134,12 @@ impl Fixtures {
     }
 
     /// The fixtures folder itself.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// The folder behind `/static/`.
-    pub fn static_dir(&self) -> &Path {
+    pub(crate) fn static_dir(&self) -> &Path {
         &self.static_dir
     }
 
@@ -152,7 +152,7 @@ impl Fixtures {
     }
 
     /// Renders the template page. Every framework calls this, so the output is byte-identical.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         self.templates
             .get_template("page.html")
             .and_then(|t| t.render(&self.page))
@@ -160,13 +160,13 @@ impl Fixtures {
     }
 
     /// A paste by name, from disk or memory.
-    pub fn paste(&self, name: &str, io: Io) -> Result<Bytes, Miss> {
+    pub(crate) fn paste(&self, name: &str, io: Io) -> Result<Bytes, Miss> {
         lookup(&self.paste_dir, &self.paste_mem, name, io)
     }
 
     /// A static file by name, from disk or memory. Used by the hyper app and every `io=memory`
     /// static route.
-    pub fn static_file(&self, name: &str, io: Io) -> Result<Bytes, Miss> {
+    pub(crate) fn static_file(&self, name: &str, io: Io) -> Result<Bytes, Miss> {
         lookup(&self.static_dir, &self.static_mem, name, io)
     }
 }
@@ -201,7 +201,7 @@ fn read_flat_dir(dir: &Path) -> anyhow::Result<HashMap<String, Bytes>> {
 /// A name is safe when it is one plain file name: 1 to 128 bytes of `[A-Za-z0-9._-]`, not
 /// starting with a dot. No separator, no `..`, no NUL, no percent sign: nothing that could
 /// leave the folder, however the router decoded it.
-pub fn safe_name(name: &str) -> bool {
+pub(crate) fn safe_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
         && !name.starts_with('.')
@@ -213,13 +213,13 @@ pub fn safe_name(name: &str) -> bool {
 /// Whether a request path percent-decodes to a NUL byte anywhere: the hostile path several
 /// frameworks' static-file facilities answer with a 500 or a redirect, which their guards refuse
 /// first (a percent escape cannot span a `/`, so segments need no splitting).
-pub fn decodes_to_nul(path: &str) -> bool {
+pub(crate) fn decodes_to_nul(path: &str) -> bool {
     percent_encoding::percent_decode_str(path).any(|b| b == 0)
 }
 
 /// The content type our own static handlers send for `name` (frameworks' own facilities use
 /// their own tables).
-pub fn content_type_for(name: &str) -> &'static str {
+pub(crate) fn content_type_for(name: &str) -> &'static str {
     match name.rsplit_once('.').map(|(_, ext)| ext) {
         Some("html") => "text/html",
         Some("css") => "text/css",

@@ -26,10 +26,10 @@ pub struct Config {
     /// The shared fixtures.
     pub fixtures: Arc<Fixtures>,
     /// Logging, io and threads.
-    pub options: Options,
+    pub(crate) options: Options,
     /// The Redis the redis scenario reads (`redis://127.0.0.1:PORT`, see
     /// [`crate::redis::provide`]), or `None`: apps answer 503 on `/get`.
-    pub redis: Option<String>,
+    pub(crate) redis: Option<String>,
 }
 
 impl Config {
@@ -103,7 +103,7 @@ pub trait Framework: Sized + 'static {
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle>;
 
     /// For a framework whose `serve` starts a child framebench process
-    /// (`framebench child <name>`, through [`crate::server::peer`]): serves in this process, on
+    /// (`framebench child <name>`, through [`crate::child::serve_on`]): serves in this process, on
     /// the listener the parent handed over, until SIGINT or SIGTERM. The others have no such
     /// mode.
     fn serve_child(_config: &Config) -> anyhow::Result<()> {
@@ -137,9 +137,9 @@ pub struct Entry {
     /// (`callgrind::in_process::<module>::hello_off`).
     pub module: &'static str,
     /// See [`Framework::CRATE`].
-    pub krate: &'static str,
+    pub(crate) krate: &'static str,
     /// See [`Framework::VERSION_PREFIX`].
-    pub version_prefix: &'static str,
+    pub(crate) version_prefix: &'static str,
     /// See [`Framework::IN_PROCESS`].
     pub in_process: bool,
     /// See [`Framework::LOOPBACK`].
@@ -151,9 +151,9 @@ pub struct Entry {
     /// See [`Framework::BASELINE`].
     pub baseline: bool,
     /// See [`Framework::THREAD_PER_CONNECTION`].
-    pub thread_per_connection: bool,
+    pub(crate) thread_per_connection: bool,
     /// See [`Framework::NOTE`].
-    pub note: &'static str,
+    pub(crate) note: &'static str,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     serve_child: fn(&Config) -> anyhow::Result<()>,
     available: fn() -> Result<(), String>,
@@ -192,7 +192,7 @@ impl Entry {
     }
 
     /// See [`Framework::serve_child`].
-    pub fn serve_child(&self, config: &Config) -> anyhow::Result<()> {
+    pub(crate) fn serve_child(&self, config: &Config) -> anyhow::Result<()> {
         (self.serve_child)(config)
     }
 
@@ -220,7 +220,7 @@ pub struct ServerHandle {
 
 impl ServerHandle {
     /// A handle for a server at `addr`: `stop` asks it to stop, `threads` are joined after.
-    pub fn new(
+    pub(crate) fn new(
         addr: SocketAddr,
         stop: impl FnOnce() + Send + 'static,
         threads: Vec<JoinHandle<()>>,
@@ -238,12 +238,12 @@ impl ServerHandle {
     }
 
     /// `http://IP:PORT`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// True when a server thread has ended without being asked to (a crash).
-    pub fn has_died(&self) -> bool {
+    pub(crate) fn has_died(&self) -> bool {
         self.stop.is_some() && self.threads.iter().any(|t| t.is_finished())
     }
 

@@ -18,19 +18,19 @@ use crate::store::{AsyncStore, Lookup, SyncStore};
 
 /// One answer, before a framework turns it into its own response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// The HTTP status.
-    pub status: u16,
+    pub(crate) status: u16,
     /// The content type, or `None` for an error without a body, which each framework answers
     /// its own way (an empty response, or its error catcher).
-    pub content_type: Option<&'static str>,
+    pub(crate) content_type: Option<&'static str>,
     /// The body.
-    pub body: Bytes,
+    pub(crate) body: Bytes,
 }
 
 impl Reply {
     /// A 200 with a body.
-    pub fn ok(content_type: &'static str, body: impl Into<Bytes>) -> Reply {
+    pub(crate) fn ok(content_type: &'static str, body: impl Into<Bytes>) -> Reply {
         Reply {
             status: 200,
             content_type: Some(content_type),
@@ -39,7 +39,7 @@ impl Reply {
     }
 
     /// An error without a body.
-    pub fn error(status: u16) -> Reply {
+    pub(crate) fn error(status: u16) -> Reply {
         Reply {
             status,
             content_type: None,
@@ -48,20 +48,20 @@ impl Reply {
     }
 
     /// Whether this is an error without a body.
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.content_type.is_none()
     }
 }
 
 /// What the handlers share: the fixtures, the io mode and a Redis client. `R` is the client:
 /// [`AsyncStore`] for the async frameworks, [`SyncStore`] for the blocking ones.
-pub struct AppState<R> {
+pub(crate) struct AppState<R> {
     /// The shared fixtures.
-    pub fixtures: Arc<Fixtures>,
+    pub(crate) fixtures: Arc<Fixtures>,
     /// Where the static and paste routes read from.
-    pub io: crate::options::Io,
+    pub(crate) io: crate::options::Io,
     /// The redis scenario's client.
-    pub redis: R,
+    pub(crate) redis: R,
 }
 
 impl<R: Clone> Clone for AppState<R> {
@@ -77,14 +77,17 @@ impl<R: Clone> Clone for AppState<R> {
 impl AppState<AsyncStore> {
     /// The state of an async app. Build one per runtime that serves requests: the pool's
     /// connections live on the runtime that opened them.
-    pub fn new_async(config: &Config) -> Self {
+    pub(crate) fn new_async(config: &Config) -> Self {
         let redis = AsyncStore::new(config.redis.as_deref());
         Self::with(config, redis)
     }
 
     /// `/get?key=…`: the key's value in Redis. The future owns what it needs, so a framework
     /// may box it or spawn it.
-    pub fn redis_get(&self, query: Option<&str>) -> impl Future<Output = Reply> + Send + 'static {
+    pub(crate) fn redis_get(
+        &self,
+        query: Option<&str>,
+    ) -> impl Future<Output = Reply> + Send + 'static {
         let (redis, key) = (self.redis.clone(), key_from_query(query));
         async move { lookup(redis.get(key).await) }
     }
@@ -92,7 +95,7 @@ impl AppState<AsyncStore> {
 
 /// What the hand routing of [`AppState::route_with`] answers: a reply at once, or, for `/get`, the
 /// Redis lookup still to wait for.
-pub enum Routed<F> {
+pub(crate) enum Routed<F> {
     /// Every route but `/get`.
     Ready(Reply),
     /// `/get`: the one route that waits on I/O.
@@ -102,7 +105,7 @@ pub enum Routed<F> {
 impl AppState<AsyncStore> {
     /// The routing of the async apps without a router (raw hyper 1 and 0.14): see
     /// [`AppState::route_with`].
-    pub fn route(
+    pub(crate) fn route(
         &self,
         get: bool,
         path: &str,
@@ -143,19 +146,19 @@ impl<R> AppState<R> {
 impl AppState<SyncStore> {
     /// The state of a blocking app: one pool, shared by every worker thread and by in-process
     /// requests.
-    pub fn new_sync(config: &Config) -> Self {
+    pub(crate) fn new_sync(config: &Config) -> Self {
         let redis = SyncStore::new(config.redis.as_deref());
         Self::with(config, redis)
     }
 
     /// `/get?key=…`: the key's value in Redis.
-    pub fn redis_get(&self, query: Option<&str>) -> Reply {
+    pub(crate) fn redis_get(&self, query: Option<&str>) -> Reply {
         lookup(self.redis.get(key_from_query(query)))
     }
 
     /// The routing of a blocking app without a router (may-minihttp): see
     /// [`AppState::route_with`]; `/get` waits for Redis on the calling thread.
-    pub fn route(&self, get: bool, path: &str, query: Option<&str>) -> Reply {
+    pub(crate) fn route(&self, get: bool, path: &str, query: Option<&str>) -> Reply {
         match self.route_with(get, path, || self.redis_get(query)) {
             Routed::Ready(reply) | Routed::Redis(reply) => reply,
         }
@@ -172,18 +175,18 @@ impl<R> AppState<R> {
     }
 
     /// `/template`: the page rendered per request.
-    pub fn template(&self) -> Reply {
+    pub(crate) fn template(&self) -> Reply {
         Reply::ok(TEXT_HTML, self.fixtures.render())
     }
 
     /// `/paste/<name>`: the paste, or 400 for a bad name and 404 for a missing one.
-    pub fn paste(&self, name: &str) -> Reply {
+    pub(crate) fn paste(&self, name: &str) -> Reply {
         found(self.fixtures.paste(name, self.io), TEXT_PLAIN)
     }
 
     /// `/static/<name>`, or 400 for a bad name and 404 for a missing one. Frameworks with a
     /// static-file facility of their own route here only with io=memory.
-    pub fn static_file(&self, name: &str) -> Reply {
+    pub(crate) fn static_file(&self, name: &str) -> Reply {
         found(
             self.fixtures.static_file(name, self.io),
             content_type_for(name),
@@ -192,13 +195,13 @@ impl<R> AppState<R> {
 }
 
 /// `/`: the hello scenario.
-pub fn hello() -> Reply {
+pub(crate) fn hello() -> Reply {
     Reply::ok(TEXT_PLAIN, Bytes::from_static(HELLO.as_bytes()))
 }
 
 /// `/json`: serialized with serde_json on every request (TechEmpower's rule: no response
 /// cached).
-pub fn json() -> Reply {
+pub(crate) fn json() -> Reply {
     Reply::ok(JSON, json_body())
 }
 
@@ -209,7 +212,7 @@ struct Message {
 }
 
 /// The json scenario's body.
-pub fn json_body() -> Vec<u8> {
+pub(crate) fn json_body() -> Vec<u8> {
     serde_json::to_vec(&Message { message: HELLO }).expect("a struct of one string serializes")
 }
 
@@ -231,7 +234,7 @@ fn lookup(found: Lookup) -> Reply {
 
 /// The `key` parameter of a query string (`key=foo&x=y`), percent-decoded. Every Rust framework
 /// calls this on the raw query, so none pays for a different parser.
-pub fn key_from_query(query: Option<&str>) -> Option<String> {
+pub(crate) fn key_from_query(query: Option<&str>) -> Option<String> {
     query?.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (k == "key" && !v.is_empty()).then(|| {

@@ -96,7 +96,7 @@ fn dechunk(mut buf: &[u8]) -> anyhow::Result<Option<(Vec<u8>, usize)>> {
 
 /// Connects to `addr` with Nagle's delay off. `timeout` bounds the connect, every read and every
 /// write, so a broken server fails the caller instead of hanging it.
-pub fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<TcpStream> {
+pub(crate) fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<TcpStream> {
     let stream =
         TcpStream::connect_timeout(&addr, timeout).with_context(|| format!("connect {addr}"))?;
     stream.set_nodelay(true)?;
@@ -107,7 +107,7 @@ pub fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<TcpStream>
 
 /// Sends `raw` bytes on a new connection to `addr` and reads one response, or until close.
 /// Bounded by `timeout` for connect, every read and every write.
-pub fn exchange(
+pub(crate) fn exchange(
     addr: SocketAddr,
     raw: &[u8],
     timeout: Duration,
@@ -139,7 +139,7 @@ pub fn exchange(
 
 /// What a request asks of its connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Connection {
+pub(crate) enum Connection {
     /// Keep it open for the next request (HTTP/1.1's default, as wrk sends it).
     KeepAlive,
     /// Close it after the response (`Connection: close`).
@@ -147,7 +147,7 @@ pub enum Connection {
 }
 
 /// A `GET` for `target`, byte for byte as given (no normalisation).
-pub fn get_request(target: &str, connection: Connection) -> Vec<u8> {
+pub(crate) fn get_request(target: &str, connection: Connection) -> Vec<u8> {
     let close = match connection {
         Connection::KeepAlive => "",
         Connection::Close => "Connection: close\r\n",

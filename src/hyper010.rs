@@ -41,18 +41,18 @@ use crate::framework::{Request, Response, ServerHandle};
 use crate::http1;
 use crate::options::KEEP_ALIVE;
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
-use crate::server::{self, Threads};
+use crate::server;
 
 /// The peer address in-process requests come from.
-pub const PEER: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40000));
+pub(crate) const PEER: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40000));
 /// The local address in-process requests arrive at.
-pub const IN_PROCESS_SERVER_ADDR: SocketAddr =
+pub(crate) const IN_PROCESS_SERVER_ADDR: SocketAddr =
     SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
 
 /// A content type in hyper 0.10's mime types, which iron and nickel share. The oracle's
 /// constants are built directly, as a handler would write them; only a static file's type is
 /// parsed.
-pub fn mime(content_type: &str) -> Mime {
+pub(crate) fn mime(content_type: &str) -> Mime {
     let utf8 = || vec![(Attr::Charset, Value::Utf8)];
     match content_type {
         TEXT_PLAIN => Mime(TopLevel::Text, SubLevel::Plain, utf8()),
@@ -69,7 +69,7 @@ pub fn mime(content_type: &str) -> Mime {
 /// The request is handled as a keep-alive one would be on a connection (no `Connection: close`
 /// added to the response). Fails if hyper 0.10 cannot parse the request (its server would close
 /// the connection) or the handler writes a response that does not parse.
-pub fn dispatch<H: Handler>(handler: &H, req: Request) -> anyhow::Result<Response> {
+pub(crate) fn dispatch<H: Handler>(handler: &H, req: Request) -> anyhow::Result<Response> {
     // Fairness: hyper 0.10 can only build a request by parsing bytes and only writes a response
     // as bytes, so this path includes encoding and parsing both; `null-hyper010` measures it.
     let head = encode_request(&req)?;
@@ -90,7 +90,7 @@ pub fn dispatch<H: Handler>(handler: &H, req: Request) -> anyhow::Result<Respons
 }
 
 /// Serves `handler` on `listener` with a pool of `threads` connection threads.
-pub fn serve<H: Handler + 'static>(
+pub(crate) fn serve<H: Handler + 'static>(
     listener: TcpListener,
     threads: usize,
     handler: H,
@@ -148,7 +148,7 @@ fn serve_pool<H: Handler + 'static>(
             }));
         },
     );
-    Ok(server::serve(listener, Threads::Pool(threads), conn)?)
+    Ok(server::serve(listener, threads, conn)?)
 }
 
 /// hyper 0.10's `Worker::handle_connection`.

@@ -18,41 +18,41 @@ use serde::{Deserialize, Serialize};
 use crate::units::fmt_ns;
 
 /// Coverage of every interval framebench prints.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 
 /// A point estimate and its interval. `lo` and `hi` are infinite when the sample is too small
 /// to bound the median at [`CONFIDENCE`] (fewer than 6 rounds).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// The median.
-    pub point: f64,
+    pub(crate) point: f64,
     /// Lower end of the interval.
-    pub lo: f64,
+    pub(crate) lo: f64,
     /// Upper end of the interval.
-    pub hi: f64,
+    pub(crate) hi: f64,
 }
 
 impl Estimate {
     /// Whether the interval leaves out `none`, the value that means "no change" (0 for a
     /// difference, 1 for a ratio): only then is the estimate printed as a number.
-    pub fn separated(&self, none: f64) -> bool {
+    pub(crate) fn separated(&self, none: f64) -> bool {
         self.lo > none || self.hi < none
     }
 
     /// The larger distance from the point to either end of the interval (what `±` prints).
-    pub fn half_width(&self) -> f64 {
+    pub(crate) fn half_width(&self) -> f64 {
         (self.point - self.lo).max(self.hi - self.point)
     }
 
     /// Whether the interval is bounded (enough rounds).
-    pub fn bounded(&self) -> bool {
+    pub(crate) fn bounded(&self) -> bool {
         self.lo.is_finite() && self.hi.is_finite()
     }
 }
 
 /// The median of `samples` with its distribution-free [`CONFIDENCE`] interval, or `None` for no
 /// samples. NaNs are dropped.
-pub fn median_interval(samples: &[f64]) -> Option<Estimate> {
+pub(crate) fn median_interval(samples: &[f64]) -> Option<Estimate> {
     let mut v: Vec<f64> = samples.iter().copied().filter(|x| !x.is_nan()).collect();
     if v.is_empty() {
         return None;
@@ -98,7 +98,7 @@ fn order_ranks(n: usize, alpha: f64) -> Option<usize> {
 /// A time difference in the report's words: `+802 ns ±40 ns (+21 %)` when separated from
 /// zero, `≈ (±40 ns)` when not, `≈ (too few rounds)` when unbounded. `base_ns` is the time the
 /// percentage is of.
-pub fn delta_text(delta_ns: &Estimate, base_ns: f64) -> String {
+pub(crate) fn delta_text(delta_ns: &Estimate, base_ns: f64) -> String {
     if !delta_ns.bounded() {
         return "≈ (too few rounds)".into();
     }
@@ -116,7 +116,7 @@ pub fn delta_text(delta_ns: &Estimate, base_ns: f64) -> String {
 }
 
 /// A ratio in the report's words: `0.83 ±0.02` when separated from 1, `≈ (±0.03)` when not.
-pub fn ratio_text(ratio: &Estimate) -> String {
+pub(crate) fn ratio_text(ratio: &Estimate) -> String {
     if !ratio.bounded() {
         return "≈ (too few rounds)".into();
     }
@@ -128,7 +128,7 @@ pub fn ratio_text(ratio: &Estimate) -> String {
 }
 
 /// A single time with its interval as a share of it: `1.52 µs ±2 %`.
-pub fn time_text(t: &Estimate) -> String {
+pub(crate) fn time_text(t: &Estimate) -> String {
     if !t.bounded() || t.point <= 0.0 {
         return fmt_ns(t.point);
     }

@@ -16,12 +16,12 @@ use std::time::{Instant, SystemTime};
 use crate::options::Logging;
 
 /// Target of records formatted and discarded.
-pub const SINK: &str = "framebench::sink";
+pub(crate) const SINK: &str = "framebench::sink";
 /// Target of records printed to stdout.
-pub const STDOUT: &str = "framebench::stdout";
+pub(crate) const STDOUT: &str = "framebench::stdout";
 
 /// The log target for a variant, or `None` when logging is off.
-pub fn target(logging: Logging) -> Option<&'static str> {
+pub(crate) fn target(logging: Logging) -> Option<&'static str> {
     match logging {
         Logging::Off => None,
         Logging::Sink => Some(SINK),
@@ -31,7 +31,7 @@ pub fn target(logging: Logging) -> Option<&'static str> {
 
 /// Installs the `log` logger and the `tracing` subscriber, once per process. Apps with logging
 /// on call this from `build`.
-pub fn install() {
+pub(crate) fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         if log::set_logger(&RouteLogger).is_ok() {
@@ -99,7 +99,7 @@ impl log::Log for RouteLogger {
 /// One request a hand-written logger middleware has seen arrive. [`Started::finish`] logs its
 /// line through the `log` crate once the status is known, in the format every such middleware
 /// uses: `timestamp peer "METHOD URI" status latency`.
-pub struct Started {
+pub(crate) struct Started {
     target: &'static str,
     peer: Option<SocketAddr>,
     method: Cow<'static, str>,
@@ -109,7 +109,12 @@ pub struct Started {
 
 impl Started {
     /// A request arriving now.
-    pub fn now(target: &'static str, peer: Option<SocketAddr>, method: &str, uri: String) -> Self {
+    pub(crate) fn now(
+        target: &'static str,
+        peer: Option<SocketAddr>,
+        method: &str,
+        uri: String,
+    ) -> Self {
         Started {
             target,
             peer,
@@ -120,7 +125,7 @@ impl Started {
     }
 
     /// Logs the line: the request answered with `status`.
-    pub fn finish(&self, status: u16) {
+    pub(crate) fn finish(&self, status: u16) {
         let peer = self.peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
         log::info!(
             target: self.target,
@@ -146,11 +151,11 @@ fn static_method(method: &str) -> Cow<'static, str> {
 
 /// The peer address, as a request extension set by servers that have one.
 #[derive(Debug, Clone, Copy)]
-pub struct Peer(pub SocketAddr);
+pub(crate) struct Peer(pub(crate) SocketAddr);
 
 /// tower-http's trace layer, set up to log one line per request to the variant's target.
 #[cfg(feature = "tokio-stack")]
-pub mod trace {
+pub(crate) mod trace {
     use std::net::SocketAddr;
     use std::time::Duration;
 
@@ -162,14 +167,15 @@ pub mod trace {
     use crate::options::Logging;
 
     /// The layer type every tokio-based app uses.
-    pub type Layer = TraceLayer<SharedClassifier<ServerErrorsAsFailures>, MakeSpan, (), OnResponse>;
+    pub(crate) type Layer =
+        TraceLayer<SharedClassifier<ServerErrorsAsFailures>, MakeSpan, (), OnResponse>;
 
     /// Where a framework keeps the peer address among a request's extensions.
-    pub type PeerOf = fn(&http::Extensions) -> Option<SocketAddr>;
+    pub(crate) type PeerOf = fn(&http::Extensions) -> Option<SocketAddr>;
 
     /// A trace layer logging to `logging`'s target (which must not be `Off`), reading the
     /// peer address with `peer`.
-    pub fn layer(logging: Logging, peer: PeerOf) -> Layer {
+    pub(crate) fn layer(logging: Logging, peer: PeerOf) -> Layer {
         super::install();
         TraceLayer::new_for_http()
             .make_span_with(MakeSpan { logging, peer })
@@ -178,13 +184,13 @@ pub mod trace {
     }
 
     /// The peer address as a [`Peer`] extension, for servers that insert one.
-    pub fn peer_extension(ext: &http::Extensions) -> Option<SocketAddr> {
+    pub(crate) fn peer_extension(ext: &http::Extensions) -> Option<SocketAddr> {
         ext.get::<Peer>().map(|p| p.0)
     }
 
     /// Opens a span with peer, method and URI.
     #[derive(Debug, Clone, Copy)]
-    pub struct MakeSpan {
+    pub(crate) struct MakeSpan {
         logging: Logging,
         peer: PeerOf,
     }
@@ -204,7 +210,7 @@ pub mod trace {
 
     /// Emits the line with status and latency.
     #[derive(Debug, Clone, Copy)]
-    pub struct OnResponse(Logging);
+    pub(crate) struct OnResponse(Logging);
 
     impl<B> tower_http::trace::OnResponse<B> for OnResponse {
         fn on_response(self, res: &http::Response<B>, latency: Duration, span: &Span) {

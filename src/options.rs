@@ -25,7 +25,7 @@ pub enum Io {
 }
 
 /// Keep-alive timeout every server is configured with, so that no framework's default decides.
-pub const KEEP_ALIVE: Duration = Duration::from_secs(5);
+pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(5);
 
 /// Options of one app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,19 +10,19 @@ use crate::fixtures::Fixtures;
 use crate::framework::{Config, Request};
 
 /// Content type of the plain-text answers: hello, paste, redis.
-pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+pub(crate) const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
 /// Content type of the rendered template.
-pub const TEXT_HTML: &str = "text/html; charset=utf-8";
+pub(crate) const TEXT_HTML: &str = "text/html; charset=utf-8";
 /// Content type of the json scenario.
-pub const JSON: &str = "application/json";
+pub(crate) const JSON: &str = "application/json";
 /// The hello scenario's body.
-pub const HELLO: &str = "Hello, World!";
+pub(crate) const HELLO: &str = "Hello, World!";
 /// The value of `foo`, the key the redis scenario reads (seeded by [`crate::redis`]).
-pub const REDIS_VALUE: &str = "bar: a value stored in a real Redis";
+pub(crate) const REDIS_VALUE: &str = "bar: a value stored in a real Redis";
 
 /// What the body of a response must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Body {
+pub(crate) enum Body {
     /// Any body.
     Any,
     /// Exactly these bytes.
@@ -39,12 +39,12 @@ pub struct Scenario {
     /// Request path (always a `GET`).
     pub path: &'static str,
     /// Expected status.
-    pub status: u16,
+    pub(crate) status: u16,
     /// Expected content type. A bare media type (`text/html`) accepts any parameters; one with
     /// parameters (`text/plain; charset=utf-8`) requires them too.
-    pub content_type: Option<&'static str>,
+    pub(crate) content_type: Option<&'static str>,
     /// Expected body.
-    pub body: Body,
+    pub(crate) body: Body,
 }
 
 /// The oracle.
@@ -107,7 +107,7 @@ pub const REDIS_SCENARIO: &str = "redis";
 /// Requests that try to read a file outside `static/` or `pastes/`: `..`, percent-encoded dots
 /// and slashes, backslashes, double encoding, absolute paths, NUL bytes, overlong UTF-8. The
 /// target is `fixtures/secret.txt` (or a system file); see [`check_denied`].
-pub const TRAVERSALS: &[&str] = &[
+pub(crate) const TRAVERSALS: &[&str] = &[
     "/static/../secret.txt",
     "/static/..%2fsecret.txt",
     "/static/%2e%2e/secret.txt",
@@ -147,7 +147,7 @@ pub fn scenario(name: &str) -> Option<&'static Scenario> {
 }
 
 /// Scenario names, for error messages and `list`.
-pub fn names() -> Vec<&'static str> {
+pub(crate) fn names() -> Vec<&'static str> {
     SCENARIOS.iter().map(|s| s.name).collect()
 }
 
@@ -165,14 +165,14 @@ pub struct Observed {
     /// Status code.
     pub status: u16,
     /// `Content-Type` header, if any.
-    pub content_type: Option<String>,
+    pub(crate) content_type: Option<String>,
     /// The whole body.
     pub body: Bytes,
 }
 
 impl Observed {
     /// From an in-process response.
-    pub fn from_response(res: &http::Response<Bytes>) -> Self {
+    pub(crate) fn from_response(res: &http::Response<Bytes>) -> Self {
         Observed {
             status: res.status().as_u16(),
             content_type: res
@@ -240,7 +240,7 @@ impl Scenario {
 
 impl Expected {
     /// The expected body, when the scenario fixes one.
-    pub fn body(&self) -> Option<&Bytes> {
+    pub(crate) fn body(&self) -> Option<&Bytes> {
         self.body.as_ref()
     }
 
@@ -274,7 +274,7 @@ impl Expected {
 }
 
 /// Checks the answer to a traversal attempt: 400, 403 or 404, and no leaked content.
-pub fn check_denied(got: &Observed) -> Result<(), String> {
+pub(crate) fn check_denied(got: &Observed) -> Result<(), String> {
     let body = String::from_utf8_lossy(&got.body);
     if let Some(marker) = LEAK_MARKERS.iter().find(|m| body.contains(*m)) {
         return Err(format!("leaked a file outside the folder ({marker:?})"));
@@ -293,7 +293,7 @@ fn first_difference(a: &[u8], b: &[u8]) -> String {
 }
 
 /// `text/html` matches `text/html; charset=utf-8`; `text/plain; charset=utf-8` needs the charset.
-pub fn content_type_matches(want: &str, have: &str) -> bool {
+pub(crate) fn content_type_matches(want: &str, have: &str) -> bool {
     fn split(ct: &str) -> (String, Vec<String>) {
         let mut parts = ct.split(';').map(|p| p.trim().to_ascii_lowercase());
         let essence = parts.next().unwrap_or_default();

@@ -13,13 +13,13 @@ pub struct Pinning {
     /// Client CPUs (empty: not pinned).
     pub client_cpus: Vec<usize>,
     /// Client threads.
-    pub client_threads: usize,
+    pub(crate) client_threads: usize,
 }
 
 impl Pinning {
     /// Defaults: with two or more CPUs, the first half for the server and the rest for the
     /// client (on 2 cores: server on CPU 0, client on CPU 1); one client thread per client CPU.
-    pub fn resolve(
+    pub(crate) fn resolve(
         server: Option<Vec<usize>>,
         client: Option<Vec<usize>>,
         threads: Option<usize>,
@@ -65,17 +65,17 @@ impl Pinning {
 
     /// Cores a server with `threads` workers can keep busy: its CPUs (all this process may use
     /// when not pinned), or its threads if fewer.
-    pub fn server_cores(&self, threads: usize) -> usize {
+    pub(crate) fn server_cores(&self, threads: usize) -> usize {
         cores(&self.server_cpus).min(threads.max(1))
     }
 
     /// Cores the client threads can keep busy.
-    pub fn client_cores(&self) -> usize {
+    pub(crate) fn client_cores(&self) -> usize {
         cores(&self.client_cpus).min(self.client_threads.max(1))
     }
 
     /// `server on cpu 0, client on cpu 1 (1 thread)`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!(
             "server on cpu {}, client on cpu {} ({} thread{})",
             format_cpus(&self.server_cpus),
@@ -96,7 +96,7 @@ fn cores(cpus: &[usize]) -> usize {
 }
 
 /// Parses a taskset-style CPU list: `1`, `0,2`, `0-3,6`.
-pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+pub(crate) fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim) {
         let bad = || format!("bad CPU list {text:?} (want e.g. 0 or 0,2 or 0-3)");
@@ -139,7 +139,7 @@ pub fn format_cpus(cpus: &[usize]) -> String {
 }
 
 /// CPUs this process may run on.
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

@@ -5,10 +5,12 @@
 //! ([`crate::allocs::cli::spawn`]) so that counting never shares a process with the timing.
 
 use std::fmt::Write as _;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::allocs::cli::Report as Allocs;
 use crate::chart::{Bar, Kind, Panel};
+use crate::cli::CliError;
 use crate::driver::cli::QuickLoopback;
 use crate::driver::output::{bound_mark, kilo, per_req, us, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
@@ -19,11 +21,11 @@ use crate::options::Options;
 use crate::oracle::{self, SCENARIOS};
 
 /// One in-process batch of the quick compare: five of them per cell, median taken.
-pub const SAMPLE: Duration = Duration::from_millis(60);
+pub(crate) const SAMPLE: Duration = Duration::from_millis(60);
 
 /// One measured cell.
 #[derive(Debug, Clone)]
-pub enum Cell {
+pub(crate) enum Cell {
     /// Median time per request over the samples, with their spread.
     Time(Timed),
     /// The response did not match the oracle; not timed.
@@ -36,7 +38,7 @@ pub enum Cell {
 /// `samples` batches of pre-built requests ([`crate::bench::timed_batch`]) and return the
 /// median time per request with the batches' spread. Only the dispatch calls are inside the
 /// timed region.
-pub fn time_per_request(
+pub(crate) fn time_per_request(
     app: &dyn App,
     path: &str,
     sample: Duration,
@@ -59,15 +61,15 @@ pub fn time_per_request(
 
 /// An in-process time: the median of the batches and how far the farthest batch lay from it.
 #[derive(Debug, Clone, Copy)]
-pub struct Timed {
+pub(crate) struct Timed {
     /// Median time per request.
-    pub median: Duration,
+    pub(crate) median: Duration,
     /// The largest distance of a batch from the median, in percent of it.
-    pub spread_pct: f64,
+    pub(crate) spread_pct: f64,
 }
 
 /// Measures every in-process framework in `entries` on every scenario.
-pub fn run(
+pub(crate) fn run(
     entries: &[&Entry],
     config: &Config,
     sample: Duration,
@@ -110,26 +112,26 @@ fn measure_cell(
 
 /// Everything one quick compare measured: the in-process rows, the allocation counts, the
 /// loopback cells and how they were run.
-pub struct Run {
+pub(crate) struct Run {
     /// In-process cells per framework, in the oracle's scenario order.
-    pub rows: Vec<(&'static str, Vec<Cell>)>,
+    pub(crate) rows: Vec<(&'static str, Vec<Cell>)>,
     /// The allocation counts of `framebench allocs`, or why there are none.
-    pub allocs: Result<Allocs, String>,
+    pub(crate) allocs: Result<Allocs, String>,
     /// The loopback cells.
-    pub loopback: Vec<CellResult>,
+    pub(crate) loopback: Vec<CellResult>,
     /// How the loopback cells were run.
-    pub setup: QuickLoopback,
+    pub(crate) setup: QuickLoopback,
     /// Logging, io and threads.
-    pub options: Options,
+    pub(crate) options: Options,
     /// The in-process batch length.
-    pub sample: Duration,
+    pub(crate) sample: Duration,
 }
 
 /// Width of the compact view's first column, and of each scenario's column.
 const NAME_WIDTH: usize = 13;
 const COLUMN_WIDTH: usize = 11;
 /// The compact view's legend and notes wrap at this width (its table is 97 columns).
-pub const SCREEN_WIDTH: usize = 100;
+pub(crate) const SCREEN_WIDTH: usize = 100;
 
 impl Run {
     /// The frameworks with a row, in registry order.
@@ -201,7 +203,7 @@ impl Run {
     /// where the long table, the results file and the chart went, and `notes` are the long
     /// table's ([`Long::notes`]). The table is 97 columns wide; the text around it wraps at
     /// [`SCREEN_WIDTH`].
-    pub fn compact(&self, files: &str, notes: &str) -> String {
+    pub(crate) fn compact(&self, files: &str, notes: &str) -> String {
         let mut out = String::new();
         out.push_str(&wrap(
             &format!("framebench quick · {}", Environment::current()),
@@ -320,7 +322,7 @@ impl Run {
 
     /// The summary chart: per scenario, in-process time per request (left) and loopback
     /// requests per second (right), sorted, best on top.
-    pub fn chart(&self, path: &std::path::Path) -> anyhow::Result<()> {
+    pub(crate) fn chart(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let mut panels = Vec::new();
         for (k, s) in SCENARIOS.iter().enumerate() {
             let times = self
@@ -365,7 +367,7 @@ impl Run {
     /// batches' and passes' range is one process's, and two processes of one build differ by more
     /// (docs/methodology.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
     /// counts exactly. `framebench ab` is the comparison of times.
-    pub fn results(&self) -> crate::results::Results {
+    pub(crate) fn results(&self) -> crate::results::Results {
         use crate::results::{Figure, Metric};
         let Run {
             rows,
@@ -416,7 +418,7 @@ impl Run {
 
     /// The long table: every framework × scenario as a row, in-process and loopback columns,
     /// with the environment above it and the legend and notes below.
-    pub fn long(&self) -> Long {
+    pub(crate) fn long(&self) -> Long {
         let mut out = String::new();
         long_header(&mut out, &self.setup, self.options, self.sample);
         let mut notes = Notes::default();
@@ -456,13 +458,13 @@ impl Run {
 }
 
 /// The long table of a quick compare, and what its notes say.
-pub struct Long {
+pub(crate) struct Long {
     /// The whole text: environment, table, legend and notes.
-    pub table: String,
+    pub(crate) table: String,
     /// The notes alone (each skip cause once, each failure), which the compact view repeats.
-    pub notes: String,
+    pub(crate) notes: String,
     /// Cells that failed.
-    pub failed: usize,
+    pub(crate) failed: usize,
 }
 
 /// A figure in at most four characters, three significant digits: `0.94`, `11.9`, `154`.
@@ -477,7 +479,7 @@ fn sig3(v: f64) -> String {
 }
 
 /// `text` broken into lines of at most `width` characters at spaces, each line ended.
-pub fn wrap(text: &str, width: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
@@ -695,13 +697,103 @@ fn loopback_texts(
 }
 
 /// `1.23 µs`, `456 ns`.
-pub fn format_time(t: Duration) -> String {
+pub(crate) fn format_time(t: Duration) -> String {
     let ns = t.as_secs_f64() * 1e9;
     if ns >= 1000.0 {
         format!("{:.2} µs", ns / 1000.0)
     } else {
         format!("{ns:.0} ns")
     }
+}
+
+/// `framebench quick-cell`: one in-process cell of the quick compare, checked, then timed
+/// with the quick compare's sample and batch count.
+pub fn cell_command(framework: &str, scenario: &str) -> Result<ExitCode, CliError> {
+    let entry = crate::cli::framework(framework)?;
+    let scenario = crate::cli::scenario(scenario)?;
+    let config = Config::new(crate::cli::load_fixtures()?, None).with(Options::default());
+    let prepared = crate::cell::prepare(entry, &config, scenario).map_err(CliError::fail)?;
+    let timed =
+        time_per_request(&*prepared.app, prepared.path, SAMPLE, 5).map_err(CliError::fail)?;
+    println!("{:.1}", timed.median.as_secs_f64() * 1e9);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The quick compare, `cargo run --release`: the in-process cells, the allocation counts (a
+/// child process) and the loopback cells in what is left of the time budget; the compact view
+/// (or the long table with `long`) on screen, the long table, results file and chart in
+/// `target/quick/`. Exit 1 when a cell failed the oracle, 130 when interrupted.
+pub fn command(long: bool) -> Result<ExitCode, CliError> {
+    let started = std::time::Instant::now();
+    let fixtures = crate::cli::load_fixtures()?;
+    crate::cli::prepare_entries(crate::frameworks::REGISTRY);
+    let redis = crate::cli::RedisArg { redis: None }.provide()?;
+    let entries: Vec<&Entry> = crate::frameworks::REGISTRY.iter().collect();
+    let options = Options::default();
+    let sample = SAMPLE;
+    let config = Config::new(std::sync::Arc::clone(&fixtures), redis.url()).with(options);
+    let rows = run(&entries, &config, sample);
+    if crate::tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("interrupted");
+        return Ok(ExitCode::from(130));
+    }
+    // Counted in a child process (this binary, `framebench allocs`): no app of the timed runs
+    // lives there, and this process's allocator is never switched on.
+    let names: Vec<&str> = rows.iter().map(|(name, _)| *name).collect();
+    let allocs = crate::allocs::cli::spawn(&names, options.logging, 3)
+        .map_err(|e| format!("allocs/req not counted: {e:#}"));
+    // The loopback cells get what is left of the quick compare's time.
+    let budget = crate::driver::cli::QUICK_BUDGET.saturating_sub(started.elapsed());
+    let (loopback, setup) = crate::driver::cli::quick_loopback(&fixtures, options, budget);
+    let run = Run {
+        rows,
+        allocs,
+        loopback,
+        setup,
+        options,
+        sample,
+    };
+    // The first screen is the compact view; the long table, the results file (for `framebench
+    // diff` against a later quick compare) and the chart go to files, and `--long` prints the
+    // long table instead.
+    let dir = crate::results::target_dir().join("quick");
+    let long_table = run.long();
+    let long_path = dir.join("long.md");
+    let chart_path = dir.join("summary.svg");
+    let json_path = dir.join("results.json");
+    let mut written = Vec::new();
+    let mut lost = Vec::new();
+    let mut note = |what: &str, path: &std::path::Path, r: anyhow::Result<()>| match r {
+        Ok(()) => written.push(format!("{what}: {}", path.display())),
+        Err(e) => lost.push(format!("{what} not written: {e:#}")),
+    };
+    note(
+        "long table",
+        &long_path,
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&long_path, &long_table.table))
+            .map_err(anyhow::Error::from),
+    );
+    note(
+        "results (framebench diff reads them)",
+        &json_path,
+        run.results().write(&json_path),
+    );
+    note("chart", &chart_path, run.chart(&chart_path));
+    if long {
+        print!("{}", long_table.table);
+    } else {
+        let files = format!("Files: {}.", written.join(" · "));
+        print!("{}", run.compact(&files, &long_table.notes));
+    }
+    for l in &lost {
+        eprintln!("{l}");
+    }
+    Ok(if long_table.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 #[cfg(test)]

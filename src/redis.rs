@@ -19,11 +19,11 @@ use crate::store::{COMMAND_TIMEOUT, CONNECT_TIMEOUT};
 use crate::tools::Tool;
 
 /// The keys the harness stores; the oracle expects `foo`'s value.
-pub const SEED: &[(&str, &str)] = &[("foo", REDIS_VALUE), ("greeting", "Hello, Redis!")];
+pub(crate) const SEED: &[(&str, &str)] = &[("foo", REDIS_VALUE), ("greeting", "Hello, Redis!")];
 /// A key that is never stored: `/get?key=` it answers 404.
 pub const MISSING_KEY: &str = "framebench-missing-key";
 /// Environment variable `serve` reads the URL from when `--redis` is not given.
-pub const REDIS_ENV: &str = "FRAMEBENCH_REDIS";
+pub(crate) const REDIS_ENV: &str = "FRAMEBENCH_REDIS";
 
 /// Whether `redis-server` can be started here (see [`Tool::Redis`]); the error is one line
 /// with the command that installs it.
@@ -123,7 +123,7 @@ impl Drop for RedisServer {
 }
 
 /// Stores [`SEED`] with plain RESP commands over one connection.
-pub fn seed(addr: SocketAddr) -> anyhow::Result<()> {
+pub(crate) fn seed(addr: SocketAddr) -> anyhow::Result<()> {
     let stream = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)?;
     stream.set_read_timeout(Some(COMMAND_TIMEOUT))?;
     stream.set_write_timeout(Some(COMMAND_TIMEOUT))?;
@@ -143,7 +143,7 @@ pub fn seed(addr: SocketAddr) -> anyhow::Result<()> {
 }
 
 /// Checks that `url` is a loopback `redis://` URL and returns its address.
-pub fn parse_url(url: &str) -> anyhow::Result<SocketAddr> {
+pub(crate) fn parse_url(url: &str) -> anyhow::Result<SocketAddr> {
     let rest = url
         .strip_prefix("redis://")
         .with_context(|| format!("{url}: want redis://127.0.0.1:PORT"))?;
@@ -204,7 +204,7 @@ pub fn provide(url: Option<&str>) -> anyhow::Result<Redis> {
 /// Whether `framebench serve` children can serve scenario `s`: every scenario but the redis
 /// one, which needs `$FRAMEBENCH_REDIS` or `redis-server` (each child then starts its own).
 /// Prints why when it cannot. For the driver, whose servers are child processes.
-pub fn children_can_serve(s: &crate::oracle::Scenario) -> bool {
+pub(crate) fn children_can_serve(s: &crate::oracle::Scenario) -> bool {
     if !s.needs_redis() || std::env::var_os(REDIS_ENV).is_some() {
         return true;
     }

@@ -24,28 +24,28 @@ pub const SCHEMA: &str = "framebench-results/1";
 
 /// Where a results file was measured: the machine, the compiler, and framebench's own build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunEnvironment {
+pub(crate) struct RunEnvironment {
     /// `rustc -V`.
-    pub rustc: String,
+    pub(crate) rustc: String,
     /// `release` or `debug`.
-    pub profile: String,
+    pub(crate) profile: String,
     /// CPU model.
-    pub cpu: String,
+    pub(crate) cpu: String,
     /// Cores available.
-    pub cores: usize,
+    pub(crate) cores: usize,
     /// Kernel release.
-    pub kernel: String,
+    pub(crate) kernel: String,
     /// framebench's `git rev-parse HEAD` when it was built (`unknown` outside a checkout).
-    pub git_revision: String,
+    pub(crate) git_revision: String,
     /// framebench's enabled Cargo features.
-    pub features: Vec<String>,
+    pub(crate) features: Vec<String>,
     /// Framework → the crate and exact version measured.
-    pub versions: BTreeMap<String, String>,
+    pub(crate) versions: BTreeMap<String, String>,
 }
 
 impl RunEnvironment {
     /// This process's environment.
-    pub fn current() -> Self {
+    pub(crate) fn current() -> Self {
         let e = Environment::current();
         RunEnvironment {
             rustc: e.rustc.to_owned(),
@@ -68,7 +68,7 @@ impl RunEnvironment {
 
     /// The fields that differ from `other`, as `rustc: A → B` lines (framework versions one
     /// line each).
-    pub fn differences(&self, other: &RunEnvironment) -> Vec<String> {
+    pub(crate) fn differences(&self, other: &RunEnvironment) -> Vec<String> {
         let mut out = Vec::new();
         let mut field = |name: &str, a: &str, b: &str| {
             if a != b {
@@ -98,7 +98,7 @@ impl RunEnvironment {
 /// What a figure measures, and which way is worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Metric {
+pub(crate) enum Metric {
     /// Instructions per request (callgrind): exact.
     Instructions,
     /// Allocation calls per request (`alloc` + `realloc`): exact.
@@ -113,7 +113,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, by the name the gate uses.
-    pub const ALL: [Metric; 5] = [
+    pub(crate) const ALL: [Metric; 5] = [
         Metric::Instructions,
         Metric::Allocs,
         Metric::Bytes,
@@ -122,7 +122,7 @@ impl Metric {
     ];
 
     /// The name used in files and gates.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Metric::Instructions => "instructions",
             Metric::Allocs => "allocs",
@@ -133,7 +133,7 @@ impl Metric {
     }
 
     /// Whether the figure repeats exactly on one build (no interval needed).
-    pub fn exact(self) -> bool {
+    pub(crate) fn exact(self) -> bool {
         matches!(self, Metric::Instructions | Metric::Allocs | Metric::Bytes)
     }
 
@@ -149,31 +149,38 @@ impl Metric {
 
 /// One number about one cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
+pub(crate) struct Figure {
     /// What measured it: `allocs`, `callgrind/in_process`, `callgrind/loopback`,
     /// `criterion/in_process`, `criterion/loopback`, `load`, `quick/in_process`, …
-    pub bench: String,
+    pub(crate) bench: String,
     /// Framework name.
-    pub framework: String,
+    pub(crate) framework: String,
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// `log=off,io=memory`, `c32`, … (what else defines the cell).
-    pub variant: String,
+    pub(crate) variant: String,
     /// What the value is.
-    pub metric: Metric,
+    pub(crate) metric: Metric,
     /// The value.
-    pub value: f64,
+    pub(crate) value: f64,
     /// The interval of a timed value (absent for an exact count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lo: Option<f64>,
+    pub(crate) lo: Option<f64>,
     /// See `lo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hi: Option<f64>,
+    pub(crate) hi: Option<f64>,
 }
 
 impl Figure {
     /// An exact count.
-    pub fn count(bench: &str, fw: &str, scenario: &str, variant: &str, m: Metric, v: f64) -> Self {
+    pub(crate) fn count(
+        bench: &str,
+        fw: &str,
+        scenario: &str,
+        variant: &str,
+        m: Metric,
+        v: f64,
+    ) -> Self {
         Figure {
             bench: bench.to_owned(),
             framework: fw.to_owned(),
@@ -187,7 +194,7 @@ impl Figure {
     }
 
     /// A timed value with its interval.
-    pub fn timed(
+    pub(crate) fn timed(
         bench: &str,
         fw: &str,
         scenario: &str,
@@ -225,22 +232,22 @@ impl Figure {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {
     /// [`SCHEMA`].
-    pub schema: String,
+    pub(crate) schema: String,
     /// The command that wrote it: `allocs`, `report`, `load`, `compare`, `quick`.
-    pub command: String,
+    pub(crate) command: String,
     /// Where.
-    pub environment: RunEnvironment,
+    pub(crate) environment: RunEnvironment,
     /// What.
-    pub figures: Vec<Figure>,
+    pub(crate) figures: Vec<Figure>,
     /// The command's own detail, for its own readers (`allocs`: its cells with every count
     /// and error, which `framebench report` prints); `diff` reads only `figures`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<serde_json::Value>,
+    pub(crate) detail: Option<serde_json::Value>,
 }
 
 impl Results {
     /// A file of `command` measured here.
-    pub fn new(command: &str, figures: Vec<Figure>) -> Self {
+    pub(crate) fn new(command: &str, figures: Vec<Figure>) -> Self {
         Results {
             schema: SCHEMA.to_owned(),
             command: command.to_owned(),
@@ -251,12 +258,12 @@ impl Results {
     }
 
     /// Writes it as pretty JSON, creating the folder.
-    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+    pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
         write_json(path, self)
     }
 
     /// Reads a results file; anything else (not JSON, no schema, another schema) is one line.
-    pub fn read(path: &Path) -> anyhow::Result<Results> {
+    pub(crate) fn read(path: &Path) -> anyhow::Result<Results> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
         Results::parse(&text, &path.display().to_string())
@@ -316,7 +323,7 @@ impl Results {
     /// (`bench/framework/scenario/variant`), one measure per metric, `lower_value` and
     /// `upper_value` from a timed figure's interval
     /// (<https://bencher.dev/docs/reference/bencher-metric-format>).
-    pub fn bmf(&self) -> serde_json::Value {
+    pub(crate) fn bmf(&self) -> serde_json::Value {
         let mut benchmarks = serde_json::Map::new();
         for f in &self.figures {
             let name = [f.bench.as_str(), &f.framework, &f.scenario, &f.variant]
@@ -341,7 +348,7 @@ impl Results {
     }
 
     /// Writes [`Results::bmf`] to `path`.
-    pub fn write_bmf(&self, path: &Path) -> anyhow::Result<()> {
+    pub(crate) fn write_bmf(&self, path: &Path) -> anyhow::Result<()> {
         write_json(path, &self.bmf())
     }
 }
@@ -350,20 +357,20 @@ impl Results {
 /// run's results file kept under `target/framebench-baselines/NAME/`, and the next run
 /// compared with it without naming files.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct BaselineArgs {
+pub(crate) struct BaselineArgs {
     /// Keep this run's results as the baseline NAME (under target/framebench-baselines/).
     #[arg(long, value_name = "NAME")]
-    pub save_baseline: Option<String>,
+    pub(crate) save_baseline: Option<String>,
     /// Print this run against the baseline NAME saved earlier, as `framebench diff` prints it
     /// (no gate: run `framebench diff --fail-if` on the saved files for one).
     #[arg(long, value_name = "NAME")]
-    pub baseline: Option<String>,
+    pub(crate) baseline: Option<String>,
 }
 
 impl BaselineArgs {
     /// Checks the names before anything is measured (a bad name is a usage error, and a
     /// missing baseline is one too: nothing to compare with).
-    pub fn check(&self, command: &str) -> Result<(), CliError> {
+    pub(crate) fn check(&self, command: &str) -> Result<(), CliError> {
         for name in [&self.save_baseline, &self.baseline].into_iter().flatten() {
             let ok = !name.is_empty()
                 && name
@@ -390,7 +397,7 @@ impl BaselineArgs {
     }
 
     /// After a run: compares it with `--baseline`, then saves it as `--save-baseline`.
-    pub fn apply(&self, results: &Results) -> Result<(), CliError> {
+    pub(crate) fn apply(&self, results: &Results) -> Result<(), CliError> {
         if let Some(name) = &self.baseline {
             let path = baseline_path(name, &results.command);
             let base = Results::read(&path).map_err(|e| CliError::usage(format!("{e:#}")))?;
@@ -423,15 +430,15 @@ fn baseline_path(name: &str, command: &str) -> std::path::PathBuf {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gate {
     /// The metric gated.
-    pub metric: Metric,
+    pub(crate) metric: Metric,
     /// How much worse is allowed.
-    pub limit: f64,
+    pub(crate) limit: f64,
     /// Whether `limit` is in percent of the base.
-    pub percent: bool,
+    pub(crate) percent: bool,
 }
 
 /// Parses `instructions>+1%,allocs>+0`: comma-separated `METRIC>+N` or `METRIC>+N%`.
-pub fn parse_gates(text: &str) -> Result<Vec<Gate>, String> {
+pub(crate) fn parse_gates(text: &str) -> Result<Vec<Gate>, String> {
     text.split(',')
         .map(|part| {
             let part = part.trim();
@@ -469,22 +476,22 @@ pub fn parse_gates(text: &str) -> Result<Vec<Gate>, String> {
 /// project's machine: criterion put identical builds −27 % and +31 % apart (docs/usage.md,
 /// "Differences"). A timed change counts, prints as a number and can cross a gate only beyond
 /// it, and only when the two intervals separate (docs/methodology.md, "Comparing runs").
-pub const TIME_NOISE_PCT: f64 = 31.0;
+pub(crate) const TIME_NOISE_PCT: f64 = 31.0;
 
 /// One cell present in both files.
 #[derive(Debug, Clone)]
-pub struct Change {
+pub(crate) struct Change {
     /// The base figure.
-    pub base: Figure,
+    pub(crate) base: Figure,
     /// The new figure.
-    pub new: Figure,
+    pub(crate) new: Figure,
     /// New − base.
-    pub delta: f64,
+    pub(crate) delta: f64,
     /// Change in percent of the base (infinite from 0).
-    pub pct: f64,
+    pub(crate) pct: f64,
     /// For a timed figure: whether the intervals separate and the change exceeds
     /// [`TIME_NOISE_PCT`]. For an exact count: whether it changed.
-    pub separated: bool,
+    pub(crate) separated: bool,
 }
 
 impl Change {
@@ -525,7 +532,7 @@ impl Change {
     }
 
     /// Whether `gate` fails on this change.
-    pub fn crosses(&self, gate: &Gate) -> bool {
+    pub(crate) fn crosses(&self, gate: &Gate) -> bool {
         if gate.metric != self.base.metric || !self.separated {
             return false;
         }
@@ -538,7 +545,7 @@ impl Change {
     }
 
     /// `+1,234 (+2.1 %)`, or `≈` for a timed change not told apart from a rerun.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let m = self.base.metric;
         if !m.exact() && !self.separated {
             return "≈".to_owned();
@@ -561,24 +568,24 @@ impl Change {
 
 /// What [`compare`] found.
 #[derive(Debug, Default)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// Cells in both, sorted by the size of the change (largest first).
-    pub changes: Vec<Change>,
+    pub(crate) changes: Vec<Change>,
     /// Cells only in the base.
-    pub only_base: Vec<String>,
+    pub(crate) only_base: Vec<String>,
     /// Cells only in the new file.
-    pub only_new: Vec<String>,
+    pub(crate) only_new: Vec<String>,
 }
 
 /// Which cells [`compare`] looks at; an empty list keeps all.
 #[derive(Debug, Default, Clone)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Frameworks.
-    pub frameworks: Vec<String>,
+    pub(crate) frameworks: Vec<String>,
     /// Scenarios.
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     /// Variants (substrings: `log=off` keeps `log=off,io=memory`).
-    pub variants: Vec<String>,
+    pub(crate) variants: Vec<String>,
 }
 
 impl Filter {
@@ -597,7 +604,7 @@ impl Filter {
 /// Pairs `base`'s figures with `new`'s by cell. With `pair = Some((a, b))` both lists are the
 /// one file's: `a`'s figures are the base and `b`'s the new, matched by everything but the
 /// framework.
-pub fn compare(
+pub(crate) fn compare(
     base: &[Figure],
     new: &[Figure],
     pair: Option<(&str, &str)>,
@@ -653,7 +660,7 @@ pub fn compare(
 }
 
 /// The table of a comparison: terminal text, or Markdown for a pull-request comment.
-pub fn table(c: &Comparison, markdown: bool, paired: bool, base: &str, new: &str) -> String {
+pub(crate) fn table(c: &Comparison, markdown: bool, paired: bool, base: &str, new: &str) -> String {
     let mut s = String::new();
     let fmt_value = |f: &Figure| match f.metric {
         Metric::Time => match (f.lo, f.hi) {
@@ -741,28 +748,28 @@ pub fn table(c: &Comparison, markdown: bool, paired: bool, base: &str, new: &str
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
     /// The base results file (`--json` of allocs, load or compare, or docs/results.json).
-    pub base: std::path::PathBuf,
+    pub(crate) base: std::path::PathBuf,
     /// The new results file (omit with --pair: both sides come from BASE).
-    pub new: Option<std::path::PathBuf>,
+    pub(crate) new: Option<std::path::PathBuf>,
     /// Two frameworks of one file, `OLD:NEW` (e.g. axum07:axum): NEW's figures against OLD's.
     #[arg(long, value_name = "OLD:NEW")]
-    pub pair: Option<String>,
+    pub(crate) pair: Option<String>,
     /// Exit 1 when a change is worse than a limit: `instructions>+1%,allocs>+0` (metrics:
     /// instructions, allocs, bytes, time, rps; limits `+N` or `+N%`). Repeatable.
     #[arg(long = "fail-if", value_name = "GATES")]
-    pub fail_if: Vec<String>,
+    pub(crate) fail_if: Vec<String>,
     /// Markdown, for a pull-request comment.
     #[arg(long)]
-    pub markdown: bool,
+    pub(crate) markdown: bool,
     /// Only these frameworks (comma-separated).
     #[arg(long, value_delimiter = ',')]
-    pub frameworks: Vec<String>,
+    pub(crate) frameworks: Vec<String>,
     /// Only these scenarios (comma-separated).
     #[arg(long, value_delimiter = ',')]
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     /// Only variants containing one of these (comma-separated, e.g. `log=off`).
     #[arg(long, value_delimiter = ',')]
-    pub variants: Vec<String>,
+    pub(crate) variants: Vec<String>,
 }
 
 /// The kind of results a command writes: files of one kind compare, others are refused.

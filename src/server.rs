@@ -11,24 +11,14 @@ use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+use std::thread;
 
 use crate::framework::ServerHandle;
 
-pub mod limit;
-pub mod peer;
-
-/// How connections are given threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Threads {
-    /// A fixed pool: each thread accepts and serves one connection at a time.
-    Pool(usize),
-    /// A new thread for every connection, without limit.
-    PerConnection,
-}
+pub(crate) mod limit;
 
 /// Serves a connection until it closes. Gets a stop flag to check between requests.
-pub type Handler = dyn Fn(TcpStream, SocketAddr, &AtomicBool) + Send + Sync;
+pub(crate) type Handler = dyn Fn(TcpStream, SocketAddr, &AtomicBool) + Send + Sync;
 
 struct Shared {
     stop: AtomicBool,
@@ -52,10 +42,11 @@ impl Shared {
     }
 }
 
-/// Starts serving `listener` and returns once it accepts.
-pub fn serve(
+/// Starts serving `listener` with `threads` acceptor threads (each serves one connection at a
+/// time) and returns once it accepts.
+pub(crate) fn serve(
     listener: TcpListener,
-    threads: Threads,
+    threads: usize,
     handler: Arc<Handler>,
 ) -> io::Result<ServerHandle> {
     let addr = listener.local_addr()?;
@@ -66,18 +57,14 @@ pub fn serve(
         live: Mutex::new(HashMap::new()),
         handler,
     });
-    let (acceptors, per_conn) = match threads {
-        Threads::Pool(n) => (n.max(1), None),
-        Threads::PerConnection => (1, Some(Arc::new(Mutex::new(Vec::<JoinHandle<()>>::new())))),
-    };
+    let acceptors = threads.max(1);
     let mut handles = Vec::new();
     for i in 0..acceptors {
         let listener = Arc::clone(&listener);
         let shared = Arc::clone(&shared);
-        let per_conn = per_conn.clone();
         let t = thread::Builder::new()
             .name(format!("fb-accept-{i}"))
-            .spawn(move || accept_loop(&listener, &shared, per_conn.as_deref()))?;
+            .spawn(move || accept_loop(&listener, &shared))?;
         handles.push(t);
     }
     let stop_shared = Arc::clone(&shared);
@@ -90,20 +77,11 @@ pub fn serve(
         for _ in 0..acceptors {
             let _ = TcpStream::connect(addr);
         }
-        if let Some(conns) = per_conn {
-            for t in conns.lock().unwrap().drain(..) {
-                let _ = t.join();
-            }
-        }
     };
     Ok(ServerHandle::new(addr, stop, handles))
 }
 
-fn accept_loop(
-    listener: &TcpListener,
-    shared: &Arc<Shared>,
-    per_conn: Option<&Mutex<Vec<JoinHandle<()>>>>,
-) {
+fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     loop {
         let accepted = listener.accept();
         if shared.stop.load(Ordering::SeqCst) {
@@ -115,27 +93,14 @@ fn accept_loop(
             Err(_) => continue,
         };
         let _ = stream.set_nodelay(true);
-        match per_conn {
-            None => shared.serve(stream, peer),
-            Some(conns) => {
-                let shared = Arc::clone(shared);
-                let spawned = thread::Builder::new()
-                    .name("fb-conn".into())
-                    .spawn(move || shared.serve(stream, peer));
-                let mut conns = conns.lock().unwrap();
-                conns.retain(|t| !t.is_finished());
-                if let Ok(t) = spawned {
-                    conns.push(t);
-                }
-            }
-        }
+        shared.serve(stream, peer);
     }
 }
 
 /// The runtime a tokio framework dispatches in-process requests on: one current thread, like
 /// one worker, with time and I/O enabled and the blocking pool that `tokio::fs` (static-file
 /// facilities) needs.
-pub fn in_process_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+pub(crate) fn in_process_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -145,12 +110,12 @@ pub fn in_process_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// reach (warp's acceptor is sealed, salvo's has no setting). Linux copies the option to every
 /// connection the listener accepts, so this is `TCP_NODELAY` on accepted connections, set once
 /// instead of per accept.
-pub fn nodelay_on_accepted(listener: &TcpListener) -> io::Result<()> {
+pub(crate) fn nodelay_on_accepted(listener: &TcpListener) -> io::Result<()> {
     enable_socket_option(listener, libc::IPPROTO_TCP, libc::TCP_NODELAY)
 }
 
 /// Turns a boolean socket option on (`setsockopt` with the value 1).
-pub fn enable_socket_option(
+pub(crate) fn enable_socket_option(
     socket: &impl std::os::fd::AsRawFd,
     level: libc::c_int,
     name: libc::c_int,
@@ -174,13 +139,13 @@ pub fn enable_socket_option(
 }
 
 /// How long a tokio server waits for open connections to finish after being told to stop.
-pub const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs a tokio server on its own thread with a multi-threaded runtime of `threads` workers.
 /// `serve` gets the listener and a future that resolves when the server must stop; it should
 /// stop accepting then and let open connections finish. Whatever is still running [`GRACE`]
 /// after the stop is dropped with the runtime, so a stalled connection cannot hold it up.
-pub fn spawn_tokio<F, Fut>(
+pub(crate) fn spawn_tokio<F, Fut>(
     listener: TcpListener,
     threads: usize,
     serve: F,
@@ -229,7 +194,7 @@ where
 }
 
 /// Resolves once the server is asked to stop.
-pub struct Stopped(tokio::sync::watch::Receiver<bool>);
+pub(crate) struct Stopped(tokio::sync::watch::Receiver<bool>);
 
 impl std::future::IntoFuture for Stopped {
     type Output = ();

@@ -12,15 +12,15 @@ use std::time::Duration;
 use bytes::Bytes;
 
 /// The bound on opening a connection to Redis.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
 /// The bound on one command (including waiting for a pooled connection).
-pub const COMMAND_TIMEOUT: Duration = Duration::from_millis(1000);
+pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_millis(1000);
 /// Connections per pool. The same for every framework.
-pub const POOL_SIZE: u32 = 16;
+pub(crate) const POOL_SIZE: u32 = 16;
 
 /// The result of one lookup.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// The key's value: 200.
     Found(Bytes),
     /// No such key: 404.
@@ -35,7 +35,7 @@ pub enum Lookup {
 
 impl Lookup {
     /// The status this result is answered with.
-    pub fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         match self {
             Lookup::Found(_) => 200,
             Lookup::Missing => 404,
@@ -46,7 +46,7 @@ impl Lookup {
     }
 
     /// The body: the value, or a short reason.
-    pub fn body(self) -> Bytes {
+    pub(crate) fn body(self) -> Bytes {
         match self {
             Lookup::Found(v) => v,
             Lookup::Missing => Bytes::from_static(b"no such key"),
@@ -127,13 +127,13 @@ impl deadpool::managed::Manager for AsyncManager {
 /// lazily (no connection is made until the first request). Build one per runtime that serves
 /// requests: a connection's driver task lives on the runtime that opened it.
 #[derive(Clone)]
-pub struct AsyncStore {
+pub(crate) struct AsyncStore {
     pool: Backend<deadpool::managed::Pool<AsyncManager>>,
 }
 
 impl AsyncStore {
     /// A pool for the Redis at `url`, or a store that answers 503 without one.
-    pub fn new(url: Option<&str>) -> AsyncStore {
+    pub(crate) fn new(url: Option<&str>) -> AsyncStore {
         let Some(url) = url else {
             return AsyncStore {
                 pool: Backend::None,
@@ -162,7 +162,7 @@ impl AsyncStore {
     }
 
     /// `GET key`, bounded by [`COMMAND_TIMEOUT`]. Must run inside a tokio runtime with time.
-    pub async fn get(&self, key: Option<String>) -> Lookup {
+    pub(crate) async fn get(&self, key: Option<String>) -> Lookup {
         let (pool, key) = match self.pool.ready(key) {
             Ok(ready) => ready,
             Err(answer) => return answer,
@@ -189,13 +189,13 @@ impl AsyncStore {
 /// The blocking frameworks' client: an r2d2 pool of [`POOL_SIZE`] blocking connections, created
 /// lazily, with read and write timeouts on every connection.
 #[derive(Clone)]
-pub struct SyncStore {
+pub(crate) struct SyncStore {
     pool: Backend<r2d2::Pool<::redis::Client>>,
 }
 
 impl SyncStore {
     /// A pool for the Redis at `url`, or a store that answers 503 without one.
-    pub fn new(url: Option<&str>) -> SyncStore {
+    pub(crate) fn new(url: Option<&str>) -> SyncStore {
         let Some(url) = url else {
             return SyncStore {
                 pool: Backend::None,
@@ -218,7 +218,7 @@ impl SyncStore {
     }
 
     /// `GET key`, bounded by the pool's and the connection's timeouts.
-    pub fn get(&self, key: Option<String>) -> Lookup {
+    pub(crate) fn get(&self, key: Option<String>) -> Lookup {
         let (pool, key) = match self.pool.ready(key) {
             Ok(ready) => ready,
             Err(answer) => return answer,

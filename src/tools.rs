@@ -59,7 +59,7 @@ impl Tool {
     ];
 
     /// The name `FRAMEBENCH_REQUIRE` takes.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Tool::Redis => "redis",
             Tool::Go => "go",
@@ -95,7 +95,7 @@ impl Tool {
     }
 
     /// What is skipped without it, for the skip line.
-    pub fn what(self) -> &'static str {
+    pub(crate) fn what(self) -> &'static str {
         match self {
             Tool::Redis => "the redis scenario",
             // The peers' names live in their registry lines; this module sits below the registry.
@@ -108,7 +108,7 @@ impl Tool {
     }
 
     /// The command that installs it.
-    pub fn install(self) -> String {
+    pub(crate) fn install(self) -> String {
         match self {
             Tool::Redis => "apt-get install redis-server".into(),
             Tool::Go => "apt-get install golang-go (or Go 1.22+ from go.dev/dl)".into(),
@@ -239,7 +239,7 @@ impl Tool {
 /// Prints `line` on stderr unless this process printed it already: one message per cause, not
 /// one per cell. It writes to the file descriptor itself, past the test harness's capture, so
 /// that `cargo test` also shows what it skipped.
-pub fn say_once(line: &str) {
+pub(crate) fn say_once(line: &str) {
     static SAID: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     let mut said = SAID
         .get_or_init(Default::default)
@@ -252,12 +252,12 @@ pub fn say_once(line: &str) {
 }
 
 /// The gungraun version in Cargo.lock, which `gungraun-runner` must match exactly.
-pub fn gungraun_version() -> &'static str {
+pub(crate) fn gungraun_version() -> &'static str {
     crate::env::crate_version("gungraun", "").unwrap_or("?")
 }
 
 /// `go env GOVERSION` of the Go at `path`.
-pub fn go_version_of(path: &Path) -> Option<String> {
+pub(crate) fn go_version_of(path: &Path) -> Option<String> {
     let out = Command::new(path)
         .args(["env", "GOVERSION"])
         .stdin(Stdio::null())
@@ -321,7 +321,7 @@ pub fn check_required() -> Result<(), String> {
 
 /// The process's Ctrl-C flag: SIGINT and SIGTERM set it instead of killing the process, and
 /// every long loop (a build, a load) checks it. Installed on first use.
-pub fn interrupted() -> &'static Arc<AtomicBool> {
+pub(crate) fn interrupted() -> &'static Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
@@ -332,7 +332,7 @@ pub fn interrupted() -> &'static Arc<AtomicBool> {
 }
 
 /// The bound on a build: `default`, or `FRAMEBENCH_BUILD_TIMEOUT` in seconds.
-pub fn build_timeout(default: Duration) -> Duration {
+pub(crate) fn build_timeout(default: Duration) -> Duration {
     std::env::var("FRAMEBENCH_BUILD_TIMEOUT")
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
@@ -345,7 +345,7 @@ pub fn build_timeout(default: Duration) -> Duration {
 /// fails, runs out of time or is interrupted with Ctrl-C (then the whole group is killed and the
 /// process exits 130); `finish` moves the result out of it on success. The error is one line
 /// with the end of the build's output.
-pub fn build_step(
+pub(crate) fn build_step(
     mut cmd: Command,
     scratch: &Path,
     deadline: Instant,

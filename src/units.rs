@@ -2,7 +2,7 @@
 //! separators.
 
 /// `456 ns`, `1.23 µs`, `4.56 ms`.
-pub fn fmt_ns(ns: f64) -> String {
+pub(crate) fn fmt_ns(ns: f64) -> String {
     let a = ns.abs();
     if a >= 1e6 {
         format!("{:.2} ms", ns / 1e6)
@@ -14,7 +14,7 @@ pub fn fmt_ns(ns: f64) -> String {
 }
 
 /// `27,055`: rounded to a whole number, with thousands separators.
-pub fn fmt_count(n: f64) -> String {
+pub(crate) fn fmt_count(n: f64) -> String {
     let r = n.round();
     let s = (r.abs() as u64).to_string();
     let mut out = String::new();

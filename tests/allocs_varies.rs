@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use framebench::fixtures::Fixtures;
 use framebench::framework::{Config, Entry, Framework, Request, Response, ServerHandle};
-use framebench::frameworks::null::Null;
+use framebench::frameworks::Null;
 use framebench::options::Logging;
 
 #[global_allocator]

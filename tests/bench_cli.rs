@@ -332,7 +332,7 @@ fn callgrind_bench_counts_every_scenario() {
     for s in &countable {
         for (id, logging) in [("off", "Off"), ("sink", "Sink")] {
             let line = format!(
-                "#[bench::{0}_{id}(target(name!($module: $ty), \"{0}\", Logging::{logging}))]",
+                "#[bench::{0}_{id}(target(stringify!($module), \"{0}\", Logging::{logging}))]",
                 s.name
             );
             assert!(

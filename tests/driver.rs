@@ -17,6 +17,13 @@ fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }
 
+/// `framebench load --target TARGET` with `flags`, split at whitespace.
+fn load(target: &str, flags: &str) -> Output {
+    let mut args = vec!["load", "--target", target];
+    args.extend(flags.split_whitespace());
+    run(&args)
+}
+
 /// The driver's report inside the results file `--json` wrote.
 fn report(path: &std::path::Path) -> serde_json::Value {
     let v: serde_json::Value =
@@ -84,26 +91,7 @@ fn tiny_server(
 #[test]
 fn exact_request_count_against_raw() {
     let json = json_path("raw");
-    let out = run(&[
-        "load",
-        "--target",
-        "raw",
-        "-c",
-        "4",
-        "--requests",
-        "500",
-        "-d",
-        "10s",
-        "--server-cpus",
-        "0",
-        "--client-cpus",
-        "0",
-        "--client-threads",
-        "2",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = load("raw", &format!("-c 4 --requests 500 -d 10s --server-cpus 0 --client-cpus 0 --client-threads 2 --quiet --json {}", json.to_str().unwrap()));
     assert!(
         out.status.success(),
         "{}",
@@ -137,20 +125,13 @@ fn exact_count_seen_by_the_server_with_pipelining() {
     let (addr, count) = tiny_server(4, false, |_| HELLO.to_vec());
     let json = json_path("count");
     let url = format!("http://{addr}");
-    let out = run(&[
-        "load",
-        "--target",
+    let out = load(
         &url,
-        "-c",
-        "3",
-        "--pipeline",
-        "4",
-        "--requests",
-        "301",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &format!(
+            "-c 3 --pipeline 4 --requests 301 --quiet --json {}",
+            json.to_str().unwrap()
+        ),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -168,22 +149,13 @@ fn exact_count_seen_by_the_server_with_pipelining() {
 #[test]
 fn an_idle_server_is_marked_unsaturated() {
     let json = json_path("unsat");
-    let out = run(&[
-        "load",
-        "--target",
+    let out = load(
         "hyper",
-        "--threads",
-        "1",
-        "-c",
-        "1",
-        "-d",
-        "1s",
-        "--warmup",
-        "200ms",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &format!(
+            "--threads 1 -c 1 -d 1s --warmup 200ms --quiet --json {}",
+            json.to_str().unwrap()
+        ),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     let cell = &report(&json)["cells"][0];
@@ -207,22 +179,13 @@ fn starved_connections_are_counted() {
     let (addr, _) = tiny_server(2, false, |_| HELLO.to_vec());
     let json = json_path("starve");
     let url = format!("http://{addr}");
-    let out = run(&[
-        "load",
-        "--target",
+    let out = load(
         &url,
-        "-c",
-        "6",
-        "-d",
-        "1500ms",
-        "--warmup",
-        "200ms",
-        "--timeout",
-        "500ms",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &format!(
+            "-c 6 -d 1500ms --warmup 200ms --timeout 500ms --quiet --json {}",
+            json.to_str().unwrap()
+        ),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let cell = &report(&json)["cells"][0];
     assert_eq!(cell["per_connection"]["starved"], 4, "{text}");
@@ -247,24 +210,13 @@ fn starved_connections_are_counted() {
 #[test]
 fn iron_starves_connections_beyond_its_pool() {
     let json = json_path("iron");
-    let out = run(&[
-        "load",
-        "--target",
+    let out = load(
         "iron",
-        "--threads",
-        "2",
-        "-c",
-        "5",
-        "-d",
-        "1500ms",
-        "--warmup",
-        "200ms",
-        "--timeout",
-        "500ms",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &format!(
+            "--threads 2 -c 5 -d 1500ms --warmup 200ms --timeout 500ms --quiet --json {}",
+            json.to_str().unwrap()
+        ),
+    );
     let cell = &report(&json)["cells"][0];
     let starved = cell["per_connection"]["starved"].as_u64().unwrap();
     assert!(starved >= 3, "{}", String::from_utf8_lossy(&out.stdout));
@@ -288,22 +240,13 @@ fn rate_mode_holds_the_rate_and_charges_stalls_to_the_server() {
     // send time, so the stall shows at p90 and above.
     let json = json_path("rate");
     let url = format!("http://{}", stalling_server());
-    let out = run(&[
-        "load",
-        "--target",
+    let out = load(
         &url,
-        "-c",
-        "1",
-        "--rate",
-        "200",
-        "-d",
-        "1500ms",
-        "--warmup",
-        "0s",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &format!(
+            "-c 1 --rate 200 -d 1500ms --warmup 0s --quiet --json {}",
+            json.to_str().unwrap()
+        ),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -317,20 +260,13 @@ fn rate_mode_holds_the_rate_and_charges_stalls_to_the_server() {
 
     // Closed loop on the same kind of server: the stall is one slow request among thousands.
     let url = format!("http://{}", stalling_server());
-    let out = run(&[
-        "load",
-        "--target",
+    let out = load(
         &url,
-        "-c",
-        "1",
-        "-d",
-        "1500ms",
-        "--warmup",
-        "0s",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &format!(
+            "-c 1 -d 1500ms --warmup 0s --quiet --json {}",
+            json.to_str().unwrap()
+        ),
+    );
     assert!(out.status.success());
     let cell = report(&json)["cells"][0].clone();
     assert!(cell["requests"].as_u64().unwrap() > 1000, "{cell}");
@@ -351,14 +287,7 @@ fn wrong_answers_and_broken_pipelining_fail_the_cell() {
         b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 13\r\n\r\nHello, Wrold!"
             .to_vec()
     });
-    let out = run(&[
-        "load",
-        "--target",
-        &format!("http://{addr}"),
-        "-d",
-        "1s",
-        "--quiet",
-    ]);
+    let out = load(&format!("http://{addr}"), "-d 1s --quiet");
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
@@ -368,18 +297,7 @@ fn wrong_answers_and_broken_pipelining_fail_the_cell() {
 
     let (addr, _) = tiny_server(2, true, |_| HELLO.to_vec());
     let url = format!("http://{addr}");
-    let out = run(&[
-        "load",
-        "--target",
-        &url,
-        "--pipeline",
-        "8",
-        "-d",
-        "1s",
-        "--timeout",
-        "500ms",
-        "--quiet",
-    ]);
+    let out = load(&url, "--pipeline 8 -d 1s --timeout 500ms --quiet");
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("FAIL"), "{text}");
@@ -573,16 +491,7 @@ fn outputs_markdown_and_plots() {
     assert!(text.contains("| raw | log=off,io=memory |"), "{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
-    let out = run(&[
-        "load",
-        "--target",
-        "raw",
-        "-d",
-        "100ms",
-        "--quiet",
-        "--plot",
-        "/tmp/x.gif",
-    ]);
+    let out = load("raw", "-d 100ms --quiet --plot /tmp/x.gif");
     assert_eq!(out.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -594,22 +503,13 @@ fn a_full_backlog_neither_blocks_nor_outlasts_the_bound() {
     let json = json_path("backlog");
     let url = format!("http://{addr}");
     let t = Instant::now();
-    let out = run(&[
-        "load",
-        "--target",
+    let out = load(
         &url,
-        "-c",
-        "300",
-        "-d",
-        "1s",
-        "--warmup",
-        "0s",
-        "--timeout",
-        "500ms",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &format!(
+            "-c 300 -d 1s --warmup 0s --timeout 500ms --quiet --json {}",
+            json.to_str().unwrap()
+        ),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         t.elapsed() < Duration::from_secs(6),

@@ -17,38 +17,38 @@ use crate::oracle::Scenario;
 use super::Measured;
 
 /// Repeats per cell unless `--repeats` says otherwise.
-pub const REPEATS: u16 = 5;
+pub(crate) const REPEATS: u16 = 5;
 
 /// `framebench allocs`.
 #[derive(clap::Args)]
 pub struct AllocsArgs {
     /// Frameworks to count (default: every one with an in-process path).
-    pub frameworks: Vec<String>,
+    pub(crate) frameworks: Vec<String>,
     /// Scenarios, comma-separated (default: every one that runs without Redis).
     #[arg(long, value_delimiter = ',')]
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     /// Logging variants, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [crate::options::Logging::Off, crate::options::Logging::Sink])]
-    pub logging: Vec<crate::options::Logging>,
+    pub(crate) logging: Vec<crate::options::Logging>,
     /// Dispatches counted per cell; every one must count the same.
     #[arg(long, default_value_t = REPEATS, value_parser = clap::value_parser!(u16).range(1..=1000))]
-    pub repeats: u16,
+    pub(crate) repeats: u16,
     /// Write the cells as JSON to this file (`-`: to stdout, instead of the table), e.g.
     /// `target/allocs/allocs.json`, which `framebench report` reads.
     #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Also write the counts in Bencher Metric Format (for `bencher run --adapter json`).
     #[arg(long, value_name = "PATH")]
-    pub bmf: Option<PathBuf>,
+    pub(crate) bmf: Option<PathBuf>,
     #[command(flatten)]
-    pub baselines: crate::results::BaselineArgs,
+    pub(crate) baselines: crate::results::BaselineArgs,
 }
 
 /// What `--json` writes.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Report {
     /// Dispatches counted per cell.
-    pub repeats: usize,
+    pub(crate) repeats: usize,
     /// Every cell, in registry × scenario × logging order.
     pub cells: Vec<Measured>,
 }
@@ -56,7 +56,7 @@ pub struct Report {
 impl Report {
     /// The results file `--json` writes: every cell's allocation calls (`alloc` + `realloc`)
     /// and bytes allocated as figures for `framebench diff`, and the whole report as its detail.
-    pub fn results(&self) -> anyhow::Result<crate::results::Results> {
+    pub(crate) fn results(&self) -> anyhow::Result<crate::results::Results> {
         use crate::results::{Figure, Metric};
         let figures = self
             .cells
@@ -242,7 +242,7 @@ fn print_table(report: &Report) {
 /// Runs `framebench allocs --json -` as a child of this process (the same binary) for
 /// `frameworks` with `logging`, and reads its cells. The child exits 1 when a cell fails; its
 /// cells are read all the same, failures with their reason.
-pub fn spawn(
+pub(crate) fn spawn(
     frameworks: &[&str],
     logging: crate::options::Logging,
     repeats: usize,

@@ -23,7 +23,7 @@ use stats_alloc::StatsAlloc;
 /// What the gate does with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Straight to the system allocator.
     Off = 0,
     /// Counted by stats_alloc.
@@ -33,13 +33,13 @@ pub enum Mode {
 }
 
 /// One recorded allocation or reallocation (in [`Mode::Sites`]).
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// `true` for a reallocation.
-    pub realloc: bool,
+    pub(crate) realloc: bool,
     /// The new size in bytes.
-    pub size: usize,
+    pub(crate) size: usize,
     /// Where it was made, unresolved until printed.
-    pub backtrace: Backtrace,
+    pub(crate) backtrace: Backtrace,
 }
 
 /// The system allocator behind a switch; see the module doc.
@@ -57,7 +57,7 @@ thread_local! {
 
 impl Gate {
     /// A gate, switched off.
-    pub const fn new() -> Gate {
+    pub(crate) const fn new() -> Gate {
         Gate {
             mode: AtomicU8::new(Mode::Off as u8),
             stats: StatsAlloc::system(),
@@ -71,12 +71,12 @@ impl Gate {
     }
 
     /// Switches the gate.
-    pub fn set(&self, mode: Mode) {
+    pub(crate) fn set(&self, mode: Mode) {
         self.mode.store(mode as u8, Ordering::SeqCst);
     }
 
     /// Takes what was recorded in [`Mode::Sites`].
-    pub fn take_recorded(&self) -> Vec<Recorded> {
+    pub(crate) fn take_recorded(&self) -> Vec<Recorded> {
         std::mem::take(&mut *self.recorded.lock().unwrap_or_else(|e| e.into_inner()))
     }
 

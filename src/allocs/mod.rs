@@ -15,8 +15,8 @@
 //! child process so that no cell shares a process with the timed runs.
 
 pub mod cli;
-pub mod gate;
-pub mod sites;
+pub(crate) mod gate;
+pub(crate) mod sites;
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::fmt;
@@ -28,7 +28,7 @@ use crate::framework::{Config, Entry};
 use crate::options::{Logging, Options};
 use crate::oracle::{self, Scenario};
 
-pub use gate::{Gate, Mode};
+pub(crate) use gate::{Gate, Mode};
 
 /// The gate every counting binary installs through [`Global`].
 pub static GATE: Gate = Gate::new();
@@ -63,13 +63,13 @@ pub struct Counts {
     /// Calls to `alloc` and `alloc_zeroed`.
     pub allocs: u64,
     /// Calls to `realloc`.
-    pub reallocs: u64,
+    pub(crate) reallocs: u64,
     /// Calls to `dealloc`.
-    pub deallocs: u64,
+    pub(crate) deallocs: u64,
     /// Bytes asked for by `alloc`, plus what `realloc` grew by.
     pub bytes_allocated: u64,
     /// Bytes given back by `dealloc`, plus what `realloc` shrank by.
-    pub bytes_deallocated: u64,
+    pub(crate) bytes_deallocated: u64,
 }
 
 impl From<stats_alloc::Stats> for Counts {
@@ -134,7 +134,7 @@ pub struct Measured {
 
 /// Repeats of one cell that did not all count the same.
 #[derive(Debug)]
-pub struct Varies(pub Vec<Counts>);
+pub(crate) struct Varies(pub(crate) Vec<Counts>);
 
 impl fmt::Display for Varies {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -213,7 +213,7 @@ impl Ready {
 
     /// Counts one dispatch: the request is built before the region, the response dropped
     /// after it.
-    pub fn count_one(&self) -> anyhow::Result<Counts> {
+    pub(crate) fn count_one(&self) -> anyhow::Result<Counts> {
         self.one(Mode::Count)
     }
 
@@ -225,7 +225,7 @@ impl Ready {
     }
 
     /// Counts `repeats` dispatches one by one; fails with [`Varies`] unless all agree.
-    pub fn count(&self, repeats: usize) -> anyhow::Result<Counts> {
+    pub(crate) fn count(&self, repeats: usize) -> anyhow::Result<Counts> {
         anyhow::ensure!(repeats >= 1, "at least one repeat");
         let seen = (0..repeats)
             .map(|_| self.count_one())
@@ -243,7 +243,7 @@ impl Ready {
     /// set and not `0`, the rule of std's `Backtrace::capture` and anyhow): a dispatch that
     /// captured one itself would allocate while holding std's backtrace lock, which recording
     /// takes again. `RUST_LIB_BACKTRACE=0` turns them off and keeps panics' backtraces.
-    pub fn sites(&self) -> anyhow::Result<(Counts, Vec<gate::Recorded>)> {
+    pub(crate) fn sites(&self) -> anyhow::Result<(Counts, Vec<gate::Recorded>)> {
         let on = |v: std::ffi::OsString| v != "0";
         let lib = std::env::var_os("RUST_LIB_BACKTRACE")
             .or_else(|| std::env::var_os("RUST_BACKTRACE"))

@@ -12,15 +12,15 @@ use super::gate::Recorded;
 
 /// One allocation site: the frames that name it, and what was allocated there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site {
+pub(crate) struct Site {
     /// The first `depth` frames outside the plumbing, innermost first.
-    pub frames: Vec<String>,
+    pub(crate) frames: Vec<String>,
     /// Allocations made there.
-    pub allocs: u64,
+    pub(crate) allocs: u64,
     /// Reallocations made there.
-    pub reallocs: u64,
+    pub(crate) reallocs: u64,
     /// Bytes asked for (the new size for a reallocation).
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 /// Frames of the allocator's plumbing: skipped before a site is named.
@@ -47,7 +47,7 @@ fn plumbing(frame: &str) -> bool {
 
 /// The frames of a printed backtrace, innermost first: each symbol, with ` at file:line`
 /// when the build has line tables.
-pub fn frames(printed: &str) -> Vec<String> {
+pub(crate) fn frames(printed: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in printed.lines() {
         let t = line.trim_start();
@@ -67,7 +67,7 @@ pub fn frames(printed: &str) -> Vec<String> {
 }
 
 /// Groups `recorded` by their first `depth` frames outside the plumbing.
-pub fn group(recorded: &[Recorded], depth: usize) -> Vec<Site> {
+pub(crate) fn group(recorded: &[Recorded], depth: usize) -> Vec<Site> {
     let mut by: BTreeMap<Vec<String>, Site> = BTreeMap::new();
     for r in recorded {
         let printed = r.backtrace.to_string();
@@ -99,7 +99,7 @@ pub fn group(recorded: &[Recorded], depth: usize) -> Vec<Site> {
 }
 
 /// The sites as a table: calls, reallocations, bytes, then the frames, one per line.
-pub fn render(sites: &[Site]) -> String {
+pub(crate) fn render(sites: &[Site]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

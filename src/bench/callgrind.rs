@@ -26,19 +26,19 @@ use super::callgrind_out::Profile;
 use crate::cell::Prepared;
 
 /// The binary valgrind runs (src/bin/framebench-callgrind-cell.rs), beside `framebench`.
-pub const CELL_BIN: &str = "framebench-callgrind-cell";
+pub(crate) const CELL_BIN: &str = "framebench-callgrind-cell";
 
 /// Callgrind's name for [`count`], demangled: what `--toggle-collect` matches.
-pub const TOGGLE: &str = "framebench::bench::callgrind::count";
+pub(crate) const TOGGLE: &str = "framebench::bench::callgrind::count";
 
 /// A prepared cell: the app, the request to count and, once counted, the response.
 pub struct Cell {
     /// The checked app.
-    pub prepared: Prepared,
+    pub(crate) prepared: Prepared,
     /// The request the next [`count`] moves into `dispatch`.
-    pub request: Option<Request>,
+    pub(crate) request: Option<Request>,
     /// The response of the last [`count`], dropped outside it.
-    pub response: Option<Response>,
+    pub(crate) response: Option<Response>,
 }
 
 /// Builds `entry` from `config`, checks `scenario` against the oracle (one dispatch), warms it
@@ -78,7 +78,7 @@ pub fn count(mut cell: Box<Cell>) -> Box<Cell> {
 /// [`count`]. Between two counts, outside them, the last response is dropped and the next
 /// request built, in the order the bench's setup has them (the warm-up's response dropped, then
 /// the request built), so that each count starts from the allocator state the bench's does.
-pub fn worker(
+pub(crate) fn worker(
     entry: &Entry,
     config: &Config,
     scenario: &'static Scenario,
@@ -96,36 +96,36 @@ pub fn worker(
 }
 
 /// One cell counted under callgrind.
-pub struct Counted {
+pub(crate) struct Counted {
     /// The `callgrind.out` file, for callgrind_annotate and KCachegrind.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// What it holds.
-    pub profile: Profile,
+    pub(crate) profile: Profile,
     /// Dispatches counted.
-    pub requests: u32,
+    pub(crate) requests: u32,
     /// Whether the clock was frozen (libfaketime found).
-    pub faketime: bool,
+    pub(crate) faketime: bool,
     /// The cell's options.
-    pub options: Options,
+    pub(crate) options: Options,
 }
 
 impl Counted {
     /// Instructions per request.
-    pub fn per_request(&self) -> f64 {
+    pub(crate) fn per_request(&self) -> f64 {
         self.profile.total as f64 / f64::from(self.requests)
     }
 }
 
 /// Where `profile --callgrind` writes its files: `target/framebench-profile/` (or under
 /// `CARGO_TARGET_DIR`).
-pub fn out_dir() -> PathBuf {
+pub(crate) fn out_dir() -> PathBuf {
     crate::results::target_dir().join("framebench-profile")
 }
 
 /// Counts `requests` dispatches of `entry` × `scenario` with `options` under the valgrind at
 /// `valgrind`, writes `callgrind.out.<framework>.<scenario>.<logging>.<io>` in [`out_dir`] and
 /// reads it back.
-pub fn run(
+pub(crate) fn run(
     valgrind: &Path,
     entry: &Entry,
     scenario: &'static Scenario,
@@ -264,7 +264,12 @@ fn headline(entry: &Entry, scenario: &Scenario, counted: &Counted) -> String {
 
 /// `profile --callgrind`'s table: the `top` functions by inclusive instructions per request,
 /// with their self instructions.
-pub fn render_top(entry: &Entry, scenario: &Scenario, counted: &Counted, top: usize) -> String {
+pub(crate) fn render_top(
+    entry: &Entry,
+    scenario: &Scenario,
+    counted: &Counted,
+    top: usize,
+) -> String {
     use crate::units::fmt_count;
     let per = f64::from(counted.requests);
     let mut rows: Vec<(&String, u64)> = counted
@@ -297,7 +302,7 @@ pub fn render_top(entry: &Entry, scenario: &Scenario, counted: &Counted, top: us
 /// `profile --callgrind --against`'s table: per function, the self instructions per request
 /// that `a` spends beyond `b` (self costs, so that the rows sum to the difference of the
 /// totals): the `top` largest each way, the rest in one line, and the total.
-pub fn render_difference(
+pub(crate) fn render_difference(
     (a_entry, a): (&Entry, &Counted),
     (b_entry, b): (&Entry, &Counted),
     scenario: &Scenario,

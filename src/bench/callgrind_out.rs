@@ -18,14 +18,14 @@ use anyhow::{bail, Context as _};
 
 /// Instructions per function of one file.
 #[derive(Debug, Clone, Default)]
-pub struct Profile {
+pub(crate) struct Profile {
     /// Self (exclusive) instructions per function: the instructions of its own code.
-    pub exclusive: HashMap<String, u64>,
+    pub(crate) exclusive: HashMap<String, u64>,
     /// Inclusive instructions per function: its own and those of the calls it made. A function
     /// that calls itself counts the inner call twice, as callgrind_annotate does.
-    pub inclusive: HashMap<String, u64>,
+    pub(crate) inclusive: HashMap<String, u64>,
     /// Every instruction in the file: the sum of the self costs.
-    pub total: u64,
+    pub(crate) total: u64,
 }
 
 /// What one line of the body is.
@@ -87,7 +87,7 @@ impl Profile {
     /// Reads a file's text. `root` is the function collection was toggled on in (callgrind's
     /// demangled name): inclusive costs are kept for it and what it calls, not for its callers,
     /// whose call into it callgrind also records.
-    pub fn parse(text: &str, root: &str) -> anyhow::Result<Profile> {
+    pub(crate) fn parse(text: &str, root: &str) -> anyhow::Result<Profile> {
         let mut positions = 1usize;
         let mut ir: Option<usize> = None;
         let mut names = Names::default();
@@ -197,7 +197,12 @@ impl Profile {
     /// Per function, this profile's self instructions minus `other`'s, each divided by its
     /// number of requests; the differences sum to the difference of the totals per request.
     /// Functions with no difference are left out.
-    pub fn difference(&self, per: f64, other: &Profile, other_per: f64) -> Vec<(String, f64)> {
+    pub(crate) fn difference(
+        &self,
+        per: f64,
+        other: &Profile,
+        other_per: f64,
+    ) -> Vec<(String, f64)> {
         let names: HashSet<&String> = self
             .exclusive
             .keys()

@@ -17,63 +17,63 @@ use crate::server::limit::{self, Limit};
 use crate::tools::Tool;
 
 /// Longest `profile --seconds`.
-pub const MAX_SECONDS: u64 = 3600;
+pub(crate) const MAX_SECONDS: u64 = 3600;
 
 /// How long `serve --max-requests` waits for its requests before giving up.
-pub const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long `serve --max-requests` keeps serving after the last counted request, so that its
 /// response reaches the client before the server stops.
-pub const LINGER: Duration = Duration::from_millis(300);
+pub(crate) const LINGER: Duration = Duration::from_millis(300);
 
 /// `framebench profile`.
 #[derive(clap::Args)]
 pub struct ProfileArgs {
     /// Framework name (see `framebench list`).
-    pub framework: String,
+    pub(crate) framework: String,
     /// Scenario name (see `framebench list`).
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// In-process (dispatch, no socket) or loopback (served on 127.0.0.1, one keep-alive
     /// connection).
     #[arg(long, value_enum, default_value_t = ProfileMode::InProcess)]
-    pub mode: ProfileMode,
+    pub(crate) mode: ProfileMode,
     /// How long to run the hot loop [default: 10, 5 with --flamegraph].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
-    pub seconds: Option<u64>,
+    pub(crate) seconds: Option<u64>,
     /// Request logging.
     #[arg(long, value_enum, default_value_t = Logging::Off)]
-    pub logging: Logging,
+    pub(crate) logging: Logging,
     /// Where static files and pastes are read from.
     #[arg(long, value_enum, default_value_t = Io::Memory)]
-    pub io: Io,
+    pub(crate) io: Io,
     /// Server worker threads (loopback).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: u16,
+    pub(crate) threads: u16,
     /// Instead of the hot loop: one in-process dispatch after the warm-up of `framebench
     /// allocs`, its allocations grouped by the site that made them, most first.
     #[arg(long, conflicts_with_all = ["mode", "seconds"])]
-    pub allocs: bool,
+    pub(crate) allocs: bool,
     /// With `--allocs`: frames that name a site (more splits the sites finer).
     #[arg(long, default_value_t = 3, requires = "allocs", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub depth: u16,
+    pub(crate) depth: u16,
     /// Samples the hot loop (every thread, no perf needed) and writes a flamegraph there.
     #[arg(long, value_name = "FILE.svg", conflicts_with = "allocs")]
-    pub flamegraph: Option<PathBuf>,
+    pub(crate) flamegraph: Option<PathBuf>,
     /// Instead of the hot loop: counts in-process dispatches under callgrind (valgrind) as
     /// `cargo bench --bench callgrind` counts one, writes the callgrind.out file and prints the
     /// functions with the most instructions per request.
     #[arg(long, conflicts_with_all = ["allocs", "flamegraph", "seconds"])]
-    pub callgrind: bool,
+    pub(crate) callgrind: bool,
     /// With `--callgrind`: also counts OTHER's cell and prints, per function, the instructions
     /// per request FRAMEWORK spends beyond OTHER.
     #[arg(long, value_name = "OTHER", requires = "callgrind")]
-    pub against: Option<String>,
+    pub(crate) against: Option<String>,
     /// With `--callgrind`: dispatches counted (the figures are per request).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub requests: u32,
+    pub(crate) requests: u32,
     /// With `--callgrind`: functions listed (each way with `--against`).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
-    pub top: u16,
+    pub(crate) top: u16,
 }
 
 /// `framebench-callgrind-cell`: the process `profile --callgrind` runs under valgrind.
@@ -83,20 +83,20 @@ pub struct CallgrindCellArgs {
     /// The build id of the `framebench` that started it ([`crate::env::BUILD`]): refused when
     /// it is not this binary's.
     #[arg(long)]
-    pub build: String,
+    pub(crate) build: String,
     /// Framework name.
-    pub framework: String,
+    pub(crate) framework: String,
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Request logging.
     #[arg(long, value_enum, default_value_t = Logging::Off)]
-    pub logging: Logging,
+    pub(crate) logging: Logging,
     /// Where static files and pastes are read from.
     #[arg(long, value_enum, default_value_t = Io::Memory)]
-    pub io: Io,
+    pub(crate) io: Io,
     /// Dispatches counted.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-    pub requests: u32,
+    pub(crate) requests: u32,
 }
 
 /// Runs `framebench profile`.
@@ -274,7 +274,7 @@ pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Installs the `--max-requests` limit for `framework`, before its app is built.
-pub fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
+pub(crate) fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
     if !crate::frameworks::find(framework).is_some_and(|e| e.counts_requests) {
         let counting: Vec<_> = crate::frameworks::REGISTRY
             .iter()
@@ -293,7 +293,7 @@ pub fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
 
 /// Serves until the limit is reached, then stops the server and exits. Fails if the limit is
 /// not reached within [`LIMIT_TIMEOUT`].
-pub fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<ExitCode, CliError> {
+pub(crate) fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<ExitCode, CliError> {
     if !limit.wait(LIMIT_TIMEOUT) {
         return Err(CliError(
             1,

@@ -61,11 +61,6 @@ impl KeepAlive {
         })
     }
 
-    /// Length of one response in bytes.
-    pub fn response_len(&self) -> usize {
-        self.response.len()
-    }
-
     /// Length of the response body in bytes.
     pub fn body_len(&self) -> usize {
         self.body_len

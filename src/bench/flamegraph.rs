@@ -18,20 +18,25 @@ use super::profile::{HotLoop, Summary};
 /// of a round period. The kernel's CPU-time timer fires at most once per scheduler tick, so
 /// the rate a run gets is lower where the tick is (`CONFIG_HZ=250`: about 236 per second
 /// in-process on the README's machine); the command prints what it got.
-pub const FREQUENCY: i32 = 997;
+pub(crate) const FREQUENCY: i32 = 997;
 
 /// What a sampled run wrote.
 #[derive(Debug, Clone, Copy)]
-pub struct Written {
+pub(crate) struct Written {
     /// The loop's own summary, as without the sampler.
-    pub summary: Summary,
+    pub(crate) summary: Summary,
     /// Samples drawn (one per tick that landed in a thread).
-    pub samples: u64,
+    pub(crate) samples: u64,
 }
 
 /// Runs `hot` for `seconds` under the sampler, writes the flamegraph to `out` with `title`, and
 /// finishes the loop.
-pub fn write(hot: HotLoop, seconds: Duration, out: &Path, title: &str) -> anyhow::Result<Written> {
+pub(crate) fn write(
+    hot: HotLoop,
+    seconds: Duration,
+    out: &Path,
+    title: &str,
+) -> anyhow::Result<Written> {
     // Made before the loop, so that a path that cannot be written fails at once; removed again
     // if no graph is written into it.
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -7,11 +7,11 @@
 //! fails is reported and skipped by the caller.
 
 pub mod callgrind;
-pub mod callgrind_out;
+pub(crate) mod callgrind_out;
 pub mod cli;
 pub mod client;
-pub mod flamegraph;
-pub mod profile;
+pub(crate) mod flamegraph;
+pub(crate) mod profile;
 
 use crate::framework::Entry;
 use crate::options::{Io, Options};
@@ -83,7 +83,7 @@ pub fn faketime_env(faketime: &std::path::Path) -> Vec<(&'static str, String)> {
 /// too. With a name that exists and has the same length on every run, every counted process
 /// takes the same path. `None` when the objects cannot be created (no /dev/shm): libfaketime's
 /// own attempt then fails in the same way on every run.
-pub fn faketime_shared() -> Option<&'static str> {
+pub(crate) fn faketime_shared() -> Option<&'static str> {
     static SHARED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     SHARED
         .get_or_init(|| faketime_shm::create().ok())
@@ -162,7 +162,7 @@ mod faketime_shm {
 }
 
 /// Scenarios whose route reads a file, so `io=disk` differs from `io=memory`.
-pub const IO_SCENARIOS: &[&str] = &["static", "paste"];
+pub(crate) const IO_SCENARIOS: &[&str] = &["static", "paste"];
 
 /// Server threads of the loopback benches (`framebench serve --threads`).
 pub const LOOPBACK_THREADS: usize = 1;
@@ -195,7 +195,7 @@ pub const CHUNK: usize = 64;
 /// of the cache by the time they were dispatched, which doubled `null`'s figure against
 /// criterion's (docs/methodology.md, "The in-process timers agree"). Every in-process timer
 /// (the quick compare, `framebench deltas`, `framebench profile`) measures through here.
-pub fn timed_batch(
+pub(crate) fn timed_batch(
     app: &dyn crate::framework::App,
     path: &str,
     n: usize,
@@ -225,7 +225,7 @@ pub fn timed_batch(
 
 /// The batch size at which `time(n)` (the time of `n` requests) takes about `target`: grows
 /// `n` fourfold until a batch takes a quarter of it, then scales. At least 1, at most 2²⁴.
-pub fn calibrate(
+pub(crate) fn calibrate(
     target: std::time::Duration,
     mut time: impl FnMut(usize) -> anyhow::Result<std::time::Duration>,
 ) -> anyhow::Result<usize> {

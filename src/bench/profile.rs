@@ -20,7 +20,7 @@ use super::client::KeepAlive;
 
 /// Where the profiled requests go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ProfileMode {
+pub(crate) enum ProfileMode {
     /// Through `dispatch`, no socket.
     InProcess,
     /// Through the framework's server on 127.0.0.1, one keep-alive connection.
@@ -29,34 +29,20 @@ pub enum ProfileMode {
 
 /// What a profile run did.
 #[derive(Debug, Clone, Copy)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Requests answered.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Wall time of the loop.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
     /// Time inside the measured calls: the dispatch calls in-process (building the requests and
     /// dropping the responses left out), the whole loop over loopback.
-    pub measured: Duration,
-}
-
-/// Runs the hot loop for `seconds`: [`HotLoop::start`], [`HotLoop::run`], [`HotLoop::finish`].
-pub fn run(
-    entry: &Entry,
-    scenario: &'static Scenario,
-    config: &Config,
-    mode: ProfileMode,
-    seconds: Duration,
-) -> anyhow::Result<Summary> {
-    let mut hot = HotLoop::start(entry, scenario, config, mode)?;
-    let summary = hot.run(seconds)?;
-    hot.finish()?;
-    Ok(summary)
+    pub(crate) measured: Duration,
 }
 
 /// A cell ready for its hot loop: built and checked, and over loopback served and connected.
 /// Apart from the loop itself, so that a sampler ([`super::flamegraph`]) can start between the
 /// two and see none of the set-up.
-pub enum HotLoop {
+pub(crate) enum HotLoop {
     /// The checked app, dispatched on this thread.
     InProcess(crate::cell::Prepared),
     /// The server in this process and one keep-alive connection to it.
@@ -71,7 +57,7 @@ pub enum HotLoop {
 impl HotLoop {
     /// Builds the cell and checks it against the oracle; over loopback, serves it on
     /// 127.0.0.1:0 and connects.
-    pub fn start(
+    pub(crate) fn start(
         entry: &Entry,
         scenario: &'static Scenario,
         config: &Config,
@@ -99,7 +85,7 @@ impl HotLoop {
     }
 
     /// Runs the loop until `seconds` have passed, checking the clock every batch.
-    pub fn run(&mut self, seconds: Duration) -> anyhow::Result<Summary> {
+    pub(crate) fn run(&mut self, seconds: Duration) -> anyhow::Result<Summary> {
         let start = Instant::now();
         let end = start + seconds;
         let mut requests = 0u64;
@@ -135,7 +121,7 @@ impl HotLoop {
     }
 
     /// Closes the connection and stops the server (loopback); drops the app.
-    pub fn finish(self) -> anyhow::Result<()> {
+    pub(crate) fn finish(self) -> anyhow::Result<()> {
         match self {
             HotLoop::InProcess(_) => Ok(()),
             HotLoop::Loopback { server, conn } => {
@@ -149,7 +135,7 @@ impl HotLoop {
 /// One in-process dispatch of `entry` × `scenario` after the warm-up of `framebench allocs`
 /// ([`crate::allocs::ready`]), its allocations grouped by site ([`crate::allocs::sites`]) with
 /// `depth` frames each: the table `framebench profile --allocs` prints.
-pub fn allocation_sites(
+pub(crate) fn allocation_sites(
     entry: &Entry,
     scenario: &'static Scenario,
     config: &Config,

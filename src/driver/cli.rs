@@ -18,7 +18,7 @@ use crate::oracle::{Scenario, SCENARIOS};
 use crate::pinning::{self, Pinning};
 
 /// Parses `10s`, `500ms`, `2m`, `1.5s`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (num, unit) = t
         .find(|c: char| c.is_ascii_alphabetic())
@@ -40,7 +40,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// A parsed `--server-cpus` / `--client-cpus` list.
 #[derive(Debug, Clone)]
-pub struct CpuList(pub Vec<usize>);
+pub(crate) struct CpuList(pub(crate) Vec<usize>);
 
 fn parse_cpus(text: &str) -> Result<CpuList, String> {
     pinning::parse_cpus(text).map(CpuList)
@@ -55,66 +55,66 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 
 /// Options shared by `load` and `compare`.
 #[derive(clap::Args, Debug)]
-pub struct LoadOpts {
+pub(crate) struct LoadOpts {
     /// Connection counts, comma-separated.
     #[arg(short = 'c', long = "connections", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub connections: Option<Vec<u32>>,
+    pub(crate) connections: Option<Vec<u32>>,
     /// Recorded time per cell (e.g. 10s, 500ms); with --requests, the bound on each cell.
     #[arg(short = 'd', long, value_parser = parse_duration)]
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Unrecorded load before each cell.
     #[arg(long, value_parser = parse_duration, default_value = "1s")]
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
     /// A request unanswered this long is a timeout (its connection is reopened).
     #[arg(long, value_parser = parse_duration, default_value = "2s")]
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Server worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: u16,
+    pub(crate) threads: u16,
     /// Request logging of the server; a comma-separated list runs each.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "off")]
-    pub logging: Vec<Logging>,
+    pub(crate) logging: Vec<Logging>,
     /// File I/O of the server; a comma-separated list runs each.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "memory")]
-    pub io: Vec<Io>,
+    pub(crate) io: Vec<Io>,
     /// HTTP/1.1 pipelining depth: requests sent in one write per connection.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub pipeline: u16,
+    pub(crate) pipeline: u16,
     /// Constant total request rate (req/s), latency from the intended send time (as wrk2).
     #[arg(long, value_parser = parse_rate)]
-    pub rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// Send exactly this many requests per cell, then stop (no warmup).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub requests: Option<u64>,
+    pub(crate) requests: Option<u64>,
     /// CPUs for the server, taskset style (default: first half of the CPUs).
     #[arg(long, value_parser = parse_cpus)]
-    pub server_cpus: Option<CpuList>,
+    pub(crate) server_cpus: Option<CpuList>,
     /// CPUs for the client (default: the other half).
     #[arg(long, value_parser = parse_cpus)]
-    pub client_cpus: Option<CpuList>,
+    pub(crate) client_cpus: Option<CpuList>,
     /// Client threads (default: one per client CPU).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub client_threads: Option<u16>,
+    pub(crate) client_threads: Option<u16>,
     /// Check one response in this many per connection against the oracle (plus the first).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
-    pub sample_every: u64,
+    pub(crate) sample_every: u64,
     /// Write the results as JSON, with the environment.
     #[arg(long)]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Also write the rates in Bencher Metric Format (for `bencher run --adapter json`).
     #[arg(long, value_name = "PATH")]
-    pub bmf: Option<PathBuf>,
+    pub(crate) bmf: Option<PathBuf>,
     #[command(flatten)]
-    pub baselines: crate::results::BaselineArgs,
+    pub(crate) baselines: crate::results::BaselineArgs,
     /// Write the results as Markdown tables.
     #[arg(long)]
-    pub markdown: Option<PathBuf>,
+    pub(crate) markdown: Option<PathBuf>,
     /// Draw req/s vs connections and latency percentiles (.svg or .png).
     #[arg(long)]
-    pub plot: Option<PathBuf>,
+    pub(crate) plot: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// `framebench load`.
@@ -122,12 +122,12 @@ pub struct LoadOpts {
 pub struct LoadArgs {
     /// A framework name (served by a child process) or http://127.0.0.1:PORT.
     #[arg(long)]
-    pub target: String,
+    pub(crate) target: String,
     /// Scenarios, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "hello")]
-    pub scenario: Vec<String>,
+    pub(crate) scenario: Vec<String>,
     #[command(flatten)]
-    pub opts: LoadOpts,
+    pub(crate) opts: LoadOpts,
 }
 
 /// `framebench compare`.
@@ -135,16 +135,16 @@ pub struct LoadArgs {
 pub struct CompareArgs {
     /// Frameworks, comma-separated (default: every one that serves).
     #[arg(long, value_delimiter = ',')]
-    pub frameworks: Vec<String>,
+    pub(crate) frameworks: Vec<String>,
     /// Scenarios, comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     #[command(flatten)]
-    pub opts: LoadOpts,
+    pub(crate) opts: LoadOpts,
 }
 
 /// Accepts `http://127.0.0.1:PORT` (or `[::1]`, `localhost`); refuses anything else.
-pub fn parse_url(text: &str) -> Result<SocketAddr, String> {
+pub(crate) fn parse_url(text: &str) -> Result<SocketAddr, String> {
     let rest = text.strip_prefix("http://").ok_or_else(|| {
         format!("bad target {text:?} (want a framework name or http://127.0.0.1:PORT)")
     })?;
@@ -329,13 +329,13 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
 
 /// Time the whole quick compare aims for, from its start to its table: in-process cells,
 /// allocation counts and loopback cells. The loopback cells get what the others left.
-pub const QUICK_BUDGET: Duration = Duration::from_secs(165);
+pub(crate) const QUICK_BUDGET: Duration = Duration::from_secs(165);
 
 /// Connections per server thread in the quick compare's loopback cells. On this project's
 /// 2-core machine, `load --threads 1` keeps event-driven servers at 93–98 % of their core from
 /// 8 connections on, against 45–70 % at 2 (docs/driver.md); 16 leaves a margin. A cell whose
 /// server still is not saturated is marked ([`super::stats::Bound`]).
-pub const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
+pub(crate) const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
 
 /// Passes over every loopback cell in the quick compare; each cell reports its best pass. This
 /// project's machine (a VM) changes speed by itself: a CPU-bound loop pinned to one idle core
@@ -346,7 +346,7 @@ pub const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
 /// pass fails. docs/methodology.md ("Repeatability of the quick compare") gives the trials
 /// behind this choice: with best of 3 passes of 0.2 s, 61 % of cells stayed within 10 % across
 /// two runs; with the median of 13 passes of 50 ms, 51 %.
-pub const QUICK_PASSES: usize = 8;
+pub(crate) const QUICK_PASSES: usize = 8;
 
 /// Start-up of one server (once per framework: every pass reuses it), about 0.1 s.
 const QUICK_SERVER_OVERHEAD: Duration = Duration::from_millis(150);
@@ -359,39 +359,39 @@ const QUICK_MIN_SLICE: Duration = Duration::from_millis(80);
 
 /// How the quick compare's loopback cells were run, for its header.
 #[derive(Debug, Clone)]
-pub struct QuickLoopback {
+pub(crate) struct QuickLoopback {
     /// Load parameters of every cell.
-    pub params: LoadParams,
+    pub(crate) params: LoadParams,
     /// Passes; each cell reports its best.
-    pub passes: usize,
+    pub(crate) passes: usize,
     /// Server worker threads (one per server CPU).
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Connections per cell.
-    pub connections: usize,
+    pub(crate) connections: usize,
     /// Frameworks given a pool of `connections` threads instead
     /// ([`crate::framework::Framework::THREAD_PER_CONNECTION`]).
-    pub pooled: Vec<&'static str>,
+    pub(crate) pooled: Vec<&'static str>,
     /// Each cell's req/s over the reference's (`raw`) in the same pass, as a median over the
     /// passes with its interval ([`ratios_to`]).
-    pub of_reference: Vec<PassRatio>,
+    pub(crate) of_reference: Vec<PassRatio>,
 }
 
 /// One cell's speed as a fraction of the reference's, from passes that measured both.
 #[derive(Debug, Clone)]
-pub struct PassRatio {
+pub(crate) struct PassRatio {
     /// Framework name.
-    pub target: String,
+    pub(crate) target: String,
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The median over passes of (this cell's req/s ÷ the reference's in the same pass).
-    pub ratio: crate::interval::Estimate,
+    pub(crate) ratio: crate::interval::Estimate,
 }
 
 /// For every cell, the ratio of its req/s to `reference`'s req/s on the same scenario in the
 /// same pass, over the passes where both ended `ok`. The passes run every framework one after
 /// another, so the two cells of a pass are seconds apart rather than a whole column: pairing
 /// them cancels most of the machine's drift, and the median's interval says what is left.
-pub fn ratios_to(reference: &str, passes: &[Vec<CellResult>]) -> Vec<PassRatio> {
+pub(crate) fn ratios_to(reference: &str, passes: &[Vec<CellResult>]) -> Vec<PassRatio> {
     let mut per_cell: Vec<(String, String, Vec<f64>)> = Vec::new();
     for pass in passes {
         for cell in pass
@@ -435,7 +435,7 @@ pub fn ratios_to(reference: &str, passes: &[Vec<CellResult>]) -> Vec<PassRatio> 
 /// their cost per request and not their pool size. Each framework gets one server for all its
 /// scenarios and passes; [`QUICK_PASSES`] passes share `budget`, each cell getting
 /// 0.08–2 s per pass, and each cell reports its best pass ([`best_of`]).
-pub fn quick_loopback(
+pub(crate) fn quick_loopback(
     fixtures: &Fixtures,
     options: Options,
     budget: Duration,
@@ -527,7 +527,7 @@ pub fn quick_loopback(
 /// every `ok` pass, weighted by its CPU time: one pass of 60 ms holds six 10 ms clock ticks, all
 /// eight about fifty. Its peak RSS is the highest of its passes: the quick compare's server
 /// serves every pass, so that is the server's peak up to the cell's last pass.
-pub fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
+pub(crate) fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
     // Per cell: the best pass so far, user and system µs summed over its `ok` passes, and the
     // highest peak RSS.
     let mut best: Vec<(CellResult, [f64; 2], Option<u64>)> = Vec::new();

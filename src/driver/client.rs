@@ -22,75 +22,122 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
 /// Checks one whole response (head and body, as received) against the oracle.
-pub type Sampler = Arc<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
+pub(crate) type Sampler = Arc<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
 
 /// What one load run does.
 #[derive(Clone)]
-pub struct ClientSpec {
+pub(crate) struct ClientSpec {
     /// Server address (loopback).
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// One encoded request.
-    pub request: Vec<u8>,
+    pub(crate) request: Vec<u8>,
     /// Connections, spread over the threads.
-    pub connections: usize,
+    pub(crate) connections: usize,
     /// Client threads.
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Requests in flight per connection, sent in one write.
-    pub pipeline: usize,
+    pub(crate) pipeline: usize,
     /// Total requests per second (open loop), or `None` for closed loop.
-    pub rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// Not recorded.
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
     /// Recorded.
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// A request unanswered for this long counts as a timeout; its connection is reopened.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Stop after exactly this many requests have been sent (and answered or failed).
-    pub max_requests: Option<u64>,
+    pub(crate) max_requests: Option<u64>,
     /// Check one response in this many per connection (and the first) against the oracle.
-    pub sample_every: u64,
+    pub(crate) sample_every: u64,
     /// CPUs the client threads run on (empty: no pinning).
-    pub cpus: Vec<usize>,
+    pub(crate) cpus: Vec<usize>,
 }
 
 /// What one thread measured in the recorded window.
-pub struct ThreadResult {
+pub(crate) struct ThreadResult {
     /// Latency in nanoseconds.
-    pub hist: Histogram<u64>,
+    pub(crate) hist: Histogram<u64>,
     /// Responses completed per connection, in connection order.
-    pub per_conn: Vec<u64>,
+    pub(crate) per_conn: Vec<u64>,
     /// Response bytes received.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Responses whose status was not 2xx.
-    pub non_2xx: u64,
+    pub(crate) non_2xx: u64,
     /// Connect, read and write errors, closes with requests in flight, bad framing.
-    pub socket_errors: u64,
+    pub(crate) socket_errors: u64,
     /// Requests unanswered after the timeout.
-    pub timeouts: u64,
+    pub(crate) timeouts: u64,
     /// Sampled responses that differed from the oracle.
-    pub mismatches: u64,
+    pub(crate) mismatches: u64,
     /// Responses checked against the oracle.
-    pub sampled: u64,
+    pub(crate) sampled: u64,
     /// The first difference found.
-    pub first_mismatch: Option<String>,
+    pub(crate) first_mismatch: Option<String>,
     /// First socket error, for the report.
-    pub first_error: Option<String>,
+    pub(crate) first_error: Option<String>,
     /// Time spent in the recorded window polling without sleeping and finding nothing
     /// ([`Spin`]): CPU time the thread used while it had nothing to do, which the saturation
     /// mark must not count as the client being busy.
-    pub idle_polling: Duration,
+    pub(crate) idle_polling: Duration,
     /// Responses completed in each of [`SLICES`] equal slices of the recorded window: the
     /// rate's spread over the cell ([`super::stats::rate_spread`]).
-    pub slices: Vec<u64>,
+    pub(crate) slices: Vec<u64>,
+}
+
+impl ThreadResult {
+    /// Nothing recorded yet, for `connections` connections.
+    fn empty(connections: usize) -> Self {
+        ThreadResult {
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds"),
+            per_conn: vec![0; connections],
+            bytes: 0,
+            non_2xx: 0,
+            socket_errors: 0,
+            timeouts: 0,
+            mismatches: 0,
+            sampled: 0,
+            first_mismatch: None,
+            first_error: None,
+            idle_polling: Duration::ZERO,
+            slices: vec![0; SLICES],
+        }
+    }
+
+    /// Adds up the threads' results into one: the cell's counters, with every thread's
+    /// connections in order and the first mismatch and error found.
+    pub(crate) fn merge(results: Vec<ThreadResult>) -> Self {
+        let mut m = ThreadResult::empty(0);
+        for r in results {
+            let _ = m.hist.add(&r.hist);
+            m.per_conn.extend(r.per_conn);
+            m.bytes += r.bytes;
+            m.non_2xx += r.non_2xx;
+            m.socket_errors += r.socket_errors;
+            m.timeouts += r.timeouts;
+            m.mismatches += r.mismatches;
+            m.sampled += r.sampled;
+            m.first_mismatch = m.first_mismatch.or(r.first_mismatch);
+            m.first_error = m.first_error.or(r.first_error);
+            m.idle_polling += r.idle_polling;
+            for (sum, n) in m.slices.iter_mut().zip(&r.slices) {
+                *sum += n;
+            }
+        }
+        m
+    }
 }
 
 /// Slices of the recorded window whose rates give a cell's spread: 20 keeps a 2 s cell's
 /// slices at 100 ms, long enough to hold thousands of responses each.
-pub const SLICES: usize = 20;
+pub(crate) const SLICES: usize = 20;
 
 /// Runs the load on `spec.threads` threads until the window ends, `stop` is set, or
 /// `max_requests` are done. Returns one result per thread.
-pub fn run(spec: &ClientSpec, sampler: Sampler, stop: &Arc<AtomicBool>) -> Vec<ThreadResult> {
+pub(crate) fn run(
+    spec: &ClientSpec,
+    sampler: Sampler,
+    stop: &Arc<AtomicBool>,
+) -> Vec<ThreadResult> {
     let start = Instant::now();
     let tickets = Arc::new(AtomicU64::new(0));
     let threads = spec.threads.clamp(1, spec.connections.max(1));
@@ -219,20 +266,7 @@ impl<'a> Worker<'a> {
             record_from,
             end: record_from + spec.duration,
             tickets,
-            result: ThreadResult {
-                hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds"),
-                per_conn: vec![0; n],
-                bytes: 0,
-                non_2xx: 0,
-                socket_errors: 0,
-                timeouts: 0,
-                mismatches: 0,
-                sampled: 0,
-                first_mismatch: None,
-                first_error: None,
-                idle_polling: Duration::ZERO,
-                slices: vec![0; SLICES],
-            },
+            result: ThreadResult::empty(n),
         }
     }
 
@@ -857,7 +891,7 @@ const SPIN_WINDOW: Duration = Duration::from_micros(50);
 
 /// Status and total length of the first response in `data`, or `None` if it is incomplete.
 /// Only the framing is read: Content-Length, chunked, or no body for 1xx/204/304.
-pub fn frame(data: &[u8]) -> Result<Option<(u16, usize)>, String> {
+pub(crate) fn frame(data: &[u8]) -> Result<Option<(u16, usize)>, String> {
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut res = httparse::Response::new(&mut headers);
     let head = match res.parse(data) {

@@ -10,11 +10,11 @@
 //! environment ([`output`]) and can be drawn ([`plot`]).
 
 pub mod cli;
-pub mod client;
-pub mod output;
-pub mod plot;
-pub mod proc;
-pub mod stats;
+pub(crate) mod client;
+pub(crate) mod output;
+pub(crate) mod plot;
+pub(crate) mod proc;
+pub(crate) mod stats;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,11 +32,11 @@ use crate::options::Options;
 use crate::oracle::{Expected, Observed, Scenario};
 use crate::pinning::Pinning;
 
-use stats::{rate_spread, Bound, CellResult, Latency, Merged, PerConnection, Status};
+use stats::{rate_spread, Bound, CellResult, Latency, PerConnection, Status};
 
 /// What is loaded.
 #[derive(Clone)]
-pub enum Target {
+pub(crate) enum Target {
     /// A registry framework, served by a child process with these options.
     Framework(&'static Entry, Options),
     /// A server already running on a loopback address.
@@ -54,47 +54,40 @@ impl Target {
 
 /// How each cell is loaded.
 #[derive(Debug, Clone, Serialize)]
-pub struct LoadParams {
+pub(crate) struct LoadParams {
     /// Recorded time per cell.
     #[serde(serialize_with = "secs")]
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// Unrecorded time before it.
     #[serde(serialize_with = "secs")]
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
     /// Request timeout.
     #[serde(serialize_with = "secs")]
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Pipelining depth.
-    pub pipeline: usize,
+    pub(crate) pipeline: usize,
     /// Total requests per second (open loop).
-    pub rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// Count-bounded mode: exactly this many requests per cell.
-    pub requests: Option<u64>,
+    pub(crate) requests: Option<u64>,
     /// One response in this many per connection is checked whole.
-    pub sample_every: u64,
+    pub(crate) sample_every: u64,
     /// Pinning and client threads.
-    pub pinning: Pinning,
+    pub(crate) pinning: Pinning,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
 
-impl LoadParams {
-    /// Upper bound on the time one cell takes, startup excluded.
-    pub fn cell_bound(&self) -> Duration {
-        self.warmup + self.duration + self.timeout
-    }
-}
-
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
-pub use crate::tools::interrupted;
+pub(crate) use crate::tools::interrupted;
 
 /// Runs one cell on the server in `kept` if there is one (and it is alive), else on a new one,
 /// which is left in `kept` for the next cell unless this cell crashed it: the caller stops it
 /// by dropping it (pass `&mut None` for a fresh server). `progress` is called every 20 ms or
 /// less with the elapsed time of the cell.
-pub fn run_cell(
+pub(crate) fn run_cell(
     target: &Target,
     scenario: &'static Scenario,
     fixtures: &Fixtures,
@@ -121,7 +114,7 @@ pub fn run_cell(
 
 /// What one cell's load produced, before it becomes a [`CellResult`].
 struct Run {
-    merged: Merged,
+    merged: client::ThreadResult,
     /// Seconds from the end of the warm-up to the end of the load.
     recorded: f64,
     server_cpu: Option<proc::CpuUse>,
@@ -314,7 +307,7 @@ fn drive(
     let results = handle.join().unwrap_or_default();
     note_crash(server, &mut crashed);
     Run {
-        merged: Merged::from_threads(results),
+        merged: client::ThreadResult::merge(results),
         recorded,
         server_cpu,
         client_cpu,
@@ -434,24 +427,24 @@ impl CellResult {
 }
 
 /// A sweep: targets × scenarios × connection counts.
-pub struct Plan {
+pub(crate) struct Plan {
     /// What is loaded.
-    pub targets: Vec<Target>,
+    pub(crate) targets: Vec<Target>,
     /// Scenarios.
-    pub scenarios: Vec<&'static Scenario>,
+    pub(crate) scenarios: Vec<&'static Scenario>,
     /// Connection counts.
-    pub connections: Vec<usize>,
+    pub(crate) connections: Vec<usize>,
     /// How.
-    pub params: LoadParams,
+    pub(crate) params: LoadParams,
     /// One server per target for all its cells, instead of a fresh one per cell (the quick
     /// compare's passes: start-up is most of a short cell), kept for the next pass by
     /// [`run_plan_on`]. Its peak RSS is then the peak up to each cell.
-    pub server_per_target: bool,
+    pub(crate) server_per_target: bool,
 }
 
 impl Plan {
     /// Number of cells.
-    pub fn cells(&self) -> usize {
+    pub(crate) fn cells(&self) -> usize {
         self.targets.len() * self.scenarios.len() * self.connections.len()
     }
 }
@@ -477,14 +470,14 @@ fn note_crash(server: Option<&mut ServerProcess>, crashed: &mut Option<String>) 
 
 /// Runs every cell of `plan` with a progress bar on stderr (hidden when it is not a
 /// terminal). Stops early on Ctrl-C.
-pub fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult> {
+pub(crate) fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult> {
     run_plan_on(plan, fixtures, quiet, &mut Vec::new())
 }
 
 /// [`run_plan`] with the servers of a `server_per_target` plan left in `servers` (one slot
 /// per target, in order) when it returns, so that another pass over the same plan reuses them
 /// instead of starting each again. Dropping them stops them.
-pub fn run_plan_on(
+pub(crate) fn run_plan_on(
     plan: &Plan,
     fixtures: &Fixtures,
     quiet: bool,

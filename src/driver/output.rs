@@ -12,24 +12,24 @@ use crate::env::Environment;
 
 /// Where the results were measured.
 #[derive(Debug, Clone, Serialize)]
-pub struct EnvJson {
+pub(crate) struct EnvJson {
     /// `rustc -V`.
-    pub rustc: String,
+    pub(crate) rustc: String,
     /// `release` or `debug`.
-    pub profile: String,
+    pub(crate) profile: String,
     /// CPU model.
-    pub cpu: String,
+    pub(crate) cpu: String,
     /// Cores available.
-    pub cores: usize,
+    pub(crate) cores: usize,
     /// Kernel release.
-    pub kernel: String,
+    pub(crate) kernel: String,
     /// framebench version.
-    pub framebench: String,
+    pub(crate) framebench: String,
 }
 
 impl EnvJson {
     /// This process's environment.
-    pub fn current() -> Self {
+    pub(crate) fn current() -> Self {
         let e = Environment::current();
         EnvJson {
             rustc: e.rustc.to_owned(),
@@ -44,18 +44,18 @@ impl EnvJson {
 
 /// A run: its environment, its parameters and its cells.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Where.
-    pub environment: EnvJson,
+    pub(crate) environment: EnvJson,
     /// How.
-    pub params: LoadParams,
+    pub(crate) params: LoadParams,
     /// What.
     pub cells: Vec<CellResult>,
 }
 
 impl Report {
     /// One line: environment and pinning.
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         let p = &self.params;
         format!(
             "environment: {} | {} build | {} | {} cores | Linux {}\npinning: {}\nload: {}{}, pipeline {}, timeout {:?}, warmup {:?}{}",
@@ -87,7 +87,7 @@ impl Report {
     /// This report as a results file of `command` (`load` or `compare`): its figures are the
     /// measured cells' rates, each with its spread as the interval ([`CellResult::rps_spread`]),
     /// and its detail is this whole report; `--json` writes it.
-    pub fn results(&self, command: &str) -> crate::results::Results {
+    pub(crate) fn results(&self, command: &str) -> crate::results::Results {
         use crate::results::{Figure, Metric, Results};
         let figures = self
             .cells
@@ -131,7 +131,7 @@ impl Report {
     }
 
     /// Cells that did not end `ok`.
-    pub fn failures(&self) -> Vec<String> {
+    pub(crate) fn failures(&self) -> Vec<String> {
         self.cells
             .iter()
             .filter(|c| !matches!(c.status, Status::Ok | Status::Skipped(_)))
@@ -154,7 +154,7 @@ impl Report {
     }
 
     /// The terminal table.
-    pub fn terminal(&self) -> String {
+    pub(crate) fn terminal(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "{}", self.header());
         let heads = COLUMNS.map(|(head, ..)| head.to_string());
@@ -203,7 +203,7 @@ impl Report {
 
     /// Markdown: the environment, a req/s table per scenario (rows: target and variant;
     /// columns: connections), as the seed articles lay theirs out, then every detail.
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -362,18 +362,20 @@ fn terminal_row(s: &mut String, fields: &[String; 19], status: &str) {
 }
 
 /// Under the load and compare tables: what `±` beside a rate means.
-pub const SPREAD_LEGEND: &str = "±: how steady the rate was within the cell: the 95 % interval \
+pub(crate) const SPREAD_LEGEND: &str =
+    "±: how steady the rate was within the cell: the 95 % interval \
      of the median rate over 20 slices of the recorded window, as a share of the rate (not a \
      rerun's interval: a slow spell longer than the cell moves all of it)";
 
 /// Under every table with rates: what the marks mean.
-pub const BOUND_LEGEND: &str = "unsat: server below 90 % of its cores, client too (round trips \
+pub(crate) const BOUND_LEGEND: &str =
+    "unsat: server below 90 % of its cores, client too (round trips \
      and wake-ups set the rate); client-bound: server below 90 %, client at its limit (the rate \
      is the client's); ?: no reading of the server's CPU (a URL target); no mark: the server \
      was saturated, the rate is its own";
 
 /// The mark beside a measured rate ([`super::stats::Bound::mark`]); empty for a cell that did not measure.
-pub fn bound_mark(c: &CellResult) -> &'static str {
+pub(crate) fn bound_mark(c: &CellResult) -> &'static str {
     if c.status == Status::Ok {
         c.bound.mark()
     } else {
@@ -391,7 +393,7 @@ fn bound_text(c: &CellResult) -> &'static str {
 
 /// ` ±2 %` after a rate: the half-width of its spread ([`CellResult::rps_spread`]) as a share
 /// of the rate, or nothing when the cell has no spread.
-pub fn spread(c: &CellResult) -> String {
+pub(crate) fn spread(c: &CellResult) -> String {
     match c.rps_spread {
         Some(e) if e.point > 0.0 => {
             let pct = 100.0 * e.half_width() / e.point;
@@ -406,12 +408,12 @@ pub fn spread(c: &CellResult) -> String {
 }
 
 /// `3.21 µs` of CPU per request, or a dash.
-pub fn per_req(v: Option<f64>) -> String {
+pub(crate) fn per_req(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| format!("{v:.2} µs"))
 }
 
 /// `123 µs`, `1.23 ms`, `4.5 s`.
-pub fn us(v: f64) -> String {
+pub(crate) fn us(v: f64) -> String {
     if v <= 0.0 {
         "–".into()
     } else if v < 1000.0 {
@@ -424,7 +426,7 @@ pub fn us(v: f64) -> String {
 }
 
 /// `45.3 k`.
-pub fn kilo(v: f64) -> String {
+pub(crate) fn kilo(v: f64) -> String {
     if v >= 1000.0 {
         format!("{:.1} k", v / 1000.0)
     } else {

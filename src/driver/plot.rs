@@ -147,7 +147,7 @@ pub(crate) fn to_file(path: &Path, size: (u32, u32), what: &impl Drawing) -> any
 }
 
 /// Draws `cells` to `path` (`.svg` or `.png`), titled `title`.
-pub fn draw(cells: &[CellResult], path: &Path, title: &str) -> anyhow::Result<()> {
+pub(crate) fn draw(cells: &[CellResult], path: &Path, title: &str) -> anyhow::Result<()> {
     let panels = panels(cells);
     if panels.is_empty() {
         bail!("nothing to plot: no cell was measured successfully");

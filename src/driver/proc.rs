@@ -5,7 +5,7 @@ use std::time::Instant;
 
 /// `pid` and every process below it (a `framebench serve` of a Go peer runs the Go server as
 /// its child: the server's CPU and memory are the whole tree's).
-pub fn process_tree(pid: u32) -> Vec<u32> {
+pub(crate) fn process_tree(pid: u32) -> Vec<u32> {
     let mut parents: Vec<(u32, u32)> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {
@@ -46,20 +46,20 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
 
 /// CPU time of one process, user and system separately.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuTimes {
+pub(crate) struct CpuTimes {
     /// Seconds in user mode: the program's own code (a framework's, for a server).
-    pub user: f64,
+    pub(crate) user: f64,
     /// Seconds in the kernel on its behalf: syscalls, and for a socket server most of the TCP
     /// stack's work.
-    pub system: f64,
+    pub(crate) system: f64,
     /// Seconds on a CPU in all, from the scheduler's nanosecond clock (`schedstat` of every
     /// thread); `user` and `system` come in clock ticks and only split it. 0 when unavailable.
-    pub runtime: f64,
+    pub(crate) runtime: f64,
 }
 
 impl CpuTimes {
     /// Seconds on a CPU: the scheduler's figure when there is one, else user plus system.
-    pub fn total(self) -> f64 {
+    pub(crate) fn total(self) -> f64 {
         if self.runtime > 0.0 {
             self.runtime
         } else {
@@ -69,7 +69,7 @@ impl CpuTimes {
 
     /// User and system seconds scaled to [`CpuTimes::total`], or `None` when no tick fell in
     /// the window (a window of a few ticks cannot be split).
-    pub fn split(self) -> Option<(f64, f64)> {
+    pub(crate) fn split(self) -> Option<(f64, f64)> {
         let ticks = self.user + self.system;
         (ticks > 0.0).then(|| {
             let scale = self.total() / ticks;
@@ -117,7 +117,7 @@ fn runtime_seconds(pid: u32) -> Option<f64> {
 
 /// CPU time of one process: user and system from `/proc/<pid>/stat` (in clock ticks, 10 ms on
 /// most kernels), the total from its threads' `schedstat` ([`CpuTimes::runtime`]).
-pub fn cpu_times(pid: u32) -> Option<CpuTimes> {
+pub(crate) fn cpu_times(pid: u32) -> Option<CpuTimes> {
     let fields = stat_fields(pid)?;
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
@@ -131,7 +131,7 @@ pub fn cpu_times(pid: u32) -> Option<CpuTimes> {
 }
 
 /// [`cpu_times`] of a process and all its descendants (a server and its children).
-pub fn tree_cpu_times(pid: u32) -> Option<CpuTimes> {
+pub(crate) fn tree_cpu_times(pid: u32) -> Option<CpuTimes> {
     process_tree(pid)
         .into_iter()
         .filter_map(cpu_times)
@@ -140,7 +140,7 @@ pub fn tree_cpu_times(pid: u32) -> Option<CpuTimes> {
 
 /// Peak resident set (VmHWM) of a process plus that of each of its descendants, in bytes (an
 /// upper bound when their peaks did not coincide).
-pub fn peak_rss(pid: u32) -> Option<u64> {
+pub(crate) fn peak_rss(pid: u32) -> Option<u64> {
     let mut total = None;
     for p in process_tree(pid) {
         let Ok(status) = std::fs::read_to_string(format!("/proc/{p}/status")) else {
@@ -154,7 +154,7 @@ pub fn peak_rss(pid: u32) -> Option<u64> {
 }
 
 /// CPU use of a process between two points in time.
-pub struct CpuMeter {
+pub(crate) struct CpuMeter {
     pid: u32,
     tree: bool,
     start: Option<(CpuTimes, Instant)>,
@@ -162,23 +162,23 @@ pub struct CpuMeter {
 
 /// What a [`CpuMeter`] measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CpuUse {
+pub(crate) struct CpuUse {
     /// CPU time used, user and system.
-    pub times: CpuTimes,
+    pub(crate) times: CpuTimes,
     /// Wall-clock seconds it was measured over.
-    pub wall: f64,
+    pub(crate) wall: f64,
 }
 
 impl CpuUse {
     /// User plus system, as a percentage of one core.
-    pub fn percent(&self) -> f64 {
+    pub(crate) fn percent(&self) -> f64 {
         100.0 * self.times.total() / self.wall
     }
 }
 
 impl CpuMeter {
     /// Starts measuring `pid` alone now (the driver itself: its children are servers).
-    pub fn start(pid: u32) -> Self {
+    pub(crate) fn start(pid: u32) -> Self {
         let meter = CpuMeter {
             pid,
             tree: false,
@@ -189,7 +189,7 @@ impl CpuMeter {
 
     /// Starts measuring `pid` and its descendants now (a server, whose work may be done by a
     /// child process, as for the Go peers).
-    pub fn start_tree(pid: u32) -> Self {
+    pub(crate) fn start_tree(pid: u32) -> Self {
         let meter = CpuMeter {
             pid,
             tree: true,
@@ -212,7 +212,7 @@ impl CpuMeter {
     }
 
     /// CPU used since [`CpuMeter::start`].
-    pub fn used(&self) -> Option<CpuUse> {
+    pub(crate) fn used(&self) -> Option<CpuUse> {
         let (t0, i0) = self.start?;
         let t1 = self.times()?;
         let wall = i0.elapsed().as_secs_f64();

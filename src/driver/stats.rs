@@ -4,7 +4,7 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::client::{ThreadResult, SLICES};
+use super::client::SLICES;
 use crate::interval::{median_interval, Estimate};
 
 /// The rate of each whole slice of the recorded window (`slices` responses per slice of
@@ -13,7 +13,7 @@ use crate::interval::{median_interval, Estimate};
 /// compare tables print beside a rate: how far the rate moved within the cell, which a single
 /// figure for the whole window hides. It is not a rerun's interval: a slow spell longer than
 /// the cell moves the whole cell. None below 6 whole slices (too few to bound a median).
-pub fn rate_spread(slices: &[u64], window: f64, recorded: f64) -> Option<Estimate> {
+pub(crate) fn rate_spread(slices: &[u64], window: f64, recorded: f64) -> Option<Estimate> {
     let slice = window / SLICES as f64;
     if slice <= 0.0 {
         return None;
@@ -26,17 +26,17 @@ pub fn rate_spread(slices: &[u64], window: f64, recorded: f64) -> Option<Estimat
 }
 
 /// A connection is starved when it completed fewer than this fraction of the mean.
-pub const STARVED_FRACTION: f64 = 0.1;
+pub(crate) const STARVED_FRACTION: f64 = 0.1;
 
 /// A side whose CPU use reached this fraction of the cores it could use was saturated.
-pub const SATURATED: f64 = 0.9;
+pub(crate) const SATURATED: f64 = 0.9;
 
 /// What a loopback rate is about. The figure describes the server only when the server kept its
 /// cores busy; otherwise something else (the client, or round trips and wake-ups) set the pace,
 /// and the table says so (docs/methodology.md, "Saturation").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Bound {
+pub(crate) enum Bound {
     /// The server used at least [`SATURATED`] of its cores: the rate is the server's.
     Server,
     /// The server did not, and the client used at least [`SATURATED`] of its own cores: the
@@ -51,7 +51,7 @@ pub enum Bound {
 impl Bound {
     /// From CPU use in percent of one core, and the cores each side could use (for a server:
     /// its CPUs, or its threads if fewer). `None`: no reading.
-    pub fn classify(
+    pub(crate) fn classify(
         server_pct: Option<f64>,
         server_cores: Option<usize>,
         client_pct: Option<f64>,
@@ -68,7 +68,7 @@ impl Bound {
     }
 
     /// The mark beside a rate: empty when the rate is the server's.
-    pub fn mark(self) -> &'static str {
+    pub(crate) fn mark(self) -> &'static str {
         match self {
             Bound::Server => "",
             Bound::Client => "client-bound",
@@ -81,7 +81,7 @@ impl Bound {
 /// How a cell ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     /// Measured, every sampled response matched the oracle.
     Ok,
     /// Wrong answers (before or during load): not reported as fast.
@@ -98,7 +98,7 @@ pub enum Status {
 
 impl Status {
     /// `ok`, `FAIL`, `CRASH`, `ERROR`, `STOPPED`.
-    pub fn short(&self) -> &'static str {
+    pub(crate) fn short(&self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Failing(_) => "FAIL",
@@ -112,24 +112,24 @@ impl Status {
 
 /// Latency summary in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Latency {
+pub(crate) struct Latency {
     /// Mean.
-    pub mean_us: f64,
+    pub(crate) mean_us: f64,
     /// 50th percentile.
-    pub p50_us: f64,
+    pub(crate) p50_us: f64,
     /// 90th percentile.
-    pub p90_us: f64,
+    pub(crate) p90_us: f64,
     /// 99th percentile.
-    pub p99_us: f64,
+    pub(crate) p99_us: f64,
     /// 99.9th percentile.
-    pub p999_us: f64,
+    pub(crate) p999_us: f64,
     /// Maximum.
-    pub max_us: f64,
+    pub(crate) max_us: f64,
 }
 
 impl Latency {
     /// From a histogram in nanoseconds.
-    pub fn from_hist(h: &Histogram<u64>) -> Self {
+    pub(crate) fn from_hist(h: &Histogram<u64>) -> Self {
         if h.is_empty() {
             return Latency::default();
         }
@@ -145,7 +145,7 @@ impl Latency {
     }
 
     /// The percentiles the plots draw, with their labels.
-    pub fn points(&self) -> [(&'static str, f64); 5] {
+    pub(crate) fn points(&self) -> [(&'static str, f64); 5] {
         [
             ("p50", self.p50_us),
             ("p90", self.p90_us),
@@ -158,22 +158,22 @@ impl Latency {
 
 /// Requests completed per connection in the recorded window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PerConnection {
+pub(crate) struct PerConnection {
     /// Fewest.
-    pub min: u64,
+    pub(crate) min: u64,
     /// Mean.
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// Most.
-    pub max: u64,
+    pub(crate) max: u64,
     /// Connections that completed none.
-    pub zero: usize,
+    pub(crate) zero: usize,
     /// Connections that completed none, or fewer than [`STARVED_FRACTION`] of the mean.
-    pub starved: usize,
+    pub(crate) starved: usize,
 }
 
 impl PerConnection {
     /// From per-connection counts.
-    pub fn from_counts(counts: &[u64]) -> Self {
+    pub(crate) fn from_counts(counts: &[u64]) -> Self {
         if counts.is_empty() {
             return PerConnection::default();
         }
@@ -193,135 +193,70 @@ impl PerConnection {
 
 /// One framework × scenario × variant × connection count.
 #[derive(Debug, Clone, Serialize)]
-pub struct CellResult {
+pub(crate) struct CellResult {
     /// Framework name, or the target URL.
-    pub target: String,
+    pub(crate) target: String,
     /// Crate and version measured (`-` for a URL).
-    pub version: String,
+    pub(crate) version: String,
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// `log=..,io=..` (empty for a URL target).
-    pub variant: String,
+    pub(crate) variant: String,
     /// Server worker threads (0 for a URL target: unknown).
-    pub server_threads: usize,
+    pub(crate) server_threads: usize,
     /// Connections.
-    pub connections: usize,
+    pub(crate) connections: usize,
     /// Pipelining depth.
-    pub pipeline: usize,
+    pub(crate) pipeline: usize,
     /// Requested rate (open loop), if any.
-    pub rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// How it ended.
-    pub status: Status,
+    pub(crate) status: Status,
     /// Seconds recorded.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
     /// Responses completed in the recorded window.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Requests per second.
-    pub rps: f64,
+    pub(crate) rps: f64,
     /// Response bytes per second.
-    pub bytes_per_sec: f64,
+    pub(crate) bytes_per_sec: f64,
     /// Latency (from the intended send time with `rate`).
-    pub latency: Latency,
+    pub(crate) latency: Latency,
     /// Non-2xx responses (the not_found scenario expects them all).
-    pub non_2xx: u64,
+    pub(crate) non_2xx: u64,
     /// Socket errors.
-    pub socket_errors: u64,
+    pub(crate) socket_errors: u64,
     /// Timeouts.
-    pub timeouts: u64,
+    pub(crate) timeouts: u64,
     /// First socket error seen.
-    pub first_error: Option<String>,
+    pub(crate) first_error: Option<String>,
     /// Responses checked against the oracle during the load.
-    pub sampled: u64,
+    pub(crate) sampled: u64,
     /// Requests per connection.
-    pub per_connection: PerConnection,
+    pub(crate) per_connection: PerConnection,
     /// Server CPU, percent of one core (None for a URL target).
-    pub server_cpu_pct: Option<f64>,
+    pub(crate) server_cpu_pct: Option<f64>,
     /// Cores the server could use: its CPUs, or its threads if fewer (None for a URL target).
-    pub server_cores: Option<usize>,
+    pub(crate) server_cores: Option<usize>,
     /// Server CPU time per request in user mode, µs: the framework's own code over a socket.
-    pub server_user_us_per_req: Option<f64>,
+    pub(crate) server_user_us_per_req: Option<f64>,
     /// Server CPU time per request in the kernel, µs: syscalls and the TCP stack.
-    pub server_sys_us_per_req: Option<f64>,
+    pub(crate) server_sys_us_per_req: Option<f64>,
     /// Whether the rate is the server's ([`Bound`]).
-    pub bound: Bound,
+    pub(crate) bound: Bound,
     /// Server peak RSS in bytes.
-    pub server_peak_rss: Option<u64>,
+    pub(crate) server_peak_rss: Option<u64>,
     /// Client CPU, percent of one core.
-    pub client_cpu_pct: Option<f64>,
+    pub(crate) client_cpu_pct: Option<f64>,
     /// Part of `client_cpu_pct` spent polling with nothing to read (the client's short spin
     /// before it sleeps): not counted as busy by [`Bound`].
-    pub client_idle_polling_pct: Option<f64>,
+    pub(crate) client_idle_polling_pct: Option<f64>,
     /// How steady the rate was: the median of the per-slice rates over the recorded window
     /// ([`rate_spread`]) with its 95 % interval, in requests per second. None when fewer than
     /// 6 whole slices were recorded.
-    pub rps_spread: Option<Estimate>,
+    pub(crate) rps_spread: Option<Estimate>,
     /// Cores the client could use: its CPUs, or its threads if fewer.
-    pub client_cores: usize,
-}
-
-/// Merges the threads' results into the counters of a cell.
-pub struct Merged {
-    /// All latencies.
-    pub hist: Histogram<u64>,
-    /// Per connection, all threads.
-    pub per_conn: Vec<u64>,
-    /// Sums.
-    pub bytes: u64,
-    /// Sums.
-    pub non_2xx: u64,
-    /// Sums.
-    pub socket_errors: u64,
-    /// Sums.
-    pub timeouts: u64,
-    /// Sums.
-    pub mismatches: u64,
-    /// Sums.
-    pub sampled: u64,
-    /// First one found.
-    pub first_mismatch: Option<String>,
-    /// First one found.
-    pub first_error: Option<String>,
-    /// Sums.
-    pub idle_polling: std::time::Duration,
-    /// Sums, slice by slice.
-    pub slices: Vec<u64>,
-}
-
-impl Merged {
-    /// Adds up per-thread results.
-    pub fn from_threads(results: Vec<ThreadResult>) -> Self {
-        let mut m = Merged {
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds"),
-            per_conn: Vec::new(),
-            bytes: 0,
-            non_2xx: 0,
-            socket_errors: 0,
-            timeouts: 0,
-            mismatches: 0,
-            sampled: 0,
-            first_mismatch: None,
-            first_error: None,
-            idle_polling: std::time::Duration::ZERO,
-            slices: vec![0; super::client::SLICES],
-        };
-        for r in results {
-            let _ = m.hist.add(&r.hist);
-            m.per_conn.extend(r.per_conn);
-            m.bytes += r.bytes;
-            m.non_2xx += r.non_2xx;
-            m.socket_errors += r.socket_errors;
-            m.timeouts += r.timeouts;
-            m.mismatches += r.mismatches;
-            m.sampled += r.sampled;
-            m.first_mismatch = m.first_mismatch.or(r.first_mismatch);
-            m.first_error = m.first_error.or(r.first_error);
-            m.idle_polling += r.idle_polling;
-            for (sum, n) in m.slices.iter_mut().zip(&r.slices) {
-                *sum += n;
-            }
-        }
-        m
-    }
+    pub(crate) client_cores: usize,
 }
 
 #[cfg(test)]

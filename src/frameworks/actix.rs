@@ -37,7 +37,7 @@ use crate::options::{Io, KEEP_ALIVE};
 use crate::store::AsyncStore;
 
 /// actix-web behind the framebench trait.
-pub struct Actix {
+pub(crate) struct Actix {
     config: Config,
     // Declared before `rt`, so the service is dropped while its runtime still exists.
     service: Box<dyn InProcess>,

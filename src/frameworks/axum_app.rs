@@ -40,7 +40,7 @@ macro_rules! axum_app {
         use crate::store::AsyncStore;
 
         #[doc = $doc]
-        pub struct $Axum {
+        pub(crate) struct $Axum {
             config: Config,
             router: Router,
             rt: tokio::runtime::Runtime,

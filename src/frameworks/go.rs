@@ -3,13 +3,14 @@
 //!
 //! They are loopback-only frameworks behind the same trait. [`prepare`] builds a peer's program
 //! ([`Program::CMD`]) with `go build` into `target/go-peers/` (skipped when the binary is newer
-//! than every source file) once per process, under its own bound ([`BUILD_TIMEOUT`]) and before anything
-//! is timed: [`Framework::available`] calls it, so every command builds them before it starts a
-//! server, and no server start-up timeout ever runs during a build. `serve` starts the binary
-//! through [`peer::spawn`]: a child process with the already-bound listener as file descriptor
-//! 3, `GOMAXPROCS` set to `threads`, and the logging and io variants as flags; it waits for its
-//! `listening on` line, and shutdown sends SIGTERM, then SIGKILL, and waits for the child.
-//! Without `go`, or when the build fails, both are skipped with one line saying why.
+//! than every source file) once per process, under its own bound ([`BUILD_TIMEOUT`]) and before
+//! anything is timed: [`Framework::available`] calls it, so every command builds them before it
+//! starts a server, and no server start-up timeout ever runs during a build. `serve` starts the
+//! binary through [`child::serve_on`]: a child process with the already-bound listener as file
+//! descriptor 3 and the flags every server child takes (`--threads`, which sets `GOMAXPROCS`,
+//! and the logging and io variants); it waits for its `listening on` line, and shutdown sends
+//! SIGTERM, then SIGKILL, and waits for the child. Without `go`, or when the build fails, both
+//! are skipped with one line saying why.
 
 use std::net::TcpListener;
 use std::os::fd::AsRawFd as _;
@@ -21,11 +22,11 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{anyhow, bail};
 
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
-use crate::server::peer;
+use crate::child;
 use crate::tools::{self, Tool};
 
 /// One Go program of `peers/go/cmd/`.
-pub trait Program: 'static {
+pub(crate) trait Program: 'static {
     /// Registry name.
     const NAME: &'static str;
     /// Folder under `peers/go/cmd/`.
@@ -37,9 +38,9 @@ pub trait Program: 'static {
 }
 
 /// net/http.
-pub struct NetHttp;
+pub(crate) struct NetHttp;
 /// Fiber v2.
-pub struct Fiber;
+pub(crate) struct Fiber;
 
 impl Program for NetHttp {
     const NAME: &'static str = "go-nethttp";
@@ -64,19 +65,19 @@ impl Program for Fiber {
 }
 
 /// A Go peer behind the framebench trait.
-pub struct GoPeer<P: Program> {
+pub(crate) struct GoPeer<P: Program> {
     config: Config,
     binary: PathBuf,
     _program: std::marker::PhantomData<P>,
 }
 
 /// `peers/go/` of this checkout.
-pub fn module_dir() -> PathBuf {
+pub(crate) fn module_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/go")
 }
 
 /// The `go` toolchain version (`go1.26.8`), or `None` without `go` (see [`Tool::Go`]).
-pub fn go_version() -> Option<String> {
+pub(crate) fn go_version() -> Option<String> {
     static VERSION: OnceLock<Option<String>> = OnceLock::new();
     VERSION
         .get_or_init(|| tools::go_version_of(Tool::Go.path().ok()?))
@@ -84,7 +85,7 @@ pub fn go_version() -> Option<String> {
 }
 
 /// The version `peers/go/go.mod` requires of `module`, read at compile time.
-pub fn module_version(module: &str) -> Option<&'static str> {
+pub(crate) fn module_version(module: &str) -> Option<&'static str> {
     const GO_MOD: &str = include_str!("../../peers/go/go.mod");
     GO_MOD.lines().find_map(|line| {
         let mut words = line.split_whitespace();
@@ -115,10 +116,10 @@ fn newest_source(dir: &Path) -> std::io::Result<SystemTime> {
 
 /// How long building the peers may take: a first build downloads the modules and compiles
 /// Fiber. A bound of its own, never a server's start-up timeout.
-pub const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Where the built peers go: `$FRAMEBENCH_GO_PEERS_DIR`, else `target/go-peers/`.
-pub fn bin_dir() -> PathBuf {
+pub(crate) fn bin_dir() -> PathBuf {
     let dir = std::env::var_os("FRAMEBENCH_GO_PEERS_DIR")
         .filter(|v| !v.is_empty())
         .map_or_else(
@@ -135,7 +136,7 @@ pub fn bin_dir() -> PathBuf {
 /// peer builds only its own program, so no list of them is kept beside the `Program` impls.
 /// Prints a progress line when it builds. `Err` says why the peer is skipped (no `go`, or the
 /// build failed, which it prints once).
-pub fn prepare(cmd: &'static str) -> Result<(), &'static str> {
+pub(crate) fn prepare(cmd: &'static str) -> Result<(), &'static str> {
     static BUILT: Mutex<Vec<(&str, Result<(), &str>)>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, done)) = built.iter().find(|(c, _)| *c == cmd) {
@@ -285,14 +286,13 @@ impl<P: Program> Framework for GoPeer<P> {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let options = self.config.options;
         let mut cmd = Command::new(&self.binary);
         cmd.arg("--fd3")
             .arg("--fixtures")
-            .arg(self.config.fixtures.root())
-            .env("GOMAXPROCS", options.threads.max(1).to_string());
-        peer::variant_args(&mut cmd, &self.config).stdin(Stdio::null());
-        peer::spawn(P::NAME, cmd, listener)
+            .arg(self.config.fixtures.root());
+        child::server_args(&mut cmd, self.config.options, self.config.redis.as_deref())
+            .stdin(Stdio::null());
+        child::serve_on(P::NAME, cmd, listener)
     }
 }
 

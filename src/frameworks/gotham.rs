@@ -37,7 +37,7 @@ use crate::server;
 use crate::store::AsyncStore;
 
 /// The Gotham app.
-pub struct Gotham {
+pub(crate) struct Gotham {
     router: Logged,
     config: Config,
     threads: usize,

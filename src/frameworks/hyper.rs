@@ -25,7 +25,7 @@ use crate::server;
 use crate::store::AsyncStore;
 
 /// Raw hyper behind the framebench trait.
-pub struct Hyper {
+pub(crate) struct Hyper {
     config: Config,
     rt: tokio::runtime::Runtime,
     /// The in-process app's state (its Redis pool's connections live on `rt`).

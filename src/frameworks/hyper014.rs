@@ -22,7 +22,7 @@ use crate::server;
 use crate::store::AsyncStore;
 
 /// Raw hyper 0.14 behind the framebench trait.
-pub struct Hyper014 {
+pub(crate) struct Hyper014 {
     config: Config,
     rt: tokio::runtime::Runtime,
     /// The in-process app (its Redis pool's connections live on `rt`).

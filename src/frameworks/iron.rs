@@ -25,7 +25,7 @@ use crate::options::Io;
 use crate::store::SyncStore;
 
 /// The iron app.
-pub struct Iron {
+pub(crate) struct Iron {
     handler: Arc<dyn Handler>,
     threads: usize,
     in_process: DotGuard<RawHandler>,

@@ -12,7 +12,7 @@
 //!
 //! **A child process.** may's worker threads never exit, so the server runs in a child
 //! framebench process (`framebench child may-minihttp`, [`Framework::serve_child`]) that the
-//! parent's `serve` starts through [`peer::spawn`] like the Go peers: the parent's listener is
+//! parent's `serve` starts through [`child::serve_on`] like the Go peers: the parent's listener is
 //! handed over as descriptor 3 and put in the place of the socket may-minihttp binds itself
 //! ([`swap_in`]), `threads` is may's worker count, and SIGTERM ends the process.
 //! The child is the framebench binary itself rather than a binary of its own: it is built by
@@ -34,11 +34,12 @@ use crate::fixtures::FIXTURES_ENV;
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{AppState, Reply};
 use crate::logging::{self, Started};
-use crate::server::{self, peer};
+use crate::child;
+use crate::server;
 use crate::store::SyncStore;
 
 /// may-minihttp behind the framebench trait: what the parent keeps to start the child.
-pub struct MayMinihttp {
+pub(crate) struct MayMinihttp {
     config: Config,
     binary: PathBuf,
 }
@@ -90,11 +91,11 @@ impl Framework for MayMinihttp {
         "child process; no HEAD, no keep-alive timeout, at most 16 request headers";
 
     fn available() -> Result<(), String> {
-        crate::child::framebench_binary().map(|_| ())
+        child::framebench_binary().map(|_| ())
     }
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let binary = crate::child::framebench_binary().map_err(anyhow::Error::msg)?;
+        let binary = child::framebench_binary().map_err(anyhow::Error::msg)?;
         Ok(MayMinihttp {
             config: config.clone(),
             binary,
@@ -110,22 +111,20 @@ impl Framework for MayMinihttp {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let options = self.config.options;
         let mut cmd = Command::new(&self.binary);
         cmd.args(["child", Self::NAME])
-            .args(["--threads", &options.threads.to_string()])
             .env(FIXTURES_ENV, self.config.fixtures.root());
-        peer::variant_args(&mut cmd, &self.config)
+        child::server_args(&mut cmd, self.config.options, self.config.redis.as_deref())
             // A pipe the child watches: it ends when we do, even by SIGKILL, so a child whose
             // parent died never keeps serving (see `exit_with_parent`).
             .stdin(Stdio::piped());
-        peer::spawn(Self::NAME, cmd, listener)
+        child::serve_on(Self::NAME, cmd, listener)
     }
 
     fn serve_child(config: &Config) -> anyhow::Result<()> {
-        // SAFETY: descriptor 3 is the listener `peer::spawn` handed over; nothing else in this
+        // SAFETY: descriptor 3 is the listener `child::serve_on` handed over; nothing else in this
         // process owns it.
-        let inherited = unsafe { TcpListener::from_raw_fd(peer::LISTENER_FD) };
+        let inherited = unsafe { TcpListener::from_raw_fd(child::LISTENER_FD) };
         let addr = inherited
             .local_addr()
             .context("descriptor 3 is not a listening socket")?;

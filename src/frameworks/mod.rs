@@ -20,7 +20,7 @@
 //!
 //! The baselines (`null`, `null-hyper010`, `raw`) serve [`canned`] answers instead of handlers,
 //! and the Go peers are programs of their own; they follow the same order where it applies.
-//! may-minihttp serves from a child framebench process ([`crate::server::peer`]).
+//! may-minihttp serves from a child framebench process ([`crate::child::serve_on`]).
 
 use bytes::Bytes;
 
@@ -36,7 +36,7 @@ mod axum_app;
 /// `[feature] in_process|server module: Type;` (`[]` when always compiled in; `server` when it
 /// has no in-process path; a module with several programs, the Go peers, names each type). It
 /// is the only code a new framework adds besides its file: it declares the module
-/// (`#[cfg(feature)] pub mod module;`) and builds [`REGISTRY`]. It is a macro so that the
+/// (`#[cfg(feature)] mod module;`) and builds [`REGISTRY`]. It is a macro so that the
 /// callgrind bench can name a benchmark function after each in-process framework (gungraun's
 /// ids are literals). `registry!(callback)` expands to `callback! { <the lines> }`. Whether a
 /// line says `in_process` is checked at compile time against the type's
@@ -74,7 +74,7 @@ macro_rules! entries {
     ($([$($feature:literal)?] $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+;)*) => {
         $(
             #[cfg(all($(feature = $feature)?))]
-            pub mod $module;
+            mod $module;
         )*
         entries!(@flat [] $([$($feature)?] $kind $module: $($ty$(<$generic>)?),+;)*);
     };
@@ -103,6 +103,9 @@ macro_rules! entries {
 
 registry!(entries);
 
+/// The in-process floor's type, for tests that wrap it in a framework of their own.
+pub use null::Null;
+
 /// Collects the Cargo feature of every registry line, compiled in or not.
 macro_rules! features {
     ($([$($feature:literal)?] $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+;)*) => {
@@ -127,7 +130,7 @@ pub fn floor() -> Option<&'static Entry> {
 
 /// The loopback reference loopback figures are read against: the baseline with a server
 /// (`raw`). Not a proven ceiling (docs/methodology.md, "Raw past the quick compare").
-pub fn reference() -> Option<&'static Entry> {
+pub(crate) fn reference() -> Option<&'static Entry> {
     REGISTRY.iter().find(|e| e.baseline && e.loopback)
 }
 
@@ -137,16 +140,16 @@ pub fn find(name: &str) -> Option<&'static Entry> {
 }
 
 /// Names of every framework compiled in.
-pub fn names() -> Vec<&'static str> {
+pub(crate) fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|e| e.name).collect()
 }
 
 /// A response computed once at startup, for the baselines that skip routing and handlers.
 pub(crate) struct Canned {
-    pub path: &'static str,
-    pub status: u16,
-    pub content_type: &'static str,
-    pub body: Bytes,
+    pub(crate) path: &'static str,
+    pub(crate) status: u16,
+    pub(crate) content_type: &'static str,
+    pub(crate) body: Bytes,
 }
 
 /// The answer to every scenario the oracle answers with a body, prepared ahead from the

@@ -33,7 +33,7 @@ use crate::options::Io;
 use crate::store::SyncStore;
 
 /// The nickel app.
-pub struct Nickel {
+pub(crate) struct Nickel {
     server: ArcServer,
     threads: usize,
 }

@@ -41,7 +41,7 @@ use crate::server::limit::Limit;
 use crate::store::AsyncStore;
 
 /// ntex behind the framebench trait.
-pub struct Ntex {
+pub(crate) struct Ntex {
     config: Config,
     // Declared before `local` and `rt`, so the service is dropped while its runtime exists.
     service: Box<dyn InProcess>,

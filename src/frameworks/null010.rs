@@ -16,7 +16,7 @@ use hyper010::uri::RequestUri;
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 
 /// The in-process floor of iron and nickel.
-pub struct Null010 {
+pub(crate) struct Null010 {
     handler: CannedRoutes,
 }
 

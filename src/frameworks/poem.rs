@@ -25,7 +25,7 @@ use crate::server;
 use crate::store::AsyncStore;
 
 /// poem behind the framebench trait.
-pub struct Poem {
+pub(crate) struct Poem {
     config: Config,
     endpoint: BoxEndpoint<'static>,
     rt: tokio::runtime::Runtime,

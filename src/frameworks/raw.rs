@@ -30,7 +30,7 @@ use crate::server::limit::Limit;
 const MAX_HEAD: usize = 16 * 1024;
 
 /// The loopback reference.
-pub struct Raw {
+pub(crate) struct Raw {
     routes: Arc<Routes>,
     threads: usize,
 }

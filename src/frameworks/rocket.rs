@@ -32,7 +32,7 @@ use crate::server;
 use crate::store::AsyncStore;
 
 /// The Rocket app.
-pub struct Rocket {
+pub(crate) struct Rocket {
     config: Config,
     client: Client,
 }

@@ -26,7 +26,7 @@ use crate::server;
 use crate::store::AsyncStore;
 
 /// salvo behind the framebench trait.
-pub struct Salvo {
+pub(crate) struct Salvo {
     config: Config,
     service: Service,
     rt: tokio::runtime::Runtime,

@@ -23,7 +23,7 @@ use crate::server;
 use crate::store::AsyncStore;
 
 /// warp behind the framebench trait.
-pub struct Warp {
+pub(crate) struct Warp {
     config: Config,
     filter: App,
     rt: tokio::runtime::Runtime,

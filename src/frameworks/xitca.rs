@@ -39,7 +39,7 @@ use crate::server::limit::Limit;
 use crate::store::AsyncStore;
 
 /// xitca-web behind the framebench trait.
-pub struct Xitca {
+pub(crate) struct Xitca {
     config: Config,
     // Declared before `rt`, so the service is dropped while its runtime still exists.
     service: Box<dyn InProcess>,

@@ -10,24 +10,24 @@ use crate::cli::CliError;
 pub struct ReportArgs {
     /// The cargo target directory holding `criterion/` and `gungraun/`.
     #[arg(long, default_value = "target")]
-    pub target_dir: PathBuf,
+    pub(crate) target_dir: PathBuf,
     /// Where to write the report.
     #[arg(long, default_value = "docs/results.md")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Rewrite only the allocation section (and the how-to-reproduce lines) of the existing
     /// report, keeping every other section as it was generated: allocation counts take seconds,
     /// the timings a quiet hour.
     #[arg(long)]
-    pub allocs_only: bool,
+    pub(crate) allocs_only: bool,
     /// Leave the charts out (they are drawn into a folder named after `--out`, beside it:
     /// `docs/results/` for `docs/results.md`).
     #[arg(long)]
-    pub no_charts: bool,
+    pub(crate) no_charts: bool,
     /// Also write the run's figures in Bencher Metric Format (for `bencher run --adapter json`).
     #[arg(long, value_name = "PATH")]
-    pub bmf: Option<PathBuf>,
+    pub(crate) bmf: Option<PathBuf>,
     #[command(flatten)]
-    pub baselines: crate::results::BaselineArgs,
+    pub(crate) baselines: crate::results::BaselineArgs,
 }
 
 /// Runs `framebench report`.

@@ -28,27 +28,27 @@ use crate::bench::{IO_SCENARIOS, LOOPBACK_THREADS};
 
 /// One criterion measurement.
 #[derive(Debug, Clone)]
-pub struct Timing {
+pub(crate) struct Timing {
     /// `in_process/hello`.
-    pub group: String,
+    pub(crate) group: String,
     /// `axum`.
-    pub function: String,
+    pub(crate) function: String,
     /// `log=off,io=memory`, `raw-client`, `reqwest`.
-    pub value: String,
+    pub(crate) value: String,
     /// Criterion's estimate of the time per iteration (slope when present, else mean), ns,
     /// with criterion's confidence interval of that estimate.
-    pub ns: Estimate,
+    pub(crate) ns: Estimate,
 }
 
 /// One callgrind count.
 #[derive(Debug, Clone)]
-pub struct Count {
+pub(crate) struct Count {
     /// `in_process/hello/off` or `loopback/hello`.
-    pub key: String,
+    pub(crate) key: String,
     /// Framework name.
-    pub framework: String,
+    pub(crate) framework: String,
     /// Instructions (Ir).
-    pub instructions: f64,
+    pub(crate) instructions: f64,
 }
 
 fn files_named(root: &Path, name: &str, out: &mut Vec<PathBuf>) {
@@ -73,7 +73,9 @@ fn read_json(path: &Path) -> anyhow::Result<Value> {
 }
 
 /// Every criterion result under `criterion_dir`, with the newest modification time seen.
-pub fn read_criterion(criterion_dir: &Path) -> anyhow::Result<(Vec<Timing>, Option<SystemTime>)> {
+pub(crate) fn read_criterion(
+    criterion_dir: &Path,
+) -> anyhow::Result<(Vec<Timing>, Option<SystemTime>)> {
     let mut files = Vec::new();
     files_named(criterion_dir, "estimates.json", &mut files);
     let mut out = Vec::new();
@@ -173,7 +175,7 @@ fn scenario_header(first: &str) -> Vec<String> {
 /// Builds the whole report from the files under `target_dir`; with `charts`, draws its charts
 /// into that folder (`(folder, the folder as the report links to it)`) and embeds them above
 /// the tables.
-pub fn generate(
+pub(crate) fn generate(
     target_dir: &Path,
     charts: Option<(&Path, &str)>,
 ) -> anyhow::Result<(String, crate::results::Results)> {
@@ -262,7 +264,7 @@ fn results_of(
 
 /// The differences `framebench deltas` wrote to `path`, or none when it has not run; a file of
 /// another schema is refused with one line.
-pub fn read_deltas(path: &Path) -> anyhow::Result<Vec<Delta>> {
+pub(crate) fn read_deltas(path: &Path) -> anyhow::Result<Vec<Delta>> {
     if !path.exists() {
         return Ok(Vec::new());
     }
@@ -668,7 +670,7 @@ fn floor_ratio(out: &mut String, names: &[String], timings: &Timings) {
 }
 
 /// Every callgrind count under `gungraun_dir` (see [`read_gungraun_summary`]).
-pub fn read_gungraun(gungraun_dir: &Path) -> anyhow::Result<Vec<Count>> {
+pub(crate) fn read_gungraun(gungraun_dir: &Path) -> anyhow::Result<Vec<Count>> {
     let mut files = Vec::new();
     files_named(gungraun_dir, "summary.json", &mut files);
     let mut out = Vec::new();
@@ -702,7 +704,7 @@ fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 
 /// Reads one gungraun `summary.json`: the callgrind total of instructions (`Ir`), named as
 /// `benches/callgrind.rs` and `benches/callgrind_loopback.rs` name their benchmarks.
-pub fn read_gungraun_summary(summary: &Value) -> anyhow::Result<Option<Count>> {
+pub(crate) fn read_gungraun_summary(summary: &Value) -> anyhow::Result<Option<Count>> {
     let module = summary
         .get("module_path")
         .and_then(Value::as_str)
@@ -797,7 +799,7 @@ const ALLOCS_HEADING: &str = "## In-process: allocations per request";
 
 /// `report` as it was (`old`) with the preamble and the allocation section made anew from
 /// `target_dir`, every other section kept (`framebench report --allocs-only`).
-pub fn update_allocs(old: &str, target_dir: &Path) -> anyhow::Result<String> {
+pub(crate) fn update_allocs(old: &str, target_dir: &Path) -> anyhow::Result<String> {
     let path = target_dir.join(ALLOCS_JSON);
     let cells = read_allocs(&path)?;
     anyhow::ensure!(
@@ -836,10 +838,10 @@ pub fn update_allocs(old: &str, target_dir: &Path) -> anyhow::Result<String> {
 }
 
 /// Where `framebench allocs --json` writes for the report, under the target folder.
-pub const ALLOCS_JSON: &str = "allocs/allocs.json";
+pub(crate) const ALLOCS_JSON: &str = "allocs/allocs.json";
 
 /// The cells `framebench allocs --json` wrote to `path`, or none when it has not run.
-pub fn read_allocs(path: &Path) -> anyhow::Result<Vec<crate::allocs::Measured>> {
+pub(crate) fn read_allocs(path: &Path) -> anyhow::Result<Vec<crate::allocs::Measured>> {
     if !path.exists() {
         return Ok(Vec::new());
     }
@@ -851,7 +853,7 @@ pub fn read_allocs(path: &Path) -> anyhow::Result<Vec<crate::allocs::Measured>> 
 
 /// The allocation counts: frameworks × scenarios with the `null` floor's count subtracted
 /// (calls, then bytes, logging off), then what `log=sink` adds.
-pub fn write_allocs(out: &mut String, cells: &[crate::allocs::Measured]) {
+pub(crate) fn write_allocs(out: &mut String, cells: &[crate::allocs::Measured]) {
     use crate::allocs::Counts;
     if cells.is_empty() {
         return;
@@ -935,23 +937,23 @@ pub fn write_allocs(out: &mut String, cells: &[crate::allocs::Measured]) {
 
 /// One timed difference the report lists under Consistency.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// `logging axum hello`.
-    pub cell: String,
+    pub(crate) cell: String,
     /// What the time says, as printed.
-    pub time: String,
+    pub(crate) time: String,
     /// What the exact counts say, or that there are none.
-    pub counts: String,
+    pub(crate) counts: String,
     /// Whether the counts contradict the time (time says less work, counts more, or the
     /// reverse); otherwise the finding is listed because nothing exact can check it.
-    pub contradiction: bool,
+    pub(crate) contradiction: bool,
 }
 
 /// Every timed difference that needs an explanation: a separated negative cost (logging or
 /// disk I/O making a request cheaper), a separated cost whose exact counts go the other way,
 /// and a framework faster than `raw` beyond the interval. Differences printed as `≈` are never
 /// listed: they claim nothing.
-pub fn findings(
+pub(crate) fn findings(
     deltas: &[Delta],
     counts: &[Count],
     allocs: &[crate::allocs::Measured],

@@ -16,7 +16,7 @@ static LIMIT: OnceLock<Limit> = OnceLock::new();
 
 /// A response counter with a target.
 #[derive(Debug)]
-pub struct Limit {
+pub(crate) struct Limit {
     max: u64,
     count: AtomicU64,
     reached: Mutex<bool>,
@@ -24,7 +24,7 @@ pub struct Limit {
 }
 
 /// Sets the process-wide limit. Fails if one is already set or `max` is 0.
-pub fn install(max: u64) -> anyhow::Result<&'static Limit> {
+pub(crate) fn install(max: u64) -> anyhow::Result<&'static Limit> {
     anyhow::ensure!(max > 0, "--max-requests must be at least 1");
     let mut fresh = false;
     let limit = LIMIT.get_or_init(|| {
@@ -41,13 +41,13 @@ pub fn install(max: u64) -> anyhow::Result<&'static Limit> {
 }
 
 /// The limit, if one was installed. Read once per server start, not per request.
-pub fn active() -> Option<&'static Limit> {
+pub(crate) fn active() -> Option<&'static Limit> {
     LIMIT.get()
 }
 
 impl Limit {
     /// Counts one response; the `max`-th wakes [`Limit::wait`].
-    pub fn record(&self) {
+    pub(crate) fn record(&self) {
         if self.count.fetch_add(1, Ordering::Relaxed) + 1 == self.max {
             let mut reached = self.reached.lock().unwrap_or_else(|e| e.into_inner());
             *reached = true;
@@ -56,12 +56,12 @@ impl Limit {
     }
 
     /// Responses counted so far.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)
     }
 
     /// Blocks until `max` responses were counted (true) or `timeout` passed (false).
-    pub fn wait(&self, timeout: Duration) -> bool {
+    pub(crate) fn wait(&self, timeout: Duration) -> bool {
         let reached = self.reached.lock().unwrap_or_else(|e| e.into_inner());
         let (reached, _) = self
             .cond

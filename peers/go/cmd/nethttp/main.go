@@ -15,22 +15,7 @@ import (
 )
 
 func main() {
-	opts, err := app.ParseOptions(os.Args[1:])
-	if err != nil {
-		app.Fail(2, err)
-	}
-	fx, err := app.Load(opts.Fixtures)
-	if err != nil {
-		app.Fail(1, err)
-	}
-	tmpl, err := app.CompileTemplate()
-	if err != nil {
-		app.Fail(1, err)
-	}
-	store, err := app.NewStore(opts.Redis)
-	if err != nil {
-		app.Fail(2, err)
-	}
+	opts, fx, tmpl, store := app.Setup(os.Args[1:])
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {

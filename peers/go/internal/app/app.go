@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/template"
@@ -33,10 +34,12 @@ type Options struct {
 	Addr     string // used only when no listener is passed as fd 3
 	FD3      bool   // take the listening socket from file descriptor 3
 	Redis    string // redis://127.0.0.1:PORT for the redis scenario; empty: /get answers 503
+	Threads  int    // GOMAXPROCS; 0 leaves the runtime's default
 }
 
-// ParseOptions reads the command line. GOMAXPROCS (the environment variable, read by the Go
-// runtime itself) sets the thread count.
+// ParseOptions reads the command line: the same --threads, --logging, --io and --redis that
+// framebench gives every server it starts in a child process (src/child.rs). --threads sets
+// GOMAXPROCS.
 func ParseOptions(args []string) (Options, error) {
 	var o Options
 	fs := flag.NewFlagSet("peer", flag.ContinueOnError)
@@ -46,8 +49,12 @@ func ParseOptions(args []string) (Options, error) {
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:0", "loopback address to bind when not given fd 3")
 	fs.BoolVar(&o.FD3, "fd3", false, "serve the listening socket passed as file descriptor 3")
 	fs.StringVar(&o.Redis, "redis", "", "redis://127.0.0.1:PORT for GET /get?key=")
+	fs.IntVar(&o.Threads, "threads", 0, "GOMAXPROCS (0: the runtime's default)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.Threads < 0 {
+		return o, fmt.Errorf("--threads %d: want 1 or more", o.Threads)
 	}
 	if o.Logging != "off" && o.Logging != "sink" && o.Logging != "stdout" {
 		return o, fmt.Errorf("--logging %q: want off, sink or stdout", o.Logging)
@@ -270,4 +277,30 @@ func (t *Template) Render() ([]byte, error) {
 func Fail(code int, err error) {
 	fmt.Fprintln(os.Stderr, "error:", err)
 	os.Exit(code)
+}
+
+// Setup is what both peers do before they route: read the command line (exit 2 on a bad one),
+// set GOMAXPROCS from --threads, load the fixtures, compile the template and connect the
+// store.
+func Setup(args []string) (Options, *Fixtures, *Template, *Store) {
+	opts, err := ParseOptions(args)
+	if err != nil {
+		Fail(2, err)
+	}
+	if opts.Threads > 0 {
+		runtime.GOMAXPROCS(opts.Threads)
+	}
+	fx, err := Load(opts.Fixtures)
+	if err != nil {
+		Fail(1, err)
+	}
+	tmpl, err := CompileTemplate()
+	if err != nil {
+		Fail(1, err)
+	}
+	store, err := NewStore(opts.Redis)
+	if err != nil {
+		Fail(2, err)
+	}
+	return opts, fx, tmpl, store
 }
