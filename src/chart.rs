@@ -12,7 +12,7 @@ use anyhow::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::driver::plot::{plot_error, to_file, Drawing, FONT};
+use crate::driver::plot::{plot_error, to_file, Backend, Drawing, FONT};
 
 /// What a bar stands for: a compared framework, a floor or the reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,23 +162,17 @@ struct Grid<'a> {
 }
 
 impl Drawing for Grid<'_> {
-    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
-    where
-        DB::ErrorType: 'static,
-    {
+    fn draw_on<DB: Backend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()> {
         draw_grid(root, self.panels, self.columns, self.heights)
     }
 }
 
-fn draw_grid<DB: DrawingBackend>(
+fn draw_grid<DB: Backend>(
     root: &DrawingArea<DB, Shift>,
     panels: &[&Panel],
     columns: usize,
     heights: &[u32],
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> anyhow::Result<()> {
     root.fill(&WHITE).map_err(plot_error)?;
     let mut rest = root.clone();
     for (row, height) in panels.chunks(columns).zip(heights) {
@@ -199,13 +193,7 @@ where
 }
 
 /// One chart: a bar per framework, best on top, value written at the bar's end.
-fn draw_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    panel: &Panel,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_panel<DB: Backend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> anyhow::Result<()> {
     let bars = panel.sorted();
     let n = bars.len();
     let top = bars

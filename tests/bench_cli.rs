@@ -19,6 +19,19 @@ fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }
 
+/// `framebench report --target-dir DIR --out OUT`, then `more`.
+fn report(dir: &Path, out: &Path, more: &[&str]) -> Output {
+    let mut args = vec![
+        "report",
+        "--target-dir",
+        dir.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(more);
+    run(&args)
+}
+
 fn assert_usage_error(out: &Output, needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
@@ -150,13 +163,7 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let out_file = dir.join("results.md");
-    let out = run(&[
-        "report",
-        "--target-dir",
-        dir.to_str().unwrap(),
-        "--out",
-        out_file.to_str().unwrap(),
-    ]);
+    let out = report(&dir, &out_file, &[]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("cargo bench"));
 
@@ -182,13 +189,7 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
         r#"{"module_path":"callgrind::in_process::null","id":"hello_off","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
     )
     .unwrap();
-    let out = run(&[
-        "report",
-        "--target-dir",
-        dir.to_str().unwrap(),
-        "--out",
-        out_file.to_str().unwrap(),
-    ]);
+    let out = report(&dir, &out_file, &[]);
     assert!(out.status.success(), "{out:?}");
     let text = std::fs::read_to_string(&out_file).unwrap();
     // criterion's interval beside its estimate: 40–44 around 42 is ±2, 5 %.
@@ -220,14 +221,7 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     }
     // No loopback figures, no loopback chart.
     assert!(!dir.join("results/hello-loopback.svg").exists());
-    let out = run(&[
-        "report",
-        "--target-dir",
-        dir.to_str().unwrap(),
-        "--out",
-        dir.join("bare.md").to_str().unwrap(),
-        "--no-charts",
-    ]);
+    let out = report(&dir, &dir.join("bare.md"), &["--no-charts"]);
     assert!(out.status.success(), "{out:?}");
     let bare = std::fs::read_to_string(dir.join("bare.md")).unwrap();
     assert!(
@@ -292,16 +286,7 @@ fn deltas_measures_pairs_that_the_report_prints_and_rejects_bad_input() {
         );
     }
     let out_file = dir.join("results.md");
-    let report = |dir: &Path| {
-        run(&[
-            "report",
-            "--target-dir",
-            dir.to_str().unwrap(),
-            "--out",
-            out_file.to_str().unwrap(),
-        ])
-    };
-    let out = report(&dir);
+    let out = report(&dir, &out_file, &[]);
     assert!(out.status.success(), "{out:?}");
     let text = std::fs::read_to_string(&out_file).unwrap();
     assert!(text.contains("### Cost of logging"), "{text}");
@@ -311,7 +296,7 @@ fn deltas_measures_pairs_that_the_report_prints_and_rejects_bad_input() {
     );
     // A file of another schema is refused with one line, naming it.
     std::fs::write(&json, r#"{"schema":"framebench-deltas/0","cells":[]}"#).unwrap();
-    let out = report(&dir);
+    let out = report(&dir, &out_file, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -86,7 +86,8 @@ pub(crate) use crate::tools::interrupted;
 /// Runs one cell on the server in `kept` if there is one (and it is alive), else on a new one,
 /// which is left in `kept` for the next cell unless this cell crashed it: the caller stops it
 /// by dropping it (pass `&mut None` for a fresh server). `progress` is called every 20 ms or
-/// less with the elapsed time of the cell.
+/// less with the elapsed time of the cell. The server is checked against the oracle before it
+/// is loaded; one that failed the check is stopped.
 pub(crate) fn run_cell(
     target: &Target,
     scenario: &'static Scenario,
@@ -97,15 +98,26 @@ pub(crate) fn run_cell(
     kept: &mut Option<ServerProcess>,
 ) -> CellResult {
     let mut cell = CellResult::empty(target, scenario, connections, params);
-    match load(
-        target,
-        scenario,
-        fixtures,
-        connections,
-        params,
-        progress,
-        kept,
-    ) {
+    // `Err` is the status of a cell that never ran its load.
+    let mut load = || -> Result<Run, Status> {
+        refuse(target)?;
+        let expected = scenario
+            .expected(fixtures)
+            .map_err(|e| Status::Error(format!("{e:#}")))?;
+        let alive = kept.as_mut().is_some_and(|s| s.exited().is_none());
+        let (addr, mut server) = match kept.take() {
+            Some(s) if alive => (s.addr(), Some(s)),
+            _ => start(target, params)?,
+        };
+        check_first(addr, &expected, params, server.as_mut())?;
+        let spec = client_spec(addr, scenario, connections, params);
+        let run = drive(spec, sampler(expected), server.as_mut(), progress);
+        if run.crashed.is_none() {
+            *kept = server;
+        }
+        Ok(run)
+    };
+    match load() {
         Ok(run) => cell.record(run, params),
         Err(status) => cell.status = status,
     }
@@ -121,36 +133,6 @@ struct Run {
     client_cpu: Option<proc::CpuUse>,
     server_peak_rss: Option<u64>,
     crashed: Option<String>,
-}
-
-/// Starts the target (or takes the server in `kept`), checks it against the oracle and loads
-/// it. The server goes back into `kept` unless it died; one that failed the check is stopped.
-/// `Err` is the status of a cell that never ran its load.
-fn load(
-    target: &Target,
-    scenario: &'static Scenario,
-    fixtures: &Fixtures,
-    connections: usize,
-    params: &LoadParams,
-    progress: &mut dyn FnMut(Duration),
-    kept: &mut Option<ServerProcess>,
-) -> Result<Run, Status> {
-    refuse(target)?;
-    let expected = scenario
-        .expected(fixtures)
-        .map_err(|e| Status::Error(format!("{e:#}")))?;
-    let alive = kept.as_mut().is_some_and(|s| s.exited().is_none());
-    let (addr, mut server) = match kept.take() {
-        Some(s) if alive => (s.addr(), Some(s)),
-        _ => start(target, params)?,
-    };
-    check_first(addr, &expected, params, server.as_mut())?;
-    let spec = client_spec(addr, scenario, connections, params);
-    let run = drive(spec, sampler(expected), server.as_mut(), progress);
-    if run.crashed.is_none() {
-        *kept = server;
-    }
-    Ok(run)
 }
 
 /// Why a cell does not run at all: Ctrl-C, or a framework this machine cannot serve (the Go

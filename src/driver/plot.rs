@@ -120,12 +120,16 @@ fn panels(cells: &[CellResult]) -> Vec<Panel> {
     out
 }
 
+/// A plotters backend whose errors can be kept ([`plot_error`]): what every drawing function
+/// here and in [`crate::chart`] takes.
+pub(crate) trait Backend: DrawingBackend<ErrorType: 'static> {}
+
+impl<T: DrawingBackend<ErrorType: 'static>> Backend for T {}
+
 /// Something drawn onto any plotters backend: [`to_file`] picks SVG or PNG for it.
 pub(crate) trait Drawing {
     /// Draws onto `root`.
-    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
-    where
-        DB::ErrorType: 'static;
+    fn draw_on<DB: Backend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>;
 }
 
 /// Draws `what` to `path`, `.svg` or `.png` by its extension, `size` pixels.
@@ -163,22 +167,16 @@ struct Figure<'a> {
 }
 
 impl Drawing for Figure<'_> {
-    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
-    where
-        DB::ErrorType: 'static,
-    {
+    fn draw_on<DB: Backend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()> {
         draw_on(root, &self.panels, self.title)
     }
 }
 
-fn draw_on<DB: DrawingBackend>(
+fn draw_on<DB: Backend>(
     root: &DrawingArea<DB, Shift>,
     panels: &[Panel],
     title: &str,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> anyhow::Result<()> {
     root.fill(&WHITE).map_err(plot_error)?;
     let root = root
         .titled(title, (FONT, 22).into_font())
@@ -190,26 +188,17 @@ where
 }
 
 /// One panel: throughput on the left, latency on the right.
-fn draw_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    panel: &Panel,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_panel<DB: Backend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> anyhow::Result<()> {
     let (left, right) = area.split_horizontally(760);
     draw_throughput(&left, panel)?;
     draw_latency(&right, panel)
 }
 
 /// Requests per second against connections, one line per series.
-fn draw_throughput<DB: DrawingBackend>(
+fn draw_throughput<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> anyhow::Result<()> {
     let conns = &panel.conns;
     let max_rps = panel
         .series
@@ -251,13 +240,7 @@ where
 }
 
 /// Each series' latency percentiles at its largest connection count, on a log scale.
-fn draw_latency<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    panel: &Panel,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_latency<DB: Backend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> anyhow::Result<()> {
     let lat_values = || {
         panel
             .series
@@ -306,15 +289,12 @@ fn percentile_label(v: &f64) -> String {
 }
 
 /// The `i`-th series: a line through `points` with a dot on each, named `label` in the legend.
-fn draw_line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+fn draw_line<DB: Backend, CT: CoordTranslate<From = (f64, f64)>>(
     chart: &mut ChartContext<'_, DB, CT>,
     i: usize,
     points: &[(f64, f64)],
     label: String,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> anyhow::Result<()> {
     let color = Palette99::pick(i).to_rgba();
     chart
         .draw_series(LineSeries::new(
@@ -331,13 +311,10 @@ where
 }
 
 /// The legend box, at `position`.
-fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+fn draw_legend<'a, DB: Backend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
-) -> anyhow::Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> anyhow::Result<()> {
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
