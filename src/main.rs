@@ -1,5 +1,5 @@
-//! The `framebench` command: `list`, `serve`, `check`, and with no arguments a quick
-//! in-process comparison.
+//! The `framebench` command: the clap enum of its commands and a match that hands each to its
+//! module; with no arguments, the quick compare (`src/quick/`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;

@@ -3,6 +3,11 @@
 //! beside a short loopback load of the same cell by the driver ([`crate::driver`]), and the
 //! allocations of one dispatch, counted by `framebench allocs` in a child process
 //! ([`crate::allocs::cli::spawn`]) so that counting never shares a process with the timing.
+//!
+//! The whole command lives here: [`command`] orchestrates it within its time budget, this file
+//! times the in-process cells and prints every view, and [`loopback`] runs the loopback cells.
+
+mod loopback;
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -11,7 +16,6 @@ use std::time::Duration;
 use crate::allocs::cli::Report as Allocs;
 use crate::chart::{Bar, Kind, Panel};
 use crate::cli::CliError;
-use crate::driver::cli::QuickLoopback;
 use crate::driver::output::{bound_mark, kilo, per_req, us, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
 use crate::env::Environment;
@@ -19,6 +23,7 @@ use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
 use crate::oracle::{self, SCENARIOS};
+use loopback::QuickLoopback;
 
 /// One in-process batch of the quick compare: five of them per cell, median taken.
 pub(crate) const SAMPLE: Duration = Duration::from_millis(60);
@@ -743,8 +748,8 @@ pub fn command(long: bool) -> Result<ExitCode, CliError> {
     let allocs = crate::allocs::cli::spawn(&names, options.logging, 3)
         .map_err(|e| format!("allocs/req not counted: {e:#}"));
     // The loopback cells get what is left of the quick compare's time.
-    let budget = crate::driver::cli::QUICK_BUDGET.saturating_sub(started.elapsed());
-    let (loopback, setup) = crate::driver::cli::quick_loopback(&fixtures, options, budget);
+    let budget = loopback::QUICK_BUDGET.saturating_sub(started.elapsed());
+    let (loopback, setup) = loopback::quick_loopback(&fixtures, options, budget);
     let run = Run {
         rows,
         allocs,
