@@ -332,5 +332,5 @@ fn prepare(
     anyhow::ensure!(entry.in_process, "{fw} has no in-process path");
     let scenario = crate::oracle::scenario(scenario)
         .ok_or_else(|| anyhow::anyhow!("unknown scenario '{scenario}'"))?;
-    crate::cell::prepare(entry, config, scenario)
+    Ok(crate::cell::prepare(entry, config, scenario)?)
 }

@@ -3,6 +3,8 @@
 //! functions before they measure, so nothing wrong is ever timed: [`in_process`] for a dispatch,
 //! [`precheck`] over a socket.
 
+use crate::cell::CellError;
+use crate::table::{Align, Table};
 use std::fmt;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -47,7 +49,7 @@ pub struct Row {
     /// The options used.
     pub(crate) options: Options,
     /// `(scenario, verdict)` in oracle order, then `("traversal", verdict)`.
-    pub(crate) cells: Vec<(&'static str, Result<(), String>)>,
+    pub(crate) cells: Vec<(&'static str, Result<(), CellError>)>,
 }
 
 impl Row {
@@ -194,10 +196,10 @@ pub fn bind_local() -> anyhow::Result<TcpListener> {
 fn verdict(
     observed: anyhow::Result<Observed>,
     judge: impl Fn(&Observed) -> Result<(), String>,
-) -> Result<(), String> {
+) -> Result<(), CellError> {
     match observed {
-        Ok(got) => judge(&got),
-        Err(e) => Err(format!("{e:#}")),
+        Ok(got) => judge(&got).map_err(CellError::Mismatch),
+        Err(e) => Err(CellError::io(&e)),
     }
 }
 
@@ -206,7 +208,7 @@ fn check_all(
     config: &Config,
     get: impl Fn(&str) -> anyhow::Result<Observed>,
     get_exact: impl Fn(&str) -> anyhow::Result<Observed>,
-) -> Vec<(&'static str, Result<(), String>)> {
+) -> Vec<(&'static str, Result<(), CellError>)> {
     let mut cells = Vec::new();
     for s in SCENARIOS {
         // A scenario this config cannot serve (the redis one without a Redis) gets no cell:
@@ -216,7 +218,7 @@ fn check_all(
         }
         let r = match s.expected(&config.fixtures) {
             Ok(expected) => verdict(get(s.path), |got| expected.check(got)),
-            Err(e) => Err(format!("{e:#}")),
+            Err(e) => Err(CellError::io(&e)),
         };
         cells.push((s.name, r));
     }
@@ -231,7 +233,7 @@ fn check_all(
     let traversal = if failures.is_empty() {
         Ok(())
     } else {
-        Err(failures.join("; "))
+        Err(CellError::Mismatch(failures.join("; ")))
     };
     cells.push(("traversal", traversal));
     cells
@@ -252,7 +254,7 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
             framework: entry.name,
             mode,
             options,
-            cells: vec![("build", Err(format!("{e:#}")))],
+            cells: vec![("build", Err(CellError::build(&e)))],
         };
         let app = match entry.build(&config) {
             Ok(app) => app,
@@ -288,7 +290,7 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
 fn check_loopback(
     app: &dyn App,
     config: &Config,
-) -> anyhow::Result<Vec<(&'static str, Result<(), String>)>> {
+) -> anyhow::Result<Vec<(&'static str, Result<(), CellError>)>> {
     let server = app.serve(bind_local()?)?;
     let addr = server.addr();
     let client = client()?;
@@ -310,24 +312,27 @@ pub fn print_table(rows: &[Row]) -> usize {
         .map(|s| s.name)
         .chain(["traversal"])
         .collect();
-    print!("{:<14} {:<11} {:<20}", "framework", "mode", "variant");
-    for h in &header {
-        print!(" {h:<9}");
-    }
-    println!();
+    let mut table = Table::new(
+        [
+            ("framework", Align::Left),
+            ("mode", Align::Left),
+            ("variant", Align::Left),
+        ]
+        .into_iter()
+        .chain(header.iter().map(|h| (*h, Align::Left))),
+    );
     let mut failing = 0;
     let mut reasons = Vec::new();
     for row in rows {
-        print!(
-            "{:<14} {:<11} {:<20}",
-            row.framework,
+        let mut cells = vec![
+            row.framework.to_string(),
             row.mode.to_string(),
-            row.options.label()
-        );
-        // A full row (it has the traversal cell) prints one column per header entry, and "skip"
-        // where a scenario has no cell; a failed build prints its one cell.
+            row.options.label(),
+        ];
+        // A full row (it has the traversal cell) has one column per header entry, and "skip"
+        // where a scenario has no cell; a failed build has its one cell.
         let full = row.cells.iter().any(|(n, _)| *n == "traversal");
-        let columns: Vec<(&str, Option<&Result<(), String>>)> = if full {
+        let columns: Vec<(&str, Option<&Result<(), CellError>>)> = if full {
             header
                 .iter()
                 .map(|h| (*h, row.cells.iter().find(|(n, _)| n == h).map(|(_, r)| r)))
@@ -336,25 +341,31 @@ pub fn print_table(rows: &[Row]) -> usize {
             row.cells.iter().map(|(n, r)| (*n, Some(r))).collect()
         };
         for (name, r) in columns {
-            let Some(r) = r else {
-                print!(" {:<9}", "skip");
-                continue;
-            };
-            print!(" {:<9}", if r.is_ok() { "ok" } else { "FAIL" });
-            if let Err(e) = r {
-                reasons.push(format!(
-                    "{} {} {} {name}: {e}",
-                    row.framework,
-                    row.mode,
-                    row.options.label()
-                ));
-            }
+            cells.push(match r {
+                None => "skip".into(),
+                Some(Ok(())) => "ok".into(),
+                Some(Err(e)) => {
+                    // A build failure names itself (`build: …`); a scenario's cell is named.
+                    let cell = match e {
+                        CellError::Build(_) => String::new(),
+                        _ => format!(" {name}:"),
+                    };
+                    reasons.push(format!(
+                        "{} {} {}{cell} {e}",
+                        row.framework,
+                        row.mode,
+                        row.options.label()
+                    ));
+                    "FAIL".into()
+                }
+            });
         }
-        println!();
+        table.row(cells);
         if !row.passed() {
             failing += 1;
         }
     }
+    print!("{}", table.terminal(""));
     for r in &reasons {
         println!("FAIL {r}");
     }

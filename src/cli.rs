@@ -10,6 +10,7 @@ use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
 use crate::options::{Io, Logging, Options};
 use crate::oracle::SCENARIOS;
+use crate::table::{Align, Table};
 
 /// A failure with its exit code: 2 for usage errors, 1 for everything else.
 pub struct CliError(pub u8, pub String);
@@ -135,6 +136,12 @@ pub(crate) fn load_fixtures() -> Result<Arc<Fixtures>, CliError> {
 /// `framebench list`: every framework compiled in with its exact version, then the scenarios.
 pub fn list() {
     println!("frameworks:");
+    let mut frameworks = Table::new([
+        ("name", Align::Left),
+        ("crate", Align::Left),
+        ("version", Align::Left),
+        ("modes", Align::Left),
+    ]);
     for e in REGISTRY {
         let modes = match (e.in_process, e.loopback) {
             (true, true) => "in-process, loopback",
@@ -147,15 +154,26 @@ pub fn list() {
         } else {
             format!(" ({})", e.note)
         };
-        println!(
-            "  {:<14} {:<12} {:<10} {modes}{note}",
-            e.name,
-            e.krate,
-            e.version()
-        );
+        frameworks.row([
+            e.name.to_string(),
+            e.krate.to_string(),
+            e.version().to_string(),
+            format!("{modes}{note}"),
+        ]);
     }
+    print!("{}", frameworks.terminal("  "));
     println!("scenarios:");
+    let mut scenarios = Table::new([
+        ("name", Align::Left),
+        ("request", Align::Left),
+        ("status", Align::Right),
+    ]);
     for s in SCENARIOS {
-        println!("  {:<14} GET {:<24} -> {}", s.name, s.path, s.status);
+        scenarios.row([
+            s.name.to_string(),
+            format!("GET {}", s.path),
+            s.status.to_string(),
+        ]);
     }
+    print!("{}", scenarios.terminal("  "));
 }

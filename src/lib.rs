@@ -41,5 +41,6 @@ pub mod results;
 pub mod serve;
 pub(crate) mod server;
 pub(crate) mod store;
+pub(crate) mod table;
 pub mod tools;
 pub(crate) mod units;

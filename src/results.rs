@@ -9,6 +9,7 @@
 //! flakes. A time or a rate is compared only through its interval: a change whose interval
 //! holds zero prints `≈` (the rule of [`crate::interval`]) and never crosses a gate.
 
+use crate::table::{Align, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -696,43 +697,22 @@ pub(crate) fn table(c: &Comparison, markdown: bool, paired: bool, base: &str, ne
             ]
         })
         .collect();
-    let heads = [
-        "bench",
-        "framework",
-        "cell",
-        "metric",
-        "base → new",
-        "change",
-    ];
-    if markdown {
-        let _ = writeln!(s, "| {} |", heads.join(" | "));
-        let _ = writeln!(s, "|---|---|---|---|---:|---:|");
-        for r in &rows {
-            let _ = writeln!(s, "| {} |", r.join(" | "));
-        }
-    } else {
-        let mut widths = heads.map(|h| h.chars().count());
-        for r in &rows {
-            for (w, f) in widths.iter_mut().zip(r) {
-                *w = (*w).max(f.chars().count());
-            }
-        }
-        let line = |s: &mut String, fields: &[&str]| {
-            for (i, (f, w)) in fields.iter().zip(widths).enumerate() {
-                let pad = w.saturating_sub(f.chars().count());
-                if i >= 4 {
-                    let _ = write!(s, "{}{f}  ", " ".repeat(pad));
-                } else {
-                    let _ = write!(s, "{f}{}  ", " ".repeat(pad));
-                }
-            }
-            let _ = writeln!(s);
-        };
-        line(&mut s, &heads);
-        for r in &rows {
-            line(&mut s, &r.each_ref().map(String::as_str));
-        }
+    let mut table = Table::new([
+        ("bench", Align::Left),
+        ("framework", Align::Left),
+        ("cell", Align::Left),
+        ("metric", Align::Left),
+        ("base → new", Align::Right),
+        ("change", Align::Right),
+    ]);
+    for r in rows {
+        table.row(r);
     }
+    s.push_str(&if markdown {
+        table.markdown()
+    } else {
+        table.terminal("")
+    });
     for (label, cells) in [(base, &c.only_base), (new, &c.only_new)] {
         if !cells.is_empty() {
             let _ = writeln!(s, "\nonly in {label} ({}):", cells.len());

@@ -1,5 +1,6 @@
-//! The unit formatters every printer uses: a time in ns, µs or ms, a count with thousands
-//! separators.
+//! The unit formatters every printer uses: a time in ns, µs or ms (and latencies from µs), a
+//! count with thousands separators, a rate in thousands, a share, a size, a ratio in three
+//! significant digits. A dash stands for a figure that was not measured.
 
 /// `456 ns`, `1.23 µs`, `4.56 ms`.
 pub(crate) fn fmt_ns(ns: f64) -> String {
@@ -28,6 +29,59 @@ pub(crate) fn fmt_count(n: f64) -> String {
         out.push(c);
     }
     out
+}
+
+/// A duration as [`fmt_ns`] writes it.
+pub(crate) fn fmt_time(t: std::time::Duration) -> String {
+    fmt_ns(t.as_secs_f64() * 1e9)
+}
+
+/// `3.21 µs` of CPU per request, or a dash.
+pub(crate) fn per_req(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.2} µs"))
+}
+
+/// `123 µs`, `1.23 ms`, `4.5 s`.
+pub(crate) fn us(v: f64) -> String {
+    if v <= 0.0 {
+        "–".into()
+    } else if v < 1000.0 {
+        format!("{v:.0} µs")
+    } else if v < 1_000_000.0 {
+        format!("{:.2} ms", v / 1000.0)
+    } else {
+        format!("{:.2} s", v / 1e6)
+    }
+}
+
+/// `45.3 k`.
+pub(crate) fn kilo(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.1} k", v / 1000.0)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// `96%`, or a dash.
+pub(crate) fn pct(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.0}%"))
+}
+
+/// `12.3 MB`, or a dash.
+pub(crate) fn mb(v: Option<u64>) -> String {
+    v.map_or("–".into(), |v| format!("{:.1} MB", v as f64 / 1e6))
+}
+
+/// A figure in at most four characters, three significant digits: `0.94`, `11.9`, `154`.
+pub(crate) fn sig3(v: f64) -> String {
+    if v < 9.995 {
+        format!("{v:.2}")
+    } else if v < 99.95 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! when a cell fails the oracle or its repeats disagree. [`spawn`] runs it as a child process
 //! for the quick compare.
 
+use crate::table::{Align, Table};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 
@@ -210,33 +211,42 @@ fn print_table(report: &Report) {
          thread counted; each cell repeated {} times, all equal",
         report.repeats
     );
-    println!(
-        "| {:<14} | {:<10} | {:<4} | {:>6} | {:>8} | {:>8} | {:>9} | {:>9} |",
-        "framework", "scenario", "log", "allocs", "reallocs", "deallocs", "B alloc", "B freed"
-    );
-    println!(
-        "|{:-<16}|{:-<12}|{:-<6}|{:-<7}:|{:-<9}:|{:-<9}:|{:-<10}:|{:-<10}:|",
-        "", "", "", "", "", "", "", ""
-    );
+    let mut table = Table::new([
+        ("framework", Align::Left),
+        ("scenario", Align::Left),
+        ("log", Align::Left),
+        ("allocs", Align::Right),
+        ("reallocs", Align::Right),
+        ("deallocs", Align::Right),
+        ("B alloc", Align::Right),
+        ("B freed", Align::Right),
+    ]);
     for c in &report.cells {
-        match c.counts {
-            Some(n) => println!(
-                "| {:<14} | {:<10} | {:<4} | {:>6} | {:>8} | {:>8} | {:>9} | {:>9} |",
-                c.framework,
-                c.scenario,
-                c.logging,
+        let names = [
+            c.framework.to_string(),
+            c.scenario.to_string(),
+            c.logging.to_string(),
+        ];
+        let counts = match c.counts {
+            Some(n) => [
                 n.allocs,
                 n.reallocs,
                 n.deallocs,
                 n.bytes_allocated,
-                n.bytes_deallocated
-            ),
-            None => println!(
-                "| {:<14} | {:<10} | {:<4} | {:>6} | {:>8} | {:>8} | {:>9} | {:>9} |",
-                c.framework, c.scenario, c.logging, "FAIL", "", "", "", ""
-            ),
-        }
+                n.bytes_deallocated,
+            ]
+            .map(|v| v.to_string()),
+            None => [
+                "FAIL".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
+        };
+        table.row(names.into_iter().chain(counts));
     }
+    print!("{}", table.markdown_aligned());
 }
 
 /// Runs `framebench allocs --json -` as a child of this process (the same binary) for

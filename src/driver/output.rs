@@ -2,6 +2,8 @@
 //! JSON. Every one carries the environment: rustc, CPU, cores, kernel, pinning, threads and the
 //! versions measured.
 
+use crate::table::{Align, Table};
+use crate::units::{kilo, mb, pct, per_req, us};
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -157,18 +159,18 @@ impl Report {
     pub(crate) fn terminal(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "{}", self.header());
-        let heads = COLUMNS.map(|(head, ..)| head.to_string());
-        terminal_row(&mut s, &heads, "status");
+        let mut table = Table::new(COLUMNS);
         for c in &self.cells {
             // A skipped cell measured nothing: dashes, not zeros.
             if let Status::Skipped(_) = c.status {
-                let mut row = [(); 19].map(|()| "–".to_string());
+                let mut row = [(); 20].map(|()| "–".to_string());
                 row[0] = c.target.clone();
                 row[1] = c.scenario.clone();
                 row[2] = c.variant.clone();
                 row[3] = c.connections.to_string();
                 row[5] = String::new();
-                terminal_row(&mut s, &row, "skip");
+                row[19] = "skip".into();
+                table.row(row);
                 continue;
             }
             let row = [
@@ -191,9 +193,11 @@ impl Report {
                 per_req(c.server_sys_us_per_req),
                 mb(c.server_peak_rss),
                 pct(c.client_cpu_pct),
+                c.status.short().to_string(),
             ];
-            terminal_row(&mut s, &row, c.status.short());
+            table.row(row);
         }
+        s.push_str(&table.terminal(""));
         let _ = writeln!(s, "{BOUND_LEGEND}\n{SPREAD_LEGEND}");
         for f in self.failures() {
             let _ = writeln!(s, "{f}");
@@ -241,15 +245,12 @@ impl Report {
     /// connection count.
     fn write_rps_table(&self, s: &mut String, scenario: &str, conns: &[usize]) {
         let _ = writeln!(s, "#### `{scenario}`: requests per second\n");
-        let _ = write!(s, "| target | variant |");
-        for c in conns {
-            let _ = write!(s, " {c} conns |");
-        }
-        let _ = write!(s, "\n|---|---|");
-        for _ in conns {
-            let _ = write!(s, "---:|");
-        }
-        let _ = writeln!(s);
+        let mut table = Table::new(
+            [("target", Align::Left), ("variant", Align::Left)]
+                .into_iter()
+                .map(|(h, a)| (h.to_string(), a))
+                .chain(conns.iter().map(|c| (format!("{c} conns"), Align::Right))),
+        );
         let cells = || self.cells.iter().filter(|c| c.scenario == scenario);
         let mut rows: Vec<(&str, &str)> = Vec::new();
         for c in cells() {
@@ -258,38 +259,53 @@ impl Report {
             }
         }
         for (t, v) in rows {
-            let _ = write!(s, "| {t} | {v} |");
-            for n in conns {
-                let cell = cells().find(|c| c.target == t && c.variant == v && c.connections == *n);
-                let _ = write!(s, " {} |", rps_cell(cell));
-            }
-            let _ = writeln!(s);
+            let figures = conns.iter().map(|n| {
+                rps_cell(cells().find(|c| c.target == t && c.variant == v && c.connections == *n))
+            });
+            table.row([t.to_string(), v.to_string()].into_iter().chain(figures));
         }
+        s.push_str(&table.markdown());
         let _ = writeln!(s);
     }
 
     /// Every figure of every cell, then the failures.
     fn write_details(&self, s: &mut String) {
         let _ = writeln!(s, "#### Details\n");
-        let _ = writeln!(s, "| target | version | scenario | variant | conns | req/s | spread | MB/s | mean | p50 | p90 | p99 | p99.9 | max | non-2xx | socket errors | timeouts | req/conn min/mean/max | starved | server CPU | server user/req | server sys/req | bound | server peak RSS | client CPU | status |");
-        let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|");
+        let mut table = Table::new(DETAILS);
         for c in &self.cells {
             let p = &c.per_connection;
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {:.0} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{:.0}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                c.target, c.version, c.scenario, c.variant, c.connections, c.rps,
-                c.rps_spread.map_or("–".into(), |e| format!(
-                    "{:.0}–{:.0} (median {:.0})", e.lo, e.hi, e.point
-                )),
-                c.bytes_per_sec / 1e6, us(c.latency.mean_us), us(c.latency.p50_us),
-                us(c.latency.p90_us), us(c.latency.p99_us), us(c.latency.p999_us),
-                us(c.latency.max_us), c.non_2xx, c.socket_errors, c.timeouts, p.min, p.mean,
-                p.max, p.starved, pct(c.server_cpu_pct), per_req(c.server_user_us_per_req),
-                per_req(c.server_sys_us_per_req), bound_text(c), mb(c.server_peak_rss),
-                pct(c.client_cpu_pct), c.status.short()
-            );
+            table.row([
+                c.target.clone(),
+                c.version.clone(),
+                c.scenario.clone(),
+                c.variant.clone(),
+                c.connections.to_string(),
+                format!("{:.0}", c.rps),
+                c.rps_spread.map_or("–".into(), |e| {
+                    format!("{:.0}–{:.0} (median {:.0})", e.lo, e.hi, e.point)
+                }),
+                format!("{:.2}", c.bytes_per_sec / 1e6),
+                us(c.latency.mean_us),
+                us(c.latency.p50_us),
+                us(c.latency.p90_us),
+                us(c.latency.p99_us),
+                us(c.latency.p999_us),
+                us(c.latency.max_us),
+                c.non_2xx.to_string(),
+                c.socket_errors.to_string(),
+                c.timeouts.to_string(),
+                format!("{}/{:.0}/{}", p.min, p.mean, p.max),
+                p.starved.to_string(),
+                pct(c.server_cpu_pct),
+                per_req(c.server_user_us_per_req),
+                per_req(c.server_sys_us_per_req),
+                bound_text(c).to_string(),
+                mb(c.server_peak_rss),
+                pct(c.client_cpu_pct),
+                c.status.short().to_string(),
+            ]);
         }
+        s.push_str(&table.markdown());
         let _ = writeln!(s, "\n{BOUND_LEGEND}\n\n{SPREAD_LEGEND}");
         let failures = self.failures();
         if !failures.is_empty() {
@@ -322,44 +338,60 @@ fn rps_cell(cell: Option<&CellResult>) -> String {
     }
 }
 
-/// The terminal table's columns: heading, width, and whether the text is aligned left (the
-/// names) or right (the figures). One list for the heading, skipped and measured rows alike.
-const COLUMNS: [(&str, usize, bool); 19] = [
-    ("target", 14, true),
-    ("scenario", 10, true),
-    ("variant", 20, true),
-    ("conns", 5, false),
-    ("req/s", 14, false),
-    ("bound", 12, true),
-    ("MB/s", 9, false),
-    ("mean", 9, false),
-    ("p50", 9, false),
-    ("p99", 9, false),
-    ("p99.9", 9, false),
-    ("max", 9, false),
-    ("non2xx/err/to", 14, false),
-    ("starved", 11, false),
-    ("srv cpu", 7, false),
-    ("usr/req", 8, false),
-    ("sys/req", 8, false),
-    ("srv rss", 8, false),
-    ("cli cpu", 7, false),
+/// The terminal table's columns, for the heading, skipped and measured rows alike: the names
+/// aligned left, the figures right, the status last.
+const COLUMNS: [(&str, Align); 20] = [
+    ("target", Align::Left),
+    ("scenario", Align::Left),
+    ("variant", Align::Left),
+    ("conns", Align::Right),
+    ("req/s", Align::Right),
+    ("bound", Align::Left),
+    ("MB/s", Align::Right),
+    ("mean", Align::Right),
+    ("p50", Align::Right),
+    ("p99", Align::Right),
+    ("p99.9", Align::Right),
+    ("max", Align::Right),
+    ("non2xx/err/to", Align::Right),
+    ("starved", Align::Right),
+    ("srv cpu", Align::Right),
+    ("usr/req", Align::Right),
+    ("sys/req", Align::Right),
+    ("srv rss", Align::Right),
+    ("cli cpu", Align::Right),
+    ("status", Align::Left),
 ];
 
-/// One line of the terminal table: the fields padded to [`COLUMNS`], then the status.
-fn terminal_row(s: &mut String, fields: &[String; 19], status: &str) {
-    for (i, (field, (_, width, left))) in fields.iter().zip(COLUMNS).enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        let _ = if left {
-            write!(s, "{field:<width$}")
-        } else {
-            write!(s, "{field:>width$}")
-        };
-    }
-    let _ = writeln!(s, "  {status}");
-}
+/// The markdown details table's columns.
+const DETAILS: [(&str, Align); 26] = [
+    ("target", Align::Left),
+    ("version", Align::Left),
+    ("scenario", Align::Left),
+    ("variant", Align::Left),
+    ("conns", Align::Right),
+    ("req/s", Align::Right),
+    ("spread", Align::Right),
+    ("MB/s", Align::Right),
+    ("mean", Align::Right),
+    ("p50", Align::Right),
+    ("p90", Align::Right),
+    ("p99", Align::Right),
+    ("p99.9", Align::Right),
+    ("max", Align::Right),
+    ("non-2xx", Align::Right),
+    ("socket errors", Align::Right),
+    ("timeouts", Align::Right),
+    ("req/conn min/mean/max", Align::Right),
+    ("starved", Align::Right),
+    ("server CPU", Align::Right),
+    ("server user/req", Align::Right),
+    ("server sys/req", Align::Right),
+    ("bound", Align::Left),
+    ("server peak RSS", Align::Right),
+    ("client CPU", Align::Right),
+    ("status", Align::Left),
+];
 
 /// Under the load and compare tables: what `±` beside a rate means.
 pub(crate) const SPREAD_LEGEND: &str =
@@ -405,39 +437,4 @@ pub(crate) fn spread(c: &CellResult) -> String {
         }
         _ => String::new(),
     }
-}
-
-/// `3.21 µs` of CPU per request, or a dash.
-pub(crate) fn per_req(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{v:.2} µs"))
-}
-
-/// `123 µs`, `1.23 ms`, `4.5 s`.
-pub(crate) fn us(v: f64) -> String {
-    if v <= 0.0 {
-        "–".into()
-    } else if v < 1000.0 {
-        format!("{v:.0} µs")
-    } else if v < 1_000_000.0 {
-        format!("{:.2} ms", v / 1000.0)
-    } else {
-        format!("{:.2} s", v / 1e6)
-    }
-}
-
-/// `45.3 k`.
-pub(crate) fn kilo(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{:.1} k", v / 1000.0)
-    } else {
-        format!("{v:.0}")
-    }
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{v:.0}%"))
-}
-
-fn mb(v: Option<u64>) -> String {
-    v.map_or("–".into(), |v| format!("{:.1} MB", v as f64 / 1e6))
 }

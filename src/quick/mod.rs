@@ -14,15 +14,18 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::allocs::cli::Report as Allocs;
+use crate::cell::CellError;
 use crate::chart::{Bar, Kind, Panel};
 use crate::cli::CliError;
-use crate::driver::output::{bound_mark, kilo, per_req, us, BOUND_LEGEND};
+use crate::driver::output::{bound_mark, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
 use crate::oracle::{self, SCENARIOS};
+use crate::table::{Align, Table};
+use crate::units::{kilo, per_req, sig3, us};
 use loopback::QuickLoopback;
 
 /// One in-process batch of the quick compare: five of them per cell, median taken.
@@ -33,10 +36,9 @@ pub(crate) const SAMPLE: Duration = Duration::from_millis(60);
 pub(crate) enum Cell {
     /// Median time per request over the samples, with their spread.
     Time(Timed),
-    /// The response did not match the oracle; not timed.
-    Failed(String),
-    /// The scenario cannot run here (the redis one without a Redis); why.
-    Skipped(String),
+    /// Not timed: the app did not build, its answer differed from the oracle, or the scenario
+    /// cannot run here (the redis one without a Redis, [`CellError::Skipped`]).
+    Failed(CellError),
 }
 
 /// Times `path` on `app`: calibrate a batch size worth about `sample` of work, then take
@@ -89,11 +91,11 @@ pub(crate) fn run(
             Ok(app) => SCENARIOS
                 .iter()
                 .map(|s| match s.skip_reason(config) {
-                    Some(why) => Cell::Skipped(why),
+                    Some(why) => Cell::Failed(CellError::Skipped(why)),
                     None => measure_cell(&*app, s, &config.fixtures, sample),
                 })
                 .collect(),
-            Err(e) => vec![Cell::Failed(format!("{e:#}")); SCENARIOS.len()],
+            Err(e) => vec![Cell::Failed(CellError::build(&e)); SCENARIOS.len()],
         };
         rows.push((entry.name, cells));
     }
@@ -107,11 +109,11 @@ fn measure_cell(
     sample: Duration,
 ) -> Cell {
     if let Err(e) = crate::cell::verify(app, fixtures, s) {
-        return Cell::Failed(format!("{e:#}"));
+        return Cell::Failed(e);
     }
     match time_per_request(app, s.path, sample, 5) {
         Ok(t) => Cell::Time(t),
-        Err(e) => Cell::Failed(format!("{e:#}")),
+        Err(e) => Cell::Failed(CellError::io(&e)),
     }
 }
 
@@ -228,8 +230,8 @@ impl Run {
             for (k, s) in SCENARIOS.iter().enumerate() {
                 let time = match self.in_process(name, k) {
                     Some(Cell::Time(t)) => sig3(t.median.as_secs_f64() * 1e6),
+                    Some(Cell::Failed(CellError::Skipped(_))) => "skip".into(),
                     Some(Cell::Failed(_)) => "FAIL".into(),
-                    Some(Cell::Skipped(_)) => "skip".into(),
                     None => "–".into(),
                 };
                 let time_mark = if best[k].0 == Some(name) { "*" } else { " " };
@@ -427,6 +429,7 @@ impl Run {
         let mut out = String::new();
         long_header(&mut out, &self.setup, self.options, self.sample);
         let mut notes = Notes::default();
+        let mut table = Table::new(LONG_COLUMNS);
         for name in self.names() {
             for (k, s) in SCENARIOS.iter().enumerate() {
                 let inproc = in_process_text(self.in_process(name, k), &mut notes, || {
@@ -443,13 +446,23 @@ impl Run {
                     loopback_texts(self.loopback(name, s.name), ratio, &mut notes, || {
                         format!("{name} {} loopback", s.name)
                     });
-                let _ = writeln!(
-                    out,
-                    "| {name:<14} | {:<10} | {inproc:>13} | {allocs:>10} | {rps:>10} | {of_raw:>12} | {bound:<12} | {user:>9} | {sys:>9} | {p99:>10} | {cpu:>7} | {rss:>8} |",
-                    s.name
-                );
+                table.row([
+                    name.to_string(),
+                    s.name.to_string(),
+                    inproc,
+                    allocs,
+                    rps,
+                    of_raw,
+                    bound,
+                    user,
+                    sys,
+                    p99,
+                    cpu,
+                    rss,
+                ]);
             }
         }
+        out.push_str(&table.markdown_aligned());
         let _ = writeln!(out, "\n{BOUND_LEGEND}");
         let mut written = String::new();
         let failed = notes.write(&mut written);
@@ -462,6 +475,22 @@ impl Run {
     }
 }
 
+/// The long table's columns.
+const LONG_COLUMNS: [(&str, Align); 12] = [
+    ("framework", Align::Left),
+    ("scenario", Align::Left),
+    ("in-process", Align::Right),
+    ("allocs/req", Align::Right),
+    ("loopback/s", Align::Right),
+    ("of raw", Align::Right),
+    ("bound", Align::Left),
+    ("usr/req", Align::Right),
+    ("sys/req", Align::Right),
+    ("p99", Align::Right),
+    ("srv cpu", Align::Right),
+    ("srv rss", Align::Right),
+];
+
 /// The long table of a quick compare, and what its notes say.
 pub(crate) struct Long {
     /// The whole text: environment, table, legend and notes.
@@ -470,17 +499,6 @@ pub(crate) struct Long {
     pub(crate) notes: String,
     /// Cells that failed.
     pub(crate) failed: usize,
-}
-
-/// A figure in at most four characters, three significant digits: `0.94`, `11.9`, `154`.
-fn sig3(v: f64) -> String {
-    if v < 9.995 {
-        format!("{v:.2}")
-    } else if v < 99.95 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
 }
 
 /// `text` broken into lines of at most `width` characters at spaces, each line ended.
@@ -551,27 +569,6 @@ fn long_header(out: &mut String, setup: &QuickLoopback, options: Options, sample
         out,
         "every cell checked against the oracle first; full sweep: framebench --full (or framebench compare)\n"
     );
-    let _ = writeln!(
-        out,
-        "| {:<14} | {:<10} | {:>13} | {:>10} | {:>10} | {:>12} | {:<12} | {:>9} | {:>9} | {:>10} | {:>7} | {:>8} |",
-        "framework",
-        "scenario",
-        "in-process",
-        "allocs/req",
-        "loopback/s",
-        "of raw",
-        "bound",
-        "usr/req",
-        "sys/req",
-        "p99",
-        "srv cpu",
-        "srv rss"
-    );
-    let _ = writeln!(
-        out,
-        "|{:-<16}|{:-<12}|{:-<14}:|{:-<11}:|{:-<11}:|{:-<13}:|{:-<14}|{:-<10}:|{:-<10}:|{:-<11}:|{:-<8}:|{:-<9}:|",
-        "", "", "", "", "", "", "", "", "", "", "", ""
-    );
 }
 
 /// What the combined table says under itself: why cells say `skip` (a missing optional tool),
@@ -605,8 +602,10 @@ impl Notes {
 fn in_process_text(cell: Option<&Cell>, notes: &mut Notes, what: impl Fn() -> String) -> String {
     match cell {
         None => "–".to_owned(),
-        Some(Cell::Time(t)) => format!("{} ±{:.0}%", format_time(t.median), t.spread_pct),
-        Some(Cell::Skipped(why)) => {
+        Some(Cell::Time(t)) => {
+            format!("{} ±{:.0}%", crate::units::fmt_time(t.median), t.spread_pct)
+        }
+        Some(Cell::Failed(CellError::Skipped(why))) => {
             notes.skip(why);
             "skip".to_owned()
         }
@@ -701,23 +700,13 @@ fn loopback_texts(
     }
 }
 
-/// `1.23 µs`, `456 ns`.
-pub(crate) fn format_time(t: Duration) -> String {
-    let ns = t.as_secs_f64() * 1e9;
-    if ns >= 1000.0 {
-        format!("{:.2} µs", ns / 1000.0)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
-
 /// `framebench quick-cell`: one in-process cell of the quick compare, checked, then timed
 /// with the quick compare's sample and batch count.
 pub fn cell_command(framework: &str, scenario: &str) -> Result<ExitCode, CliError> {
     let entry = crate::cli::framework(framework)?;
     let scenario = crate::cli::scenario(scenario)?;
     let config = Config::new(crate::cli::load_fixtures()?, None).with(Options::default());
-    let prepared = crate::cell::prepare(entry, &config, scenario).map_err(CliError::fail)?;
+    let prepared = crate::cell::prepare(entry, &config, scenario)?;
     let timed =
         time_per_request(&*prepared.app, prepared.path, SAMPLE, 5).map_err(CliError::fail)?;
     println!("{:.1}", timed.median.as_secs_f64() * 1e9);
@@ -936,8 +925,14 @@ mod tests {
         };
         let super::Long { table, failed, .. } = run.long();
         assert_eq!(failed, 0, "{table}");
-        let first = format!("| {a:<14} | {:<10} |", SCENARIOS[0].name);
-        assert!(table.lines().any(|l| l.starts_with(&first)), "{table}");
+        // The first two cells of a row, whatever the padding.
+        let first = [a, SCENARIOS[0].name];
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split('|').skip(1).map(str::trim).take(2).eq(first)),
+            "{table}"
+        );
         let dir = std::env::temp_dir().join(format!("framebench-quick-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let svg = dir.join("summary.svg");

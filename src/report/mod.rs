@@ -9,6 +9,7 @@
 mod charts;
 pub mod cli;
 
+use crate::table::{Align, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -123,21 +124,16 @@ pub(crate) fn read_criterion(
     Ok((out, newest))
 }
 
-/// A markdown table: header row, then rows.
+/// A markdown table: header row (the first column names, the others are figures), then rows.
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}",
-        header
-            .iter()
-            .enumerate()
-            .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
-            .collect::<String>()
-    );
+    let mut t = Table::new(header.iter().enumerate().map(|(i, h)| {
+        let align = if i == 0 { Align::Left } else { Align::Right };
+        (h.as_str(), align)
+    }));
     for r in rows {
-        let _ = writeln!(out, "| {} |", r.join(" | "));
+        t.row(r.iter().cloned());
     }
+    out.push_str(&t.markdown());
     out.push('\n');
 }
 
