@@ -379,14 +379,7 @@ pub fn command(
     threads: usize,
     redis: &crate::cli::RedisArg,
 ) -> Result<std::process::ExitCode, crate::cli::CliError> {
-    let entries: Vec<&crate::framework::Entry> = if names.is_empty() {
-        crate::frameworks::REGISTRY.iter().collect()
-    } else {
-        names
-            .iter()
-            .map(|n| crate::cli::framework(n))
-            .collect::<Result<_, _>>()?
-    };
+    let entries = crate::cli::frameworks(names)?;
     let fixtures = crate::cli::load_fixtures()?;
     crate::cli::prepare_entries(entries.iter().copied());
     let redis = redis.provide()?;
@@ -418,5 +411,88 @@ pub fn command(
         return Ok(std::process::ExitCode::from(1));
     }
     println!("all {} rows match the oracle", rows.len());
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `framebench check --conformance`: every serving framework named (all when none) against the
+/// protocol rules ([`crate::oracle::conformance`]), as a table with a note per failure and the
+/// rules' legend. A report: it exits 0 whatever the servers answer. Every server is started
+/// first and asked for its `Date`, so that the one rule that needs two answers 3 s apart waits
+/// for the gap once.
+pub fn conformance(
+    names: &[String],
+    threads: usize,
+) -> Result<std::process::ExitCode, crate::cli::CliError> {
+    use crate::oracle::conformance::{Dates, DATE_MOVES, DATE_MOVES_WHAT, RULES};
+    let entries = crate::cli::frameworks(names)?;
+    let fixtures = crate::cli::load_fixtures()?;
+    crate::cli::prepare_entries(entries.iter().copied());
+    let config = Config::new(std::sync::Arc::clone(&fixtures), None).with(Options {
+        threads,
+        ..Options::default()
+    });
+    let mut table = Table::new(
+        [("framework", Align::Left)]
+            .into_iter()
+            .chain(RULES.iter().map(|r| (r.name, Align::Left)))
+            .chain([(DATE_MOVES, Align::Left)]),
+    );
+    let mut notes = Vec::new();
+    // Every server up and asked for its first `Date`; a framework that cannot serve here says
+    // why in its row.
+    let mut started = Vec::new();
+    for entry in entries.into_iter().filter(|e| e.loopback) {
+        let served = entry.available().map_err(|why| (true, why)).and_then(|()| {
+            let app = entry
+                .build(&config)
+                .map_err(|e| (false, format!("build: {e:#}")))?;
+            let server = app
+                .serve(bind_local().map_err(|e| (false, format!("{e:#}")))?)
+                .map_err(|e| (false, format!("serve: {e:#}")))?;
+            let dates = Dates::start(server.addr());
+            Ok((app, server, dates))
+        });
+        match served {
+            Ok(s) => started.push((entry, s)),
+            Err((skipped, why)) => {
+                let mark = if skipped { "skip" } else { "FAIL" };
+                table.row(
+                    std::iter::once(entry.name.to_string())
+                        .chain(std::iter::repeat_n(mark.to_string(), RULES.len() + 1)),
+                );
+                notes.push(format!("{mark} {}: {why}", entry.name));
+            }
+        }
+    }
+    for (entry, (_app, server, dates)) in started {
+        let addr = server.addr();
+        let mut cells = vec![entry.name.to_string()];
+        let verdicts = RULES
+            .iter()
+            .map(|r| (r.name, r.check(addr, &fixtures)))
+            .chain([(DATE_MOVES, dates.finish(addr))]);
+        for (rule, verdict) in verdicts {
+            cells.push(match verdict {
+                Ok(()) => "ok".into(),
+                Err(why) => {
+                    notes.push(format!("FAIL {} {rule}: {why}", entry.name));
+                    "FAIL".into()
+                }
+            });
+        }
+        table.row(cells);
+        if let Err(e) = server.shutdown() {
+            notes.push(format!("{}: stopping its server: {e:#}", entry.name));
+        }
+    }
+    print!("{}", table.terminal(""));
+    for n in &notes {
+        println!("{n}");
+    }
+    println!("rules (a report, not a gate: docs/methodology.md says which failures change a server's numbers):");
+    for r in RULES {
+        println!("  {:<11} {}", r.name, r.what);
+    }
+    println!("  {DATE_MOVES:<11} {DATE_MOVES_WHAT}");
     Ok(std::process::ExitCode::SUCCESS)
 }

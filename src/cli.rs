@@ -48,6 +48,16 @@ pub(crate) fn framework(name: &str) -> Result<&'static crate::framework::Entry, 
     })
 }
 
+/// The registry entries called `names`, in that order, or every one when `names` is empty; the
+/// usage error of [`framework`] for an unknown name.
+pub(crate) fn frameworks(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
+    if names.is_empty() {
+        Ok(REGISTRY.iter().collect())
+    } else {
+        names.iter().map(|n| framework(n)).collect()
+    }
+}
+
 /// `--redis URL`, for the commands that serve the redis scenario.
 #[derive(clap::Args)]
 pub struct RedisArg {

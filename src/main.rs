@@ -96,10 +96,16 @@ enum Command {
     /// `load` over frameworks × scenarios × connection counts.
     Compare(framebench::driver::cli::CompareArgs),
     /// Checks frameworks × scenarios × variants against the oracle, in-process and over
-    /// loopback. Exits 1 on any mismatch.
+    /// loopback. Exits 1 on any mismatch. With --conformance: a report of each server against
+    /// the protocol rules instead, which exits 0.
     Check {
         /// Frameworks to check (default: all).
         frameworks: Vec<String>,
+        /// Report each server against TechEmpower's header rules and HttpArena's protocol
+        /// checks (Server, Date, framing, Connection: close, HEAD, HTTP/1.0, pipelining, split
+        /// requests): a table, not a gate.
+        #[arg(long)]
+        conformance: bool,
         #[command(flatten)]
         opts: OptArgs,
         #[command(flatten)]
@@ -190,8 +196,15 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }) => quick::cell_command(&framework, &scenario),
         Some(Command::Check {
             frameworks,
+            conformance: true,
+            opts,
+            ..
+        }) => framebench::check::conformance(&frameworks, opts.threads.into()),
+        Some(Command::Check {
+            frameworks,
             opts,
             redis,
+            ..
         }) => framebench::check::command(&frameworks, opts.threads.into(), &redis),
     }
 }

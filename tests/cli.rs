@@ -215,3 +215,32 @@ fn logging_stdout_prints_one_line_per_request() {
         );
     }
 }
+
+/// `check --conformance` is a report: a row per server named, `ok` or `FAIL` per rule, a note
+/// per failure, and exit 0 even when a server fails a rule (raw sends no `Date`).
+#[test]
+fn conformance_is_a_report_that_exits_0() {
+    let out = run(&["check", "--conformance", "raw", "null"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let header = text.lines().next().unwrap_or_default();
+    assert!(
+        header.starts_with("framework") && header.contains("date moves"),
+        "{text}"
+    );
+    let raw = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("raw"))
+        .unwrap_or_else(|| panic!("no raw row: {text}"));
+    // Columns: server, date, framing, close, head, http/1.0, pipelined, split, date moves.
+    let cells: Vec<&str> = raw.split_whitespace().skip(1).collect();
+    assert_eq!(cells.len(), 9, "{raw}");
+    assert_eq!(cells[1], "FAIL", "raw sends no Date: {raw}");
+    assert_eq!(cells[2], "ok", "raw frames its answers: {raw}");
+    assert!(
+        text.contains("FAIL raw date: hello: no `Date` header"),
+        "{text}"
+    );
+    // null has no server: no row.
+    assert!(!text.lines().any(|l| l.starts_with("null ")), "{text}");
+}

@@ -3,6 +3,8 @@
 //! Tests, `framebench check`, the benches and the driver all read [`SCENARIOS`]. A framework that
 //! answers a scenario with anything else is reported as failing it, however fast it is.
 
+pub(crate) mod conformance;
+
 use anyhow::Context as _;
 use bytes::Bytes;
 
