@@ -2,8 +2,10 @@
 //! with bytes encoded at startup, on non-blocking sockets: one mio (epoll) event loop per
 //! `threads`, each accepting from the shared listener and draining every readable connection,
 //! answering all complete requests of one read with one write (pipelining included). It parses
-//! only the request line and the end of the head, supports keep-alive with the common idle
-//! timeout, and sends no `Date` header. It skips the read that would only say EAGAIN, and polls
+//! only the request line, the end of the head and a `Connection` header (it closes after
+//! `Connection: close`, and after an HTTP/1.0 request without keep-alive), answers `HEAD` with
+//! the head alone, supports keep-alive with the common idle timeout, and sends no `Date`
+//! header. It skips the read that would only say EAGAIN, and polls
 //! for [`SPIN`] before sleeping. Its own code costs least of every server here, and it makes the
 //! fewest syscalls per request, so loopback results are read as a fraction of it; but it is a
 //! reference, not a proven ceiling: may-minihttp has read above it at 2 and 32 connections on
@@ -332,9 +334,22 @@ fn answer(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) {
                     .iter()
                     .find(|(p, _)| p.as_bytes() == path)
                     .map_or(&routes.not_found, |(_, r)| r);
+                // HEAD gets the head alone; the encoded answer's head ends at its blank line.
+                let res = if head.starts_with(b"HEAD ") {
+                    find_head_end(res).map_or(&res[..], |end| &res[..end + 4])
+                } else {
+                    res
+                };
                 conn.out.extend_from_slice(res);
                 if let Some(limit) = limit {
                     limit.record();
+                }
+                // Fairness: every framework closes after `Connection: close` (check
+                // --conformance), and the churn load depends on it, so raw honours it too:
+                // one scan of the head per request, which its numbers include.
+                if asks_to_close(head) {
+                    conn.closing = true;
+                    return;
                 }
             }
             None => {
@@ -371,6 +386,25 @@ fn encode(status: u16, reason: &str, content_type: &str, body: &[u8], close: boo
     out
 }
 
+/// Whether the request head has a `Connection: close` header (any case), or is HTTP/1.0
+/// without `Connection: keep-alive`.
+fn asks_to_close(head: &[u8]) -> bool {
+    let mut lines = head.split(|&b| b == b'\n');
+    let http10 = lines
+        .next()
+        .is_some_and(|l| l.trim_ascii_end().ends_with(b"HTTP/1.0"));
+    let connection = lines.find_map(|l| {
+        let (name, value) = l.split_at(l.iter().position(|&b| b == b':')?);
+        name.eq_ignore_ascii_case(b"connection")
+            .then(|| value[1..].trim_ascii().to_ascii_lowercase())
+    });
+    match connection.as_deref() {
+        Some(b"close") => true,
+        Some(b"keep-alive") => false,
+        _ => http10,
+    }
+}
+
 fn find_head_end(buf: &[u8]) -> Option<usize> {
     buf.windows(4).position(|w| w == b"\r\n\r\n")
 }
@@ -402,5 +436,14 @@ mod tests {
         assert_eq!(request_path(b"garbage"), None);
         assert_eq!(request_path(b"GET x HTTP/1.1"), None);
         assert_eq!(request_path(b"GET / HTTP/1.1 extra"), None);
+    }
+
+    #[test]
+    fn connection_close_and_http10() {
+        assert!(asks_to_close(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close"));
+        assert!(asks_to_close(b"GET / HTTP/1.1\r\nconnection:Close"));
+        assert!(!asks_to_close(b"GET / HTTP/1.1\r\nHost: a"));
+        assert!(asks_to_close(b"GET / HTTP/1.0"));
+        assert!(!asks_to_close(b"GET / HTTP/1.0\r\nConnection: keep-alive"));
     }
 }
