@@ -520,3 +520,47 @@ fn a_full_backlog_neither_blocks_nor_outlasts_the_bound() {
     assert_eq!(cell["per_connection"]["starved"], 298, "{text}");
     let _ = std::fs::remove_file(json);
 }
+
+/// Churn: `--requests-per-connection 1` opens a connection per request against raw, which
+/// closes after `Connection: close`, and counts the connects and their time apart from the
+/// latency; a server that keeps the connection open after answering it (this tiny server
+/// ignores the header) fails the cell with that reason.
+#[test]
+fn churn_counts_connects_and_catches_a_server_that_ignores_close() {
+    let json = json_path("churn");
+    let out = load(
+        "raw",
+        &format!(
+            "--requests-per-connection 1 -c 4 -d 1s --warmup 200ms --quiet --json {}",
+            json.display()
+        ),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let cell = &report(&json)["cells"][0];
+    let requests = cell["requests"].as_u64().unwrap();
+    let connects = cell["connects"].as_u64().unwrap();
+    assert!(requests > 100, "{cell}");
+    // One connection per request; the ones still open when the window ends are not answered.
+    assert!(
+        connects >= requests && connects <= requests + 8,
+        "{connects} connects for {requests} requests: {cell}"
+    );
+    assert!(cell["connect_us_mean"].as_f64().unwrap() > 0.0, "{cell}");
+    assert_eq!(cell["status"]["kind"], "ok", "{cell}");
+    let _ = std::fs::remove_file(&json);
+
+    let (addr, _) = tiny_server(4, false, |_| HELLO.to_vec());
+    let out = load(
+        &format!("http://{addr}"),
+        "--requests-per-connection 1 -c 2 -d 1s --warmup 0s --quiet",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("ignored `Connection: close`"),
+        "the reason is given: {text}"
+    );
+    // With pipelining it is refused in one line.
+    let out = load("raw", "--requests-per-connection 2 --pipeline 4 --quiet");
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -83,6 +83,11 @@ pub(crate) struct LoadOpts {
     /// Constant total request rate (req/s), latency from the intended send time (as wrk2).
     #[arg(long, value_parser = parse_rate)]
     pub(crate) rate: Option<f64>,
+    /// Connection churn: close and reopen each connection after this many requests, the last
+    /// sent with `Connection: close` (1: a connection per request); connect time is reported
+    /// apart from request latency. A server that keeps the connection open fails the cell.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) requests_per_connection: Option<u64>,
     /// Send exactly this many requests per cell, then stop (no warmup).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) requests: Option<u64>,
@@ -230,8 +235,14 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
             )));
         }
     }
+    if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
+        return Err(CliError::usage(
+            "--requests-per-connection sends one request at a time: drop --pipeline".into(),
+        ));
+    }
     Ok(LoadParams {
         duration: opts.duration.unwrap_or(default_duration),
+        requests_per_connection: opts.requests_per_connection,
         warmup: opts.warmup,
         timeout: opts.timeout,
         pipeline: opts.pipeline.into(),

@@ -31,6 +31,13 @@ pub(crate) struct ClientSpec {
     pub(crate) addr: SocketAddr,
     /// One encoded request.
     pub(crate) request: Vec<u8>,
+    /// The same request with `Connection: close`: the last of each connection's requests when
+    /// `requests_per_connection` is set.
+    pub(crate) close_request: Vec<u8>,
+    /// Connection churn: each connection sends this many requests, the last with
+    /// `Connection: close`, waits for the server to close it, and reconnects. `None`: keep-alive
+    /// for the whole run. Sends one request at a time (the CLI refuses it with `--pipeline`).
+    pub(crate) requests_per_connection: Option<u64>,
     /// Connections, spread over the threads.
     pub(crate) connections: usize,
     /// Client threads.
@@ -82,6 +89,14 @@ pub(crate) struct ThreadResult {
     /// Responses completed in each of [`SLICES`] equal slices of the recorded window: the
     /// rate's spread over the cell ([`super::stats::rate_spread`]).
     pub(crate) slices: Vec<u64>,
+    /// Connections completed in the recorded window.
+    pub(crate) connects: u64,
+    /// Their connect times (from `connect` to writable), summed, in nanoseconds: kept apart
+    /// from the request latencies, which start when a connected socket sends.
+    pub(crate) connect_ns: u64,
+    /// Connections the server kept open after answering `Connection: close` (for the request
+    /// timeout or 0.5 s, whichever is shorter), warm-up included.
+    pub(crate) ignored_close: u64,
 }
 
 impl ThreadResult {
@@ -100,6 +115,9 @@ impl ThreadResult {
             first_error: None,
             idle_polling: Duration::ZERO,
             slices: vec![0; SLICES],
+            connects: 0,
+            connect_ns: 0,
+            ignored_close: 0,
         }
     }
 
@@ -119,6 +137,9 @@ impl ThreadResult {
             m.first_mismatch = m.first_mismatch.or(r.first_mismatch);
             m.first_error = m.first_error.or(r.first_error);
             m.idle_polling += r.idle_polling;
+            m.connects += r.connects;
+            m.connect_ns += r.connect_ns;
+            m.ignored_close += r.ignored_close;
             for (sum, n) in m.slices.iter_mut().zip(&r.slices) {
                 *sum += n;
             }
@@ -185,6 +206,12 @@ struct Conn {
     connecting: Option<Instant>,
     responses: u64,
     done: u64,
+    /// Requests sent on the current connection (churn).
+    sent_here: u64,
+    /// The unsent bytes are of [`ClientSpec::close_request`].
+    sending_close: bool,
+    /// Churn: the last answer arrived at this time; the server must close now.
+    awaiting_close: Option<Instant>,
 }
 
 struct Worker<'a> {
@@ -251,6 +278,9 @@ impl<'a> Worker<'a> {
                     connecting: None,
                     responses: 0,
                     done: 0,
+                    sent_here: 0,
+                    sending_close: false,
+                    awaiting_close: None,
                 }
             })
             .collect();
@@ -488,7 +518,13 @@ impl<'a> Worker<'a> {
         };
         match failed {
             None => {
-                self.conns[i].connecting = None;
+                let now = Instant::now();
+                if let Some(started) = self.conns[i].connecting.take() {
+                    if now >= self.record_from && now <= self.end {
+                        self.result.connects += 1;
+                        self.result.connect_ns += now.duration_since(started).as_nanos() as u64;
+                    }
+                }
                 true
             }
             Some(e) => {
@@ -509,6 +545,9 @@ impl<'a> Worker<'a> {
         c.inflight.clear();
         c.unsent = 0;
         c.carried = 0;
+        c.sent_here = 0;
+        c.sending_close = false;
+        c.awaiting_close = None;
         self.reconnecting = true;
     }
 
@@ -522,9 +561,14 @@ impl<'a> Worker<'a> {
                 return;
             }
         }
-        let depth = self.spec.pipeline.max(1);
+        let churn = self.spec.requests_per_connection;
+        let depth = if churn.is_some() {
+            1
+        } else {
+            self.spec.pipeline.max(1)
+        };
         let c = &self.conns[i];
-        if c.unsent > 0 || c.connecting.is_some() {
+        if c.unsent > 0 || c.connecting.is_some() || c.awaiting_close.is_some() {
             return;
         }
         match self.interval {
@@ -541,6 +585,7 @@ impl<'a> Worker<'a> {
                     c.inflight.push_back((now, now));
                 }
                 c.unsent = k * self.spec.request.len();
+                self.mark_close(i);
             }
             Some(iv) => {
                 let mut k = 0;
@@ -560,9 +605,30 @@ impl<'a> Worker<'a> {
                     c.next_send += iv;
                 }
                 c.unsent = k * self.spec.request.len();
+                self.mark_close(i);
             }
         }
         self.write(i);
+    }
+
+    /// How long a server may take to close a connection after answering `Connection: close`:
+    /// it closes right after its answer, so the request timeout or 0.5 s, whichever is shorter.
+    fn close_wait(&self) -> Duration {
+        self.spec.timeout.min(Duration::from_millis(500))
+    }
+
+    /// Churn: counts the request just queued on connection `i` (one at a time), and makes it
+    /// the closing request when it is the connection's last.
+    fn mark_close(&mut self, i: usize) {
+        let Some(n) = self.spec.requests_per_connection else {
+            return;
+        };
+        let c = &mut self.conns[i];
+        c.sent_here += 1;
+        if c.sent_here >= n {
+            c.sending_close = true;
+            c.unsent = self.spec.close_request.len();
+        }
     }
 
     fn write(&mut self, i: usize) {
@@ -570,10 +636,16 @@ impl<'a> Worker<'a> {
         let Some(stream) = c.stream.as_mut() else {
             return;
         };
-        // Every write is a suffix of the batch: the requests are identical.
+        // Every write is a suffix of the batch (the requests are identical), or of the closing
+        // request.
+        let batch = if c.sending_close {
+            &self.spec.close_request
+        } else {
+            &self.batch
+        };
         while c.unsent > 0 {
-            let from = self.batch.len() - c.unsent;
-            match stream.write(&self.batch[from..]) {
+            let from = batch.len() - c.unsent;
+            match stream.write(&batch[from..]) {
                 Ok(0) => break,
                 Ok(n) => c.unsent -= n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -697,8 +769,15 @@ impl<'a> Worker<'a> {
             };
             let c = &mut self.conns[i];
             let Some((intended, _sent)) = c.inflight.pop_front() else {
-                return Err("response without a request".into());
+                return Err(if c.awaiting_close.is_some() {
+                    "server answered after `Connection: close` instead of closing".into()
+                } else {
+                    "response without a request".into()
+                });
             };
+            if c.sending_close && c.inflight.is_empty() && c.unsent == 0 {
+                c.awaiting_close = Some(now);
+            }
             let sample = c.responses.is_multiple_of(self.spec.sample_every.max(1));
             c.responses += 1;
             if in_window && intended >= self.record_from {
@@ -734,6 +813,19 @@ impl<'a> Worker<'a> {
             {
                 self.close(poll, i);
                 self.error("connect timed out".into());
+                continue;
+            }
+            // A correctness failure, not a measurement: counted in the warm-up too.
+            if c.awaiting_close
+                .is_some_and(|t| now.duration_since(t) >= self.close_wait())
+            {
+                self.result.ignored_close += 1;
+                self.close(poll, i);
+                self.error(format!(
+                    "the server kept the connection open for {:.1} s after answering \
+                     `Connection: close`",
+                    self.close_wait().as_secs_f64()
+                ));
                 continue;
             }
             if let Some(&(_, sent)) = c.inflight.front() {
@@ -991,6 +1083,8 @@ mod tests {
         let spec = ClientSpec {
             addr,
             request: crate::http1::get_request("/", crate::http1::Connection::KeepAlive),
+            close_request: crate::http1::get_request("/", crate::http1::Connection::Close),
+            requests_per_connection: None,
             connections: 2,
             threads: 1,
             pipeline,

@@ -70,6 +70,9 @@ pub(crate) struct LoadParams {
     pub(crate) rate: Option<f64>,
     /// Count-bounded mode: exactly this many requests per cell.
     pub(crate) requests: Option<u64>,
+    /// Connection churn: requests per connection, the last with `Connection: close`
+    /// (`None`: keep-alive for the whole cell).
+    pub(crate) requests_per_connection: Option<u64>,
     /// One response in this many per connection is checked whole.
     pub(crate) sample_every: u64,
     /// Pinning and client threads.
@@ -206,6 +209,8 @@ fn client_spec(
     client::ClientSpec {
         addr,
         request: http1::get_request(scenario.path, Connection::KeepAlive),
+        close_request: http1::get_request(scenario.path, Connection::Close),
+        requests_per_connection: params.requests_per_connection,
         connections,
         threads: params.pinning.client_threads,
         pipeline: params.pipeline,
@@ -335,6 +340,8 @@ impl CellResult {
             socket_errors: 0,
             timeouts: 0,
             first_error: None,
+            connects: 0,
+            connect_us_mean: None,
             sampled: 0,
             per_connection: PerConnection::default(),
             server_cpu_pct: None,
@@ -369,6 +376,9 @@ impl CellResult {
         self.timeouts = m.timeouts;
         self.sampled = m.sampled;
         self.per_connection = PerConnection::from_counts(&m.per_conn);
+        self.connects = m.connects;
+        self.connect_us_mean =
+            (m.connects > 0).then(|| m.connect_ns as f64 / 1e3 / m.connects as f64);
         self.server_cpu_pct = run.server_cpu.map(|u| u.percent());
         self.client_cpu_pct = run.client_cpu.map(|u| u.percent());
         // CPU seconds per wall second over requests per second: CPU time per request. The
@@ -394,6 +404,13 @@ impl CellResult {
         self.server_peak_rss = run.server_peak_rss;
         self.status = if let Some(c) = run.crashed {
             Status::Crashed(c)
+        } else if m.ignored_close > 0 {
+            Status::Failing(format!(
+                "the server ignored `Connection: close` on {} connections: it kept each open \
+                 for {:.1} s after its answer (a churn load cannot measure it)",
+                m.ignored_close,
+                params.timeout.min(Duration::from_millis(500)).as_secs_f64()
+            ))
         } else if let Some(e) = &m.first_mismatch {
             Status::Failing(format!(
                 "{} of {} sampled responses differ from the oracle: {e}",

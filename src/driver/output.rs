@@ -83,7 +83,17 @@ impl Report {
             } else {
                 String::new()
             }
-        )
+        ) + &match p.requests_per_connection {
+            Some(1) => "\nchurn: a new connection for every request (`Connection: close`); \
+                        connects and connect time are in the details, apart from the latency"
+                .to_owned(),
+            Some(n) => format!(
+                "\nchurn: each connection closed after {n} requests (the last with \
+                 `Connection: close`) and reopened; connects and connect time are in the \
+                 details, apart from the latency"
+            ),
+            None => String::new(),
+        }
     }
 
     /// This report as a results file of `command` (`load` or `compare`): its figures are the
@@ -295,6 +305,9 @@ impl Report {
                 c.socket_errors.to_string(),
                 c.timeouts.to_string(),
                 format!("{}/{:.0}/{}", p.min, p.mean, p.max),
+                c.connects.to_string(),
+                c.connect_us_mean
+                    .map_or("–".into(), |v| format!("{v:.1} µs")),
                 p.starved.to_string(),
                 pct(c.server_cpu_pct),
                 per_req(c.server_user_us_per_req),
@@ -364,7 +377,7 @@ const COLUMNS: [(&str, Align); 20] = [
 ];
 
 /// The markdown details table's columns.
-const DETAILS: [(&str, Align); 26] = [
+const DETAILS: [(&str, Align); 28] = [
     ("target", Align::Left),
     ("version", Align::Left),
     ("scenario", Align::Left),
@@ -383,6 +396,8 @@ const DETAILS: [(&str, Align); 26] = [
     ("socket errors", Align::Right),
     ("timeouts", Align::Right),
     ("req/conn min/mean/max", Align::Right),
+    ("connects", Align::Right),
+    ("connect mean", Align::Right),
     ("starved", Align::Right),
     ("server CPU", Align::Right),
     ("server user/req", Align::Right),

@@ -230,6 +230,11 @@ pub(crate) struct CellResult {
     pub(crate) timeouts: u64,
     /// First socket error seen.
     pub(crate) first_error: Option<String>,
+    /// Connections opened in the recorded window: one per `requests_per_connection` requests
+    /// under churn, the initial ones otherwise.
+    pub(crate) connects: u64,
+    /// Their mean connect time in µs (connect to writable), apart from the request latency.
+    pub(crate) connect_us_mean: Option<f64>,
     /// Responses checked against the oracle during the load.
     pub(crate) sampled: u64,
     /// Requests per connection.

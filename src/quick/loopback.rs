@@ -171,6 +171,7 @@ pub(crate) fn quick_loopback(
             pipeline: 1,
             rate: None,
             requests: None,
+            requests_per_connection: None,
             sample_every: 256,
             pinning,
         },
@@ -283,6 +284,7 @@ mod tests {
             pipeline: 1,
             rate: None,
             requests: None,
+            requests_per_connection: None,
             sample_every: 256,
             pinning: Pinning::resolve(None, None, None),
         };

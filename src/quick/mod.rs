@@ -815,6 +815,7 @@ mod tests {
             pipeline: 1,
             rate: None,
             requests: None,
+            requests_per_connection: None,
             sample_every: 256,
             pinning: Pinning::one_core_each(),
         };
