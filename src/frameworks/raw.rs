@@ -4,8 +4,8 @@
 //! answering all complete requests of one read with one write (pipelining included). It parses
 //! only the request line, the end of the head and a `Connection` header (it closes after
 //! `Connection: close`, and after an HTTP/1.0 request without keep-alive), answers `HEAD` with
-//! the head alone, supports keep-alive with the common idle timeout, and sends no `Date`
-//! header. It skips the read that would only say EAGAIN, and polls
+//! the head alone, supports keep-alive with the common idle timeout, and sends a `Date` header
+//! formatted once a second. It skips the read that would only say EAGAIN, and polls
 //! for [`SPIN`] before sleeping. Its own code costs least of every server here, and it makes the
 //! fewest syscalls per request, so loopback results are read as a fraction of it; but it is a
 //! reference, not a proven ceiling: may-minihttp has read above it at 2 and 32 connections on
@@ -39,8 +39,81 @@ pub(crate) struct Raw {
 
 /// The encoded answers: one per scenario path, the 404 for every other path.
 struct Routes {
-    paths: Vec<(&'static str, Vec<u8>)>,
-    not_found: Vec<u8>,
+    paths: Vec<(&'static str, Answer)>,
+    not_found: Answer,
+}
+
+/// One answer encoded at startup, in two parts around the `Date` line it gets per response.
+struct Answer {
+    /// The status line and every header but `Date`, each ended by CRLF.
+    head: Vec<u8>,
+    /// The blank line and the body.
+    rest: Vec<u8>,
+}
+
+impl Answer {
+    fn new(status: u16, reason: &str, content_type: &str, body: &[u8]) -> Answer {
+        let mut rest = b"\r\n".to_vec();
+        rest.extend_from_slice(body);
+        Answer {
+            head: format!(
+                "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
+                body.len()
+            )
+            .into_bytes(),
+            rest,
+        }
+    }
+
+    /// Appends this answer with `date` to `out`; its head alone for `HEAD`.
+    fn write(&self, out: &mut Vec<u8>, date: &[u8], head_only: bool) {
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(date);
+        if head_only {
+            out.extend_from_slice(b"\r\n");
+        } else {
+            out.extend_from_slice(&self.rest);
+        }
+    }
+}
+
+/// The `Date: …\r\n` line of an event loop, formatted once a second.
+// Fairness: every framework sends a `Date` (`check --conformance`), most from a cache refreshed
+// once a second as this one is, so the reference pays for one too (docs/methodology.md,
+// "Conformance"). The wall clock is derived from the loop's one monotonic read per turn, not
+// read again: under callgrind each clock read costs about 1,000 instructions.
+struct DateLine {
+    /// The wall clock at `base`.
+    wall: std::time::SystemTime,
+    base: Instant,
+    /// The whole second `line` shows, since the epoch.
+    second: u64,
+    line: Vec<u8>,
+}
+
+impl DateLine {
+    fn new(now: Instant) -> DateLine {
+        let mut d = DateLine {
+            wall: std::time::SystemTime::now(),
+            base: now,
+            second: u64::MAX,
+            line: Vec::new(),
+        };
+        d.update(now);
+        d
+    }
+
+    /// Reformats the line when `now` is in a new second.
+    fn update(&mut self, now: Instant) {
+        let wall = self.wall + now.saturating_duration_since(self.base);
+        let second = wall
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if second != self.second {
+            self.second = second;
+            self.line = format!("Date: {}\r\n", httpdate::fmt_http_date(wall)).into_bytes();
+        }
+    }
 }
 
 impl Framework for Raw {
@@ -57,14 +130,14 @@ impl Framework for Raw {
             .map(|c| {
                 (
                     c.path,
-                    encode(c.status, "OK", c.content_type, &c.body, false),
+                    Answer::new(c.status, "OK", c.content_type, &c.body),
                 )
             })
             .collect();
         Ok(Raw {
             routes: Arc::new(Routes {
                 paths: routes,
-                not_found: encode(404, "Not Found", crate::oracle::TEXT_PLAIN, b"", false),
+                not_found: Answer::new(404, "Not Found", crate::oracle::TEXT_PLAIN, b""),
             }),
             threads: config.options.threads.max(1),
         })
@@ -164,6 +237,7 @@ fn event_loop(
     // loop used to read the clock four times per busy turn and twice per idle spin, which made
     // most of raw's loopback count (docs/methodology.md, "Time against the counts").
     let mut now = Instant::now();
+    let mut date = DateLine::new(now);
     let mut last_sweep = now;
     let mut last_busy = now;
     while !stop.load(Ordering::SeqCst) {
@@ -175,6 +249,7 @@ fn event_loop(
         };
         let polled = poll.poll(&mut events, Some(wait));
         now = Instant::now();
+        date.update(now);
         if let Err(e) = polled {
             if e.kind() == ErrorKind::Interrupted {
                 continue;
@@ -229,7 +304,7 @@ fn event_loop(
                         continue;
                     };
                     conn.last_active = now;
-                    let keep = drive(conn, routes, limit).unwrap_or(false)
+                    let keep = drive(conn, routes, &date.line, limit).unwrap_or(false)
                         && interest(&poll, conn, slot).is_ok();
                     if !keep {
                         close(&poll, &mut conns, &mut free, slot);
@@ -277,7 +352,12 @@ fn interest(poll: &Poll, conn: &mut Conn, slot: usize) -> std::io::Result<()> {
 
 /// Reads everything the socket has (the loop is edge-triggered), answers every complete request
 /// in order, and writes as much as the socket takes. `Ok(false)`: close the connection.
-fn drive(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) -> std::io::Result<bool> {
+fn drive(
+    conn: &mut Conn,
+    routes: &Routes,
+    date: &[u8],
+    limit: Option<&Limit>,
+) -> std::io::Result<bool> {
     loop {
         // Read until the socket is empty, the client has closed, or too much waits unsent.
         while !conn.closing && conn.out.len() - conn.sent < MAX_PENDING {
@@ -287,7 +367,7 @@ fn drive(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) -> std::io::Re
                 Ok(0) => conn.closing = true,
                 Ok(n) => {
                     conn.filled += n;
-                    answer(conn, routes, limit);
+                    answer(conn, routes, date, limit);
                     // A read shorter than its room emptied the socket, so the next read would
                     // only say EAGAIN: one syscall per request saved. Linux's epoll reports
                     // every later arrival as a new edge, so nothing is missed (tokio's
@@ -322,7 +402,7 @@ fn drive(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) -> std::io::Re
 }
 
 /// Appends the answer to every complete request in the buffer to `out`, then keeps the rest.
-fn answer(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) {
+fn answer(conn: &mut Conn, routes: &Routes, date: &[u8], limit: Option<&Limit>) {
     let mut start = 0;
     while let Some(end) = find_head_end(&conn.buf[start..conn.filled]) {
         let head = &conn.buf[start..start + end];
@@ -334,13 +414,8 @@ fn answer(conn: &mut Conn, routes: &Routes, limit: Option<&Limit>) {
                     .iter()
                     .find(|(p, _)| p.as_bytes() == path)
                     .map_or(&routes.not_found, |(_, r)| r);
-                // HEAD gets the head alone; the encoded answer's head ends at its blank line.
-                let res = if head.starts_with(b"HEAD ") {
-                    find_head_end(res).map_or(&res[..], |end| &res[..end + 4])
-                } else {
-                    res
-                };
-                conn.out.extend_from_slice(res);
+                // HEAD gets the head alone.
+                res.write(&mut conn.out, date, head.starts_with(b"HEAD "));
                 if let Some(limit) = limit {
                     limit.record();
                 }
