@@ -379,7 +379,7 @@ pub fn command(
     threads: usize,
     redis: &crate::cli::RedisArg,
 ) -> Result<std::process::ExitCode, crate::cli::CliError> {
-    let entries = crate::cli::frameworks(names)?;
+    let entries = crate::cli::frameworks(names, |_| true, "")?;
     let fixtures = crate::cli::load_fixtures()?;
     crate::cli::prepare_entries(entries.iter().copied());
     let redis = redis.provide()?;
@@ -424,7 +424,7 @@ pub fn conformance(
     threads: usize,
 ) -> Result<std::process::ExitCode, crate::cli::CliError> {
     use crate::oracle::conformance::{Dates, DATE_MOVES, DATE_MOVES_WHAT, RULES};
-    let entries = crate::cli::frameworks(names)?;
+    let entries = crate::cli::frameworks(names, |_| true, "")?;
     let fixtures = crate::cli::load_fixtures()?;
     crate::cli::prepare_entries(entries.iter().copied());
     let config = Config::new(std::sync::Arc::clone(&fixtures), None).with(Options {

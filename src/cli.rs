@@ -48,14 +48,28 @@ pub(crate) fn framework(name: &str) -> Result<&'static crate::framework::Entry, 
     })
 }
 
-/// The registry entries called `names`, in that order, or every one when `names` is empty; the
-/// usage error of [`framework`] for an unknown name.
-pub(crate) fn frameworks(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
+/// The registry entries called `names`, in that order, or every one `can` keeps when `names` is
+/// empty. An unknown name is [`framework`]'s usage error; a named entry `can` refuses is the
+/// usage error `<name> <cannot>`.
+pub(crate) fn frameworks(
+    names: &[String],
+    can: impl Fn(&Entry) -> bool,
+    cannot: &str,
+) -> Result<Vec<&'static Entry>, CliError> {
     if names.is_empty() {
-        Ok(REGISTRY.iter().collect())
-    } else {
-        names.iter().map(|n| framework(n)).collect()
+        return Ok(REGISTRY.iter().filter(|e| can(e)).collect());
     }
+    names
+        .iter()
+        .map(|n| {
+            let e = framework(n)?;
+            if can(e) {
+                Ok(e)
+            } else {
+                Err(CliError::usage(format!("{n} {cannot}")))
+            }
+        })
+        .collect()
 }
 
 /// `--redis URL`, for the commands that serve the redis scenario.

@@ -41,16 +41,19 @@ impl Table {
         self.columns.get(i).map_or(Align::Left, |(_, a)| *a)
     }
 
-    /// Each column's width in characters: its widest cell or heading.
-    fn widths(&self) -> Vec<usize> {
-        let n = self
-            .rows
+    /// How many columns the table has: its headings, or its longest row.
+    fn column_count(&self) -> usize {
+        self.rows
             .iter()
             .map(Vec::len)
             .chain([self.columns.len()])
             .max()
-            .unwrap_or(0);
-        (0..n)
+            .unwrap_or(0)
+    }
+
+    /// Each column's width in characters: its widest cell or heading.
+    fn widths(&self) -> Vec<usize> {
+        (0..self.column_count())
             .map(|i| {
                 let head = self.columns.get(i).map_or(0, |(h, _)| h.chars().count());
                 self.rows
@@ -116,7 +119,7 @@ impl Table {
         let widths: Vec<usize> = if aligned {
             self.widths()
         } else {
-            vec![0; self.widths().len()]
+            vec![0; self.column_count()]
         };
         let mut out = String::new();
         let row = |out: &mut String, cells: &[&str]| {

@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
-use crate::frameworks::REGISTRY;
 use crate::oracle::Scenario;
 
 use super::Measured;
@@ -93,21 +92,11 @@ impl Report {
 
 /// The in-process frameworks named, or all of them.
 fn entries(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
-    if names.is_empty() {
-        return Ok(REGISTRY.iter().filter(|e| e.in_process).collect());
-    }
-    names
-        .iter()
-        .map(|n| {
-            let e = crate::cli::framework(n)?;
-            if !e.in_process {
-                return Err(CliError::usage(format!(
-                    "{n} has no in-process path: its allocations cannot be counted here"
-                )));
-            }
-            Ok(e)
-        })
-        .collect()
+    crate::cli::frameworks(
+        names,
+        |e| e.in_process,
+        "has no in-process path: its allocations cannot be counted here",
+    )
 }
 
 /// The scenarios named, or every one without Redis.

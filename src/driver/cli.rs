@@ -12,7 +12,6 @@ use super::output::{EnvJson, Report};
 use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::cli::CliError;
 use crate::fixtures::Fixtures;
-use crate::frameworks::REGISTRY;
 use crate::options::{Io, Logging, Options};
 use crate::oracle::{Scenario, SCENARIOS};
 use crate::pinning::{self, Pinning};
@@ -200,22 +199,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
 }
 
 fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, CliError> {
-    let entries: Vec<&'static crate::framework::Entry> = if names.is_empty() {
-        REGISTRY.iter().filter(|e| e.loopback).collect()
-    } else {
-        names
-            .iter()
-            .map(|n| {
-                let e = crate::cli::framework(n)?;
-                if !e.loopback {
-                    return Err(CliError::usage(format!(
-                        "{n} has no server (in-process only)"
-                    )));
-                }
-                Ok(e)
-            })
-            .collect::<Result<_, _>>()?
-    };
+    let entries = crate::cli::frameworks(names, |e| e.loopback, "has no server (in-process only)")?;
     let mut out = Vec::new();
     for e in entries {
         for o in variants(opts) {

@@ -79,6 +79,29 @@ pub(crate) struct LoadParams {
     pub(crate) pinning: Pinning,
 }
 
+impl LoadParams {
+    /// A closed-loop cell of `duration` after `warmup`: one request in flight per connection,
+    /// keep-alive, one response in 256 checked whole (the quick compare's cells, and tests).
+    pub(crate) fn closed_loop(
+        duration: Duration,
+        warmup: Duration,
+        timeout: Duration,
+        pinning: Pinning,
+    ) -> LoadParams {
+        LoadParams {
+            duration,
+            warmup,
+            timeout,
+            pipeline: 1,
+            rate: None,
+            requests: None,
+            requests_per_connection: None,
+            sample_every: 256,
+            pinning,
+        }
+    }
+}
+
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }

@@ -43,9 +43,10 @@ struct Routes {
     not_found: Answer,
 }
 
-/// One answer encoded at startup, in two parts around the `Date` line it gets per response.
+/// One answer encoded at startup, in two parts around the header lines it gets per response
+/// (the `Date`; `Connection: close` on an error).
 struct Answer {
-    /// The status line and every header but `Date`, each ended by CRLF.
+    /// The status line and the fixed headers, each ended by CRLF.
     head: Vec<u8>,
     /// The blank line and the body.
     rest: Vec<u8>,
@@ -65,10 +66,10 @@ impl Answer {
         }
     }
 
-    /// Appends this answer with `date` to `out`; its head alone for `HEAD`.
-    fn write(&self, out: &mut Vec<u8>, date: &[u8], head_only: bool) {
+    /// Appends this answer with the header lines `extra` to `out`; its head alone for `HEAD`.
+    fn write(&self, out: &mut Vec<u8>, extra: &[u8], head_only: bool) {
         out.extend_from_slice(&self.head);
-        out.extend_from_slice(date);
+        out.extend_from_slice(extra);
         if head_only {
             out.extend_from_slice(b"\r\n");
         } else {
@@ -428,8 +429,11 @@ fn answer(conn: &mut Conn, routes: &Routes, date: &[u8], limit: Option<&Limit>) 
                 }
             }
             None => {
-                conn.out
-                    .extend_from_slice(&encode(400, "Bad Request", "text/plain", b"", true));
+                Answer::new(400, "Bad Request", "text/plain", b"").write(
+                    &mut conn.out,
+                    CLOSE,
+                    false,
+                );
                 conn.closing = true;
                 return;
             }
@@ -438,28 +442,17 @@ fn answer(conn: &mut Conn, routes: &Routes, date: &[u8], limit: Option<&Limit>) 
     conn.buf.copy_within(start..conn.filled, 0);
     conn.filled -= start;
     if conn.filled == conn.buf.len() {
-        let res = encode(
-            431,
-            "Request Header Fields Too Large",
-            "text/plain",
-            b"",
-            true,
+        Answer::new(431, "Request Header Fields Too Large", "text/plain", b"").write(
+            &mut conn.out,
+            CLOSE,
+            false,
         );
-        conn.out.extend_from_slice(&res);
         conn.closing = true;
     }
 }
 
-fn encode(status: u16, reason: &str, content_type: &str, body: &[u8], close: bool) -> Vec<u8> {
-    let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{}\r\n",
-        body.len(),
-        if close { "Connection: close\r\n" } else { "" }
-    )
-    .into_bytes();
-    out.extend_from_slice(body);
-    out
-}
+/// The header line of the error answers, after which raw closes the connection.
+const CLOSE: &[u8] = b"Connection: close\r\n";
 
 /// Whether the request head has a `Connection: close` header (any case), or is HTTP/1.0
 /// without `Connection: keep-alive`.
@@ -468,14 +461,15 @@ fn asks_to_close(head: &[u8]) -> bool {
     let http10 = lines
         .next()
         .is_some_and(|l| l.trim_ascii_end().ends_with(b"HTTP/1.0"));
+    // No allocation: this runs on every request that carries a `Connection` header.
     let connection = lines.find_map(|l| {
         let (name, value) = l.split_at(l.iter().position(|&b| b == b':')?);
         name.eq_ignore_ascii_case(b"connection")
-            .then(|| value[1..].trim_ascii().to_ascii_lowercase())
+            .then(|| value[1..].trim_ascii())
     });
-    match connection.as_deref() {
-        Some(b"close") => true,
-        Some(b"keep-alive") => false,
+    match connection {
+        Some(v) if v.eq_ignore_ascii_case(b"close") => true,
+        Some(v) if v.eq_ignore_ascii_case(b"keep-alive") => false,
         _ => http10,
     }
 }

@@ -164,17 +164,12 @@ pub(crate) fn quick_loopback(
         targets,
         scenarios,
         connections: vec![connections],
-        params: LoadParams {
-            duration: ms(per_cell * 3 / 4),
-            warmup: ms(per_cell / 4),
-            timeout: Duration::from_secs(2),
-            pipeline: 1,
-            rate: None,
-            requests: None,
-            requests_per_connection: None,
-            sample_every: 256,
+        params: LoadParams::closed_loop(
+            ms(per_cell * 3 / 4),
+            ms(per_cell / 4),
+            Duration::from_secs(2),
             pinning,
-        },
+        ),
         server_per_target: true,
     };
     let mut runs = Vec::new();
@@ -277,17 +272,12 @@ mod tests {
     #[test]
     fn best_of_keeps_the_fastest_pass_and_every_failure() {
         let target = Target::Url("127.0.0.1:9".parse().unwrap());
-        let params = LoadParams {
-            duration: Duration::from_secs(1),
-            warmup: Duration::from_millis(250),
-            timeout: Duration::from_secs(2),
-            pipeline: 1,
-            rate: None,
-            requests: None,
-            requests_per_connection: None,
-            sample_every: 256,
-            pinning: Pinning::resolve(None, None, None),
-        };
+        let params = LoadParams::closed_loop(
+            Duration::from_secs(1),
+            Duration::from_millis(250),
+            Duration::from_secs(2),
+            Pinning::resolve(None, None, None),
+        );
         let cell = |scenario: &str, rps: f64, status: Status| {
             let mut c = CellResult::empty(
                 &target,

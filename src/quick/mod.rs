@@ -808,17 +808,12 @@ mod tests {
         let (a, b) = (frameworks.next()?, frameworks.next()?);
         let floor = crate::frameworks::floor()?;
         let reference = crate::frameworks::reference()?;
-        let params = LoadParams {
-            duration: Duration::from_secs(1),
-            warmup: Duration::from_millis(100),
-            timeout: Duration::from_secs(1),
-            pipeline: 1,
-            rate: None,
-            requests: None,
-            requests_per_connection: None,
-            sample_every: 256,
-            pinning: Pinning::one_core_each(),
-        };
+        let params = LoadParams::closed_loop(
+            Duration::from_secs(1),
+            Duration::from_millis(100),
+            Duration::from_secs(1),
+            Pinning::one_core_each(),
+        );
         let time = |us: f64| {
             Cell::Time(Timed {
                 median: Duration::from_secs_f64(us / 1e6),
