@@ -428,7 +428,7 @@ impl CellResult {
         self.status = if let Some(c) = run.crashed {
             Status::Crashed(c)
         } else if m.ignored_close > 0 {
-            Status::Failing(format!(
+            Status::IgnoredClose(format!(
                 "the server ignored `Connection: close` on {} connections: it kept each open \
                  for {:.1} s after its answer (a churn load cannot measure it)",
                 m.ignored_close,

@@ -149,7 +149,10 @@ impl Report {
             .filter(|c| !matches!(c.status, Status::Ok | Status::Skipped(_)))
             .map(|c| {
                 let reason = match &c.status {
-                    Status::Failing(r) | Status::Crashed(r) | Status::Error(r) => r.as_str(),
+                    Status::Failing(r)
+                    | Status::IgnoredClose(r)
+                    | Status::Crashed(r)
+                    | Status::Error(r) => r.as_str(),
                     Status::Interrupted => "interrupted by Ctrl-C",
                     Status::Ok | Status::Skipped(_) => "",
                 };

@@ -86,6 +86,11 @@ pub(crate) enum Status {
     Ok,
     /// Wrong answers (before or during load): not reported as fast.
     Failing(String),
+    /// A churn load (`--requests-per-connection`) whose server kept connections open after
+    /// answering a `Connection: close` request: the rate would not be one of connection churn.
+    /// A failure of `load`; the quick compare's churn column reports it beside the
+    /// conformance table instead of failing the run (docs/methodology.md, "Conformance").
+    IgnoredClose(String),
     /// The server exited during the run.
     Crashed(String),
     /// The driver could not run the cell (server did not start, ...).
@@ -97,11 +102,12 @@ pub(crate) enum Status {
 }
 
 impl Status {
-    /// `ok`, `FAIL`, `CRASH`, `ERROR`, `STOPPED`.
+    /// `ok`, `FAIL`, `OPEN`, `CRASH`, `ERROR`, `STOPPED`, `skip`.
     pub(crate) fn short(&self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Failing(_) => "FAIL",
+            Status::IgnoredClose(_) => "OPEN",
             Status::Crashed(_) => "CRASH",
             Status::Error(_) => "ERROR",
             Status::Interrupted => "STOPPED",

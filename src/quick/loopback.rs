@@ -14,8 +14,10 @@ use crate::oracle::{Scenario, SCENARIOS};
 use crate::pinning::Pinning;
 
 /// Time the whole quick compare aims for, from its start to its table: in-process cells,
-/// allocation counts and loopback cells. The loopback cells get what the others left.
-pub(crate) const QUICK_BUDGET: Duration = Duration::from_secs(165);
+/// allocation counts, loopback cells and the hello cells past saturation ([`super::hello`]).
+/// The saturated loopback passes get what the others left. The bound is 4 minutes
+/// after the build; 225 s leaves a margin for writing the files and a slower machine.
+pub(crate) const QUICK_BUDGET: Duration = Duration::from_secs(225);
 
 /// Connections per server thread in the quick compare's loopback cells. On this project's
 /// 2-core machine, `load --threads 1` keeps event-driven servers at 93–98 % of their core from
@@ -119,13 +121,15 @@ pub(crate) fn ratios_to(reference: &str, passes: &[Vec<CellResult>]) -> Vec<Pass
 /// server ([`QUICK_CONNECTIONS_PER_THREAD`] per server thread, one thread per server CPU).
 /// Thread-per-connection servers get one thread per connection, so that the table compares
 /// their cost per request and not their pool size. Each framework gets one server for all its
-/// scenarios and passes; [`QUICK_PASSES`] passes share `budget`, each cell getting
-/// 0.08–2 s per pass, and each cell reports its best pass ([`best_of`]).
+/// scenarios and passes; [`QUICK_PASSES`] passes share `budget` once the hello cells past
+/// saturation ([`super::hello`]) have taken their fixed time, each cell getting 0.08–2 s per
+/// pass, and each cell reports its best pass ([`best_of`]). The hello cells run last, on the
+/// same servers.
 pub(crate) fn quick_loopback(
     fixtures: &Fixtures,
     options: Options,
     budget: Duration,
-) -> (Vec<CellResult>, QuickLoopback) {
+) -> (Vec<CellResult>, QuickLoopback, super::hello::Hello) {
     interrupted();
     let pinning = Pinning::resolve(None, None, None);
     let threads = pinning.server_cores(usize::MAX);
@@ -155,6 +159,7 @@ pub(crate) fn quick_loopback(
         .max(1) as u32;
     let passes = QUICK_PASSES as u32;
     let cells = runnable * scenarios.len().max(1) as u32 * passes;
+    let budget = budget.saturating_sub(super::hello::per_server() * runnable);
     let per_cell = (budget.saturating_sub(QUICK_SERVER_OVERHEAD * runnable) / cells)
         .saturating_sub(QUICK_CELL_OVERHEAD)
         .clamp(QUICK_MIN_SLICE, Duration::from_secs(2));
@@ -181,6 +186,13 @@ pub(crate) fn quick_loopback(
         }
         runs.push(run_plan_on(&plan, fixtures, false, &mut servers));
     }
+    let hello = super::hello::measure(
+        plan.targets.clone(),
+        connections,
+        plan.params.pinning.clone(),
+        fixtures,
+        &mut servers,
+    );
     drop(servers);
     let reference = crate::frameworks::reference().map_or("raw", |e| e.name);
     let of_reference = ratios_to(reference, &runs);
@@ -199,6 +211,7 @@ pub(crate) fn quick_loopback(
             pooled,
             of_reference,
         },
+        hello,
     )
 }
 
@@ -214,15 +227,7 @@ pub(crate) fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
     // highest peak RSS.
     let mut best: Vec<(CellResult, [f64; 2], Option<u64>)> = Vec::new();
     for cell in passes.into_iter().flatten() {
-        let n = cell.requests as f64;
-        let split = match (
-            &cell.status,
-            cell.server_user_us_per_req,
-            cell.server_sys_us_per_req,
-        ) {
-            (Status::Ok, Some(user), Some(system)) => [user * n, system * n],
-            _ => [0.0; 2],
-        };
+        let split = split_weight(&cell);
         let same = |(b, _, _): &&mut (CellResult, [f64; 2], Option<u64>)| {
             b.target == cell.target
                 && b.scenario == cell.scenario
@@ -256,13 +261,31 @@ pub(crate) fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
             b.server_peak_rss = rss;
             // The best pass's CPU time per request (the scheduler's clock), split pooled.
             let total = b.server_cpu_pct.map(|pct| 1e4 * pct / b.rps);
-            if let Some(total) = total.filter(|_| b.status == Status::Ok && user + system > 0.0) {
-                b.server_user_us_per_req = Some(total * user / (user + system));
-                b.server_sys_us_per_req = Some(total * system / (user + system));
+            if let Some(total) = total.filter(|_| b.status == Status::Ok) {
+                split_pooled(&mut b, total, [user, system]);
             }
             b
         })
         .collect()
+}
+
+/// A pass's user and system CPU time in all, in µs (per request × requests), to pool the
+/// split over passes; zero for a pass that did not end `ok` or had no tick to split.
+pub(crate) fn split_weight(c: &CellResult) -> [f64; 2] {
+    let n = c.requests as f64;
+    match (&c.status, c.server_user_us_per_req, c.server_sys_us_per_req) {
+        (Status::Ok, Some(user), Some(system)) => [user * n, system * n],
+        _ => [0.0; 2],
+    }
+}
+
+/// Splits `total` µs of CPU per request of `b` into user and system time by the pooled sums
+/// of [`split_weight`]; leaves `b` as it is when they hold no tick.
+pub(crate) fn split_pooled(b: &mut CellResult, total: f64, [user, system]: [f64; 2]) {
+    if user + system > 0.0 {
+        b.server_user_us_per_req = Some(total * user / (user + system));
+        b.server_sys_us_per_req = Some(total * system / (user + system));
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! The whole command lives here: [`command`] orchestrates it within its time budget, this file
 //! times the in-process cells and prints every view, and [`loopback`] runs the loopback cells.
 
+mod hello;
 mod loopback;
 
 use std::fmt::Write as _;
@@ -128,6 +129,8 @@ pub(crate) struct Run {
     pub(crate) loopback: Vec<CellResult>,
     /// How the loopback cells were run.
     pub(crate) setup: QuickLoopback,
+    /// The hello cells past saturation: churn, the bill and the standing cost.
+    pub(crate) hello: hello::Hello,
     /// Logging, io and threads.
     pub(crate) options: Options,
     /// The in-process batch length.
@@ -307,6 +310,7 @@ impl Run {
             ));
         }
         out.push('\n');
+        out.push_str(&self.hello_compact());
         let setup = &self.setup;
         let legend = format!(
             "µs: in-process time per request, median of 5 batches, one thread, no socket. \
@@ -347,12 +351,7 @@ impl Run {
                 .names()
                 .filter_map(|n| {
                     let (rps, own) = self.rate(n, s.name)?;
-                    let mut bar = Bar::new(n, rps, None);
-                    if !own {
-                        bar.name.push_str(" ~not saturated");
-                        bar.faded = true;
-                    }
-                    Some(bar)
+                    Some(rate_bar(n, rps, own))
                 })
                 .collect();
             panels.push(Panel {
@@ -366,6 +365,44 @@ impl Run {
                 bars: rates,
             });
         }
+        // The hello cells past saturation: the churn rate beside the bill.
+        let churn = self
+            .hello_names()
+            .filter_map(|n| {
+                let c = self.hello.churn(n).filter(|c| c.status == Status::Ok)?;
+                Some(rate_bar(n, c.rps, bound_mark(c).is_empty()))
+            })
+            .collect();
+        panels.push(Panel {
+            title: format!(
+                "hello: req/s with a new connection every {} requests",
+                hello::CHURN_REQUESTS
+            ),
+            axis: format!(
+                "{} connections, closed loop (higher is better)",
+                self.hello.connections
+            ),
+            higher_is_better: true,
+            format: |v| kilo(v),
+            bars: churn,
+        });
+        let bill = self
+            .hello_names()
+            .filter_map(|n| {
+                let us = hello::cpu_us_per_request(self.hello.bill(n)?).ok()?;
+                Some(Bar::new(n, us * 1e3, None))
+            })
+            .collect();
+        panels.push(Panel {
+            title: format!(
+                "hello: server CPU time per request at {:.0} k req/s",
+                hello::BILL_RATE / 1e3
+            ),
+            axis: "user + system, open loop (lower is better)".into(),
+            higher_is_better: false,
+            format: crate::units::fmt_ns,
+            bars: bill,
+        });
         crate::chart::draw(path, &panels, 2)
     }
 
@@ -420,6 +457,47 @@ impl Run {
                 c.rps,
             ));
         }
+        let hello = &self.hello;
+        let hello_variant = |what: String| format!("{variant},c{},{what}", hello.connections);
+        for c in hello.churn.iter().filter(|c| c.status == Status::Ok) {
+            figures.push(Figure::count(
+                "quick/churn",
+                &c.target,
+                &c.scenario,
+                &hello_variant(format!("rpc{}", hello::CHURN_REQUESTS)),
+                Metric::Rps,
+                c.rps,
+            ));
+        }
+        // The bill and the standing cost are CPU times: ns per request, ns per second.
+        for (bench, cells, value, rate) in [
+            (
+                "quick/bill",
+                &hello.bill,
+                hello::cpu_us_per_request as fn(&CellResult) -> Result<f64, String>,
+                hello::BILL_RATE,
+            ),
+            (
+                "quick/standing",
+                &hello.standing,
+                hello::cpu_ms_per_second,
+                hello::STANDING_RATE,
+            ),
+        ] {
+            let scale = if bench == "quick/bill" { 1e3 } else { 1e6 };
+            for c in cells {
+                if let Ok(v) = value(c) {
+                    figures.push(Figure::count(
+                        bench,
+                        &c.target,
+                        &c.scenario,
+                        &hello_variant(format!("r{rate:.0}")),
+                        Metric::Time,
+                        v * scale,
+                    ));
+                }
+            }
+        }
         crate::results::Results::new("quick", figures)
     }
 
@@ -464,6 +542,7 @@ impl Run {
         }
         out.push_str(&table.markdown_aligned());
         let _ = writeln!(out, "\n{BOUND_LEGEND}");
+        out.push_str(&self.hello_long(&mut notes));
         let mut written = String::new();
         let failed = notes.write(&mut written);
         out.push_str(&written);
@@ -472,6 +551,274 @@ impl Run {
             notes: written,
             failed,
         }
+    }
+}
+
+/// A loopback rate's bar, faded and marked when the rate is not the server's own.
+fn rate_bar(name: &str, rps: f64, own: bool) -> Bar {
+    let mut bar = Bar::new(name, rps, None);
+    if !own {
+        bar.name.push_str(" ~not saturated");
+        bar.faded = true;
+    }
+    bar
+}
+
+/// The hello cells past saturation as a table, for both views.
+impl Run {
+    /// The servers of the hello cells past saturation, in registry order.
+    fn hello_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.names().filter(|n| self.hello.churn(n).is_some())
+    }
+
+    /// Whether the bill ranks the frameworks as saturated hello req/s does: Spearman's ρ over
+    /// the frameworks with both figures (a saturated rate and a sustained bill), and each one's
+    /// rank in both (1 = most req/s, 1 = cheapest).
+    fn hello_ranks(&self) -> Option<(f64, Vec<hello::RankPair>)> {
+        let frameworks = || {
+            self.hello_names()
+                .filter(|n| Kind::of(n) == Kind::Framework)
+        };
+        let mut by_rate: Vec<(&'static str, f64)> = frameworks()
+            .filter_map(|n| match self.rate(n, "hello") {
+                Some((rps, true)) => Some((n, rps)),
+                _ => None,
+            })
+            .collect();
+        by_rate.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut by_bill: Vec<(&'static str, f64)> = frameworks()
+            .filter_map(|n| Some((n, hello::cpu_us_per_request(self.hello.bill(n)?).ok()?)))
+            .collect();
+        by_bill.sort_by(|a, b| a.1.total_cmp(&b.1));
+        hello::rank_agreement(&by_rate, &by_bill)
+    }
+
+    /// One sentence on how the bill ranks the frameworks against saturated req/s.
+    fn hello_ranking_text(&self) -> String {
+        let Some((rho, moves)) = self.hello_ranks() else {
+            return "rank: fewer than 3 frameworks have both a saturated hello rate and a bill"
+                .into();
+        };
+        let far: Vec<String> = moves
+            .iter()
+            .filter(|(_, a, b)| a.abs_diff(*b) >= 3)
+            .map(|(n, a, b)| format!("{n} ({a} by req/s, {b} by bill)"))
+            .collect();
+        format!(
+            "rank: the bill orders the {} frameworks with both figures as saturated hello req/s \
+             does with Spearman's rho = {rho:.2}; {}.",
+            moves.len(),
+            if far.is_empty() {
+                "no framework moves 3 places or more".to_owned()
+            } else {
+                format!("3 places or more apart: {}", far.join(", "))
+            }
+        )
+    }
+
+    /// The hello cells past saturation for the first screen: churn rate, bill and standing
+    /// cost per server, and the two ranks.
+    fn hello_compact(&self) -> String {
+        let mut out = String::new();
+        if self.hello.churn.is_empty() {
+            return out;
+        }
+        let ranks = self.hello_ranks();
+        let mut table = Table::new([
+            ("hello", Align::Left),
+            ("churn k/s", Align::Right),
+            ("bill µs/req", Align::Right),
+            ("standing ms/s", Align::Right),
+            ("rank k/s", Align::Right),
+            ("rank bill", Align::Right),
+        ]);
+        for name in self.hello_names() {
+            let (by_rate, by_bill) = rank_texts(ranks.as_ref(), name);
+            table.row([
+                name.to_owned(),
+                churn_short(self.hello.churn(name)),
+                open_short(self.hello.bill(name), hello::cpu_us_per_request),
+                open_short(self.hello.standing(name), hello::cpu_ms_per_second),
+                by_rate,
+                by_bill,
+            ]);
+        }
+        out.push_str(&table.terminal(""));
+        out.push_str(&wrap(&self.hello_ranking_text(), SCREEN_WIDTH));
+        out.push_str(&wrap(
+            &format!(
+                "churn: closed loop, {} connections, each closed after {} requests (~: not the \
+                 server's own rate; OPEN: the server ignored Connection: close, see framebench \
+                 check --conformance). bill: the server's CPU time per request (user + system) \
+                 at {:.0} k req/s, a rate every server here sustains (behind: it did not). \
+                 standing: its CPU time per second at {:.0} req/s. Best of {} passes each.",
+                self.hello.connections,
+                hello::CHURN_REQUESTS,
+                hello::BILL_RATE / 1e3,
+                hello::STANDING_RATE,
+                hello::PASSES,
+            ),
+            SCREEN_WIDTH,
+        ));
+        out.push('\n');
+        out
+    }
+
+    /// The hello cells past saturation for the long table, every figure and its notes.
+    fn hello_long(&self, notes: &mut Notes) -> String {
+        let mut out = String::new();
+        if self.hello.churn.is_empty() {
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "\nhello past saturation, {} connections, best of {} passes each: churn (closed \
+             loop, a new connection every {} requests: its rate, the connects per second and \
+             their mean time), the bill (open loop at {:.0} req/s: the server's CPU time per \
+             request in user and system mode, and p99 from the intended send time) and the \
+             standing cost (open loop at {:.0} req/s: the server's CPU time per second)\n",
+            self.hello.connections,
+            hello::PASSES,
+            hello::CHURN_REQUESTS,
+            hello::BILL_RATE,
+            hello::STANDING_RATE,
+        );
+        let ranks = self.hello_ranks();
+        let mut table = Table::new([
+            ("framework", Align::Left),
+            ("churn/s", Align::Right),
+            ("bound", Align::Left),
+            ("connects/s", Align::Right),
+            ("connect", Align::Right),
+            ("bill/req", Align::Right),
+            ("usr/req", Align::Right),
+            ("sys/req", Align::Right),
+            ("p99 at rate", Align::Right),
+            ("standing/s", Align::Right),
+            ("rank k/s", Align::Right),
+            ("rank bill", Align::Right),
+        ]);
+        let dash = || "–".to_owned();
+        for name in self.hello_names() {
+            let churn = self.hello.churn(name);
+            let (rate, bound, connects, connect) = match churn {
+                Some(c) if c.status == Status::Ok => (
+                    kilo(c.rps),
+                    bound_mark(c).to_owned(),
+                    kilo(c.connects as f64 / c.seconds.max(1e-9)),
+                    c.connect_us_mean
+                        .map_or_else(dash, |v| format!("{v:.0} µs")),
+                ),
+                other => (churn_short(other), dash(), dash(), dash()),
+            };
+            let bill = self.hello.bill(name);
+            let (total, user, system, p99) = match bill.map(|c| (c, hello::cpu_us_per_request(c))) {
+                Some((c, Ok(total))) => (
+                    per_req(Some(total)),
+                    per_req(c.server_user_us_per_req),
+                    per_req(c.server_sys_us_per_req),
+                    us(c.latency.p99_us),
+                ),
+                _ => (
+                    open_short(bill, hello::cpu_us_per_request),
+                    dash(),
+                    dash(),
+                    dash(),
+                ),
+            };
+            let standing = match self.hello.standing(name).map(hello::cpu_ms_per_second) {
+                Some(Ok(ms)) => format!("{ms:.2} ms"),
+                _ => open_short(self.hello.standing(name), hello::cpu_ms_per_second),
+            };
+            let (by_rate, by_bill) = rank_texts(ranks.as_ref(), name);
+            table.row([
+                name.to_owned(),
+                rate,
+                bound,
+                connects,
+                connect,
+                total,
+                user,
+                system,
+                p99,
+                standing,
+                by_rate,
+                by_bill,
+            ]);
+            for (kind, cell) in [
+                ("churn", churn),
+                ("bill", bill),
+                ("standing", self.hello.standing(name)),
+            ] {
+                hello_note(cell, notes, || format!("{name} hello {kind}"));
+            }
+        }
+        out.push_str(&table.markdown_aligned());
+        out.push('\n');
+        out.push_str(&self.hello_ranking_text());
+        out.push('\n');
+        out
+    }
+}
+
+/// The two ranks of `name` (by saturated req/s, by the bill), or dashes.
+fn rank_texts(ranks: Option<&(f64, Vec<hello::RankPair>)>, name: &str) -> (String, String) {
+    ranks
+        .and_then(|(_, m)| m.iter().find(|(n, _, _)| *n == name))
+        .map_or(("–".to_owned(), "–".to_owned()), |(_, a, b)| {
+            (a.to_string(), b.to_string())
+        })
+}
+
+/// A churn cell in a few characters: thousands of requests per second (`~` when the rate is
+/// not the server's own), `OPEN` when the server ignored `Connection: close`, or the status.
+fn churn_short(cell: Option<&CellResult>) -> String {
+    match cell {
+        None => "–".to_owned(),
+        Some(c) if c.status == Status::Ok => {
+            let own = bound_mark(c).is_empty();
+            format!("{}{}", sig3(c.rps / 1e3), if own { "" } else { "~" })
+        }
+        Some(c) => c.status.short().to_owned(),
+    }
+}
+
+/// An open-loop cell's figure (`value` of it) in a few characters: `behind` when the server
+/// did not sustain the rate, else the status.
+fn open_short(
+    cell: Option<&CellResult>,
+    value: impl Fn(&CellResult) -> Result<f64, String>,
+) -> String {
+    match cell {
+        None => "–".to_owned(),
+        Some(c) if c.status == Status::Ok => match value(c) {
+            Ok(v) => sig3(v),
+            Err(_) if c.rps < hello::SUSTAINED * c.rate.unwrap_or(0.0) => "behind".to_owned(),
+            Err(_) => "–".to_owned(),
+        },
+        Some(c) => c.status.short().to_owned(),
+    }
+}
+
+/// Adds a hello cell's note: a skip once, a server that ignored `Connection: close` or fell
+/// behind the rate as a finding (not a failure: the conformance report says the same), and any
+/// other end as a failure.
+fn hello_note(cell: Option<&CellResult>, notes: &mut Notes, what: impl Fn() -> String) {
+    let Some(c) = cell else { return };
+    match &c.status {
+        Status::Ok => {
+            if let Some(rate) = c.rate.filter(|r| c.rps < hello::SUSTAINED * r) {
+                notes.findings.push(format!(
+                    "{}: reached {:.0} of {rate:.0} req/s, so it has no figure at that rate",
+                    what(),
+                    c.rps
+                ));
+            }
+        }
+        Status::Skipped(why) => notes.skip(why),
+        Status::IgnoredClose(why) => notes.findings.push(format!("{}: {why}", what())),
+        Status::Interrupted => {}
+        other => notes.failed.push(format!("{}: {other:?}", what())),
     }
 }
 
@@ -576,6 +923,8 @@ fn long_header(out: &mut String, setup: &QuickLoopback, options: Options, sample
 #[derive(Default)]
 struct Notes {
     skipped: Vec<String>,
+    /// What a server did that the table marks without failing the run.
+    findings: Vec<String>,
     failed: Vec<String>,
 }
 
@@ -590,6 +939,9 @@ impl Notes {
     fn write(&self, out: &mut String) -> usize {
         for why in &self.skipped {
             let _ = writeln!(out, "skip: {why}");
+        }
+        for what in &self.findings {
+            let _ = writeln!(out, "note: {what}");
         }
         for f in &self.failed {
             let _ = writeln!(out, "FAIL {f}");
@@ -738,12 +1090,13 @@ pub fn command(long: bool) -> Result<ExitCode, CliError> {
         .map_err(|e| format!("allocs/req not counted: {e:#}"));
     // The loopback cells get what is left of the quick compare's time.
     let budget = loopback::QUICK_BUDGET.saturating_sub(started.elapsed());
-    let (loopback, setup) = loopback::quick_loopback(&fixtures, options, budget);
+    let (loopback, setup, hello) = loopback::quick_loopback(&fixtures, options, budget);
     let run = Run {
         rows,
         allocs,
         loopback,
         setup,
+        hello,
         options,
         sample,
     };
@@ -841,18 +1194,56 @@ mod tests {
             }
         }
         let setup = QuickLoopback {
-            params,
+            params: params.clone(),
             passes: 3,
             threads: 1,
             connections: 4,
             pooled: Vec::new(),
             of_reference: Vec::new(),
         };
+        // Past saturation: a churns fastest, b's bill is the lowest, the reference ignores
+        // `Connection: close`.
+        let mut hello = hello::Hello {
+            connections: 4,
+            ..Default::default()
+        };
+        for (entry, churn, bill_cpu, status) in [
+            (a, 30e3, 20.0, Status::Ok),
+            (b, 20e3, 10.0, Status::Ok),
+            (
+                reference,
+                0.0,
+                5.0,
+                Status::IgnoredClose("kept open".into()),
+            ),
+        ] {
+            let target = Target::Framework(entry, Options::default());
+            let hello_scenario = crate::oracle::scenario("hello").unwrap();
+            let mut c = CellResult::empty(&target, hello_scenario, 4, &params);
+            c.rps = churn;
+            c.bound = Bound::Server;
+            c.status = status;
+            hello.churn.push(c);
+            for (rate, list) in [
+                (hello::BILL_RATE, &mut hello.bill),
+                (hello::STANDING_RATE, &mut hello.standing),
+            ] {
+                let open = LoadParams {
+                    rate: Some(rate),
+                    ..params.clone()
+                };
+                let mut c = CellResult::empty(&target, hello_scenario, 4, &open);
+                c.rps = rate;
+                c.server_cpu_pct = Some(bill_cpu);
+                list.push(c);
+            }
+        }
         let run = Run {
             rows,
             allocs: Err("not counted here".into()),
             loopback,
             setup,
+            hello,
             options: Options::default(),
             sample: SAMPLE,
         };
@@ -912,6 +1303,28 @@ mod tests {
         assert!(busiest.contains(&format!("{a} in hello")), "{text}");
         assert!(!busiest.contains(b), "{text}");
         assert!(text.contains("target/quick/long.md"), "{text}");
+        // Past saturation: a's churn rate, b's bill of 10 µs (10 % of a core at 10 k req/s),
+        // the reference's ignored close marked and not a failure.
+        let hello_row = |name: &str| {
+            let head = lines.iter().position(|l| l.starts_with("hello ")).unwrap();
+            *lines[head..]
+                .iter()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("no hello row for {name}:\n{text}"))
+        };
+        let cells = |name: &str| -> Vec<String> {
+            hello_row(name)
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect()
+        };
+        // Standing: 20 % and 10 % of a core, 200 and 100 ms per second.
+        assert_eq!(cells(a)[1..4], ["30.0", "20.0", "200"], "{text}");
+        assert_eq!(cells(b)[1..4], ["20.0", "10.0", "100"], "{text}");
+        assert_eq!(cells(reference)[1], "OPEN", "{text}");
+        assert!(text.contains("rank: fewer than 3"), "{text}");
+        assert_eq!(long.failed, 0, "{text}");
+        assert!(long.notes.contains("kept open"), "{}", long.notes);
     }
 
     #[test]
