@@ -38,9 +38,17 @@ enum Command {
     Serve {
         /// Framework name (see `framebench list`).
         framework: String,
-        /// Address to bind; loopback only.
+        /// Address to bind; loopback only unless --allow-remote.
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: SocketAddr,
+        /// Allow a non-loopback --addr (e.g. 0.0.0.0:8080): the server is reachable from
+        /// other hosts.
+        #[arg(long)]
+        allow_remote: bool,
+        /// When the server stops, write its request count, CPU time and peak memory here
+        /// (JSON; `framebench merge --server-stats` reads it).
+        #[arg(long, value_name = "PATH")]
+        stats: Option<std::path::PathBuf>,
         #[command(flatten)]
         server: ServerArgs,
         /// Exit by itself after this many requests (for `cargo bench --bench
@@ -93,6 +101,10 @@ enum Command {
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
     /// and reports throughput, latency, errors, starvation, CPU and memory.
     Load(framebench::driver::cli::LoadArgs),
+    /// Combines the results of one load run by several processes (`load --shard I/N --hdr-log
+    /// FILE --json FILE`, on one host or several) into one result, adding their latency
+    /// histograms exactly.
+    Merge(framebench::driver::merge::MergeArgs),
     /// `load` over frameworks × scenarios × connection counts.
     Compare(framebench::driver::cli::CompareArgs),
     /// Checks frameworks × scenarios × variants against the oracle, in-process and over
@@ -156,6 +168,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 | Command::Allocs(_)
                 | Command::QuickCell { .. }
                 | Command::Diff(_)
+                | Command::Merge(_)
                 | Command::Ab(_)
                 | Command::AbWorker
         )
@@ -166,6 +179,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         None if cli.full => framebench::driver::cli::full_sweep(),
         None => quick::command(cli.long),
         Some(Command::Load(args)) => framebench::driver::cli::load(args),
+        Some(Command::Merge(args)) => framebench::driver::merge::command(args),
         Some(Command::Compare(args)) => framebench::driver::cli::compare(args),
         Some(Command::List) => {
             framebench::cli::list();
@@ -174,10 +188,20 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Serve {
             framework,
             addr,
+            allow_remote,
             server,
             max_requests,
+            stats,
             redis,
-        }) => framebench::serve::serve(&framework, addr, server.options(), max_requests, &redis),
+        }) => framebench::serve::serve(
+            &framework,
+            addr,
+            allow_remote,
+            server.options(),
+            max_requests,
+            stats.as_deref(),
+            &redis,
+        ),
         Some(Command::Child {
             framework,
             server,

@@ -3,10 +3,10 @@
 //! loopback benches all pin through here; a child server is pinned as it starts
 //! ([`crate::child`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where the server and the client run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Pinning {
     /// Server CPUs (empty: not pinned).
     pub server_cpus: Vec<usize>,

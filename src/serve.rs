@@ -1,6 +1,8 @@
 //! `framebench serve` and its internal twin `framebench child`: one framework's server on a
-//! loopback listener, with the first line (`listening on URL`) that scripts and the driver wait
-//! for, stopped by SIGINT or SIGTERM.
+//! loopback listener (another address only with `--allow-remote`), with the first line
+//! (`listening on URL`) that scripts and the driver wait for, stopped by SIGINT or SIGTERM. With
+//! `--stats FILE` it writes its own request count, CPU time and peak memory there when it
+//! stops: what a load from other hosts cannot meter.
 
 use std::io::Write as _;
 use std::net::{SocketAddr, TcpListener};
@@ -11,21 +13,80 @@ use crate::cli::{load_fixtures, CliError, RedisArg};
 use crate::framework::Config;
 use crate::options::Options;
 
-/// `framebench serve`: one framework on `addr` (loopback only) until SIGINT or SIGTERM, or
-/// until `max_requests` responses when given.
+/// What `serve --stats` writes when the server stops.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Stats {
+    /// The framework.
+    pub(crate) framework: String,
+    /// Responses the server produced in its whole life, oracle checks and warm-ups included
+    /// (`None`: this framework does not count, [`crate::framework::Framework::COUNTS_REQUESTS`]).
+    pub(crate) requests: Option<u64>,
+    /// CPU seconds in user mode, of the server process and its children.
+    pub(crate) user_s: f64,
+    /// CPU seconds in the kernel.
+    pub(crate) system_s: f64,
+    /// CPU seconds in all, from the scheduler's clock.
+    pub(crate) cpu_s: f64,
+    /// Peak resident memory in bytes.
+    pub(crate) peak_rss_bytes: Option<u64>,
+    /// Seconds from listening to stopping.
+    pub(crate) wall_s: f64,
+}
+
+impl Stats {
+    /// Reads a `serve --stats` file; anything else is one line.
+    pub(crate) fn read(path: &std::path::Path) -> Result<Stats, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a `serve --stats` file: {e}", path.display()))
+    }
+
+    /// This process's figures now.
+    fn now(framework: &str, since: std::time::Instant) -> Stats {
+        let pid = std::process::id();
+        let times = crate::driver::proc::tree_cpu_times(pid);
+        let (user, system) = times.as_ref().and_then(|t| t.split()).unwrap_or((0.0, 0.0));
+        Stats {
+            framework: framework.to_owned(),
+            requests: crate::server::limit::active().map(|l| l.count()),
+            user_s: user,
+            system_s: system,
+            cpu_s: times.as_ref().map_or(0.0, |t| t.total()),
+            peak_rss_bytes: crate::driver::proc::peak_rss(pid),
+            wall_s: since.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// Where `serve` may bind: loopback, or any address with `allow_remote` (with a warning).
+fn check_addr(addr: SocketAddr, allow_remote: bool) -> Result<(), CliError> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    if !allow_remote {
+        return Err(CliError::usage(format!(
+            "refusing to bind {addr}: framebench serves on loopback addresses only \
+             (--allow-remote serves other hosts)"
+        )));
+    }
+    eprintln!("warning: serving on {addr}, reachable from other hosts (--allow-remote)");
+    Ok(())
+}
+
+/// `framebench serve`: one framework on `addr` until SIGINT or SIGTERM, or until
+/// `max_requests` responses when given; `stats` is written when it stops.
 pub fn serve(
     name: &str,
     addr: SocketAddr,
+    allow_remote: bool,
     options: Options,
     max_requests: Option<u64>,
+    stats: Option<&std::path::Path>,
     redis: &RedisArg,
 ) -> Result<ExitCode, CliError> {
     let entry = crate::cli::framework(name)?;
-    if !addr.ip().is_loopback() {
-        return Err(CliError::usage(format!(
-            "refusing to bind {addr}: framebench serves on loopback addresses only"
-        )));
-    }
+    check_addr(addr, allow_remote)?;
     if !entry.loopback {
         return Err(CliError::usage(format!(
             "{name} has no server (in-process only)"
@@ -33,6 +94,9 @@ pub fn serve(
     }
     if let Some(max) = max_requests {
         crate::bench::cli::install_limit(name, max)?;
+    } else if stats.is_some() && entry.counts_requests {
+        // The same counting hook as --max-requests, with no limit: the count for --stats.
+        crate::server::limit::install(u64::MAX).map_err(CliError::fail)?;
     }
     let fixtures = load_fixtures()?;
     // The redis scenario's Redis, alive as long as the server.
@@ -43,7 +107,8 @@ pub fn serve(
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError(1, format!("cannot bind {addr}: {e}")))?;
     let server = app.serve(listener).map_err(CliError::fail)?;
-    if let Some(limit) = crate::server::limit::active() {
+    let since = std::time::Instant::now();
+    if let Some(limit) = crate::server::limit::active().filter(|_| max_requests.is_some()) {
         announce(&server);
         return crate::bench::cli::serve_until_limit(server, limit);
     }
@@ -64,7 +129,14 @@ pub fn serve(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Read before the shutdown, which may wait on connections the clients left open.
+    let figures = Stats::now(name, since);
     server.shutdown().map_err(CliError::fail)?;
+    if let Some(path) = stats {
+        let text = serde_json::to_string_pretty(&figures).expect("stats serialize") + "\n";
+        std::fs::write(path, text)
+            .map_err(|e| CliError(1, format!("cannot write {}: {e}", path.display())))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -119,6 +119,23 @@ pub(crate) struct LoadOpts {
     /// No progress bar.
     #[arg(long)]
     pub(crate) quiet: bool,
+    /// Write the latencies as an HdrHistogram interval log (V2, deflate), one histogram per
+    /// `--hdr-interval` of each cell's recorded window, tagged per cell; `--json` names it, and
+    /// `framebench merge` adds such logs up.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) hdr_log: Option<PathBuf>,
+    /// The interval of `--hdr-log`.
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub(crate) hdr_interval: Duration,
+    /// Start the recorded window at this wall-clock time (seconds since the Unix epoch, at most
+    /// an hour ahead), the warm-up before it, so that several processes measure the same
+    /// window. One cell only.
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    pub(crate) start_at: Option<f64>,
+    /// This process's share of a load run by several: I of N takes 1/N of the connections,
+    /// the rate and the request count (the remainders to the first shards).
+    #[arg(long, value_name = "I/N")]
+    pub(crate) shard: Option<super::Shard>,
 }
 
 /// `framebench load`.
@@ -127,6 +144,10 @@ pub struct LoadArgs {
     /// A framework name (served by a child process) or http://127.0.0.1:PORT.
     #[arg(long)]
     pub(crate) target: String,
+    /// Allow a target URL that is not a loopback address (another host): every request goes
+    /// over the network to it. Without it such a URL is refused.
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
     /// Scenarios, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "hello")]
     pub(crate) scenario: Vec<String>,
@@ -147,8 +168,9 @@ pub struct CompareArgs {
     pub(crate) opts: LoadOpts,
 }
 
-/// Accepts `http://127.0.0.1:PORT` (or `[::1]`, `localhost`); refuses anything else.
-pub(crate) fn parse_url(text: &str) -> Result<SocketAddr, String> {
+/// Accepts `http://127.0.0.1:PORT` (or `[::1]`, `localhost`), and with `allow_remote` any
+/// `http://IP:PORT`; refuses anything else.
+pub(crate) fn parse_url(text: &str, allow_remote: bool) -> Result<SocketAddr, String> {
     let rest = text.strip_prefix("http://").ok_or_else(|| {
         format!("bad target {text:?} (want a framework name or http://127.0.0.1:PORT)")
     })?;
@@ -157,9 +179,10 @@ pub(crate) fn parse_url(text: &str) -> Result<SocketAddr, String> {
     let addr: SocketAddr = hostport
         .parse()
         .map_err(|_| format!("bad target {text:?} (want http://127.0.0.1:PORT)"))?;
-    if !addr.ip().is_loopback() {
+    if !addr.ip().is_loopback() && !allow_remote {
         return Err(format!(
-            "refusing to load {text}: the driver targets loopback addresses only"
+            "refusing to load {text}: the driver targets loopback addresses only \
+             (--allow-remote loads another host)"
         ));
     }
     Ok(addr)
@@ -219,6 +242,25 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
             )));
         }
     }
+    if let Some(at) = opts.start_at {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        if !at.is_finite() || at < now - 1.0 || at > now + 3600.0 {
+            return Err(CliError::usage(format!(
+                "--start-at {at}: want a time within the next hour (now is {now:.0})"
+            )));
+        }
+    }
+    if let Some(shard) = opts.shard {
+        let connections = opts.connections.as_deref().unwrap_or(&[]);
+        if connections.iter().any(|&c| shard.part(c.into()) == 0) {
+            return Err(CliError::usage(format!(
+                "--shard {}/{}: every shard needs a connection; give -c at least {}",
+                shard.index, shard.count, shard.count
+            )));
+        }
+    }
     if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
         return Err(CliError::usage(
             "--requests-per-connection sends one request at a time: drop --pipeline".into(),
@@ -230,9 +272,20 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
         warmup: opts.warmup,
         timeout: opts.timeout,
         pipeline: opts.pipeline.into(),
-        rate: opts.rate,
-        requests: opts.requests,
+        // A shard takes its part of the rate and of the request count.
+        rate: opts
+            .rate
+            .map(|r| opts.shard.map_or(r, |s| r / s.count as f64)),
+        requests: opts
+            .requests
+            .map(|n| opts.shard.map_or(n, |s| s.part(n).max(1))),
         sample_every: opts.sample_every,
+        hdr_interval: opts
+            .hdr_log
+            .as_ref()
+            .map(|_| opts.hdr_interval.as_secs_f64()),
+        start_at: opts.start_at,
+        shard: opts.shard,
         pinning: Pinning::resolve(
             opts.server_cpus.clone().map(|c| c.0),
             opts.client_cpus.clone().map(|c| c.0),
@@ -245,7 +298,10 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
 pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
     let url_target = args.target.contains("://");
     let targets = if url_target {
-        let addr = parse_url(&args.target).map_err(CliError::usage)?;
+        let addr = parse_url(&args.target, args.allow_remote).map_err(CliError::usage)?;
+        if !addr.ip().is_loopback() {
+            eprintln!("warning: loading {addr}, another host, over the network (--allow-remote)");
+        }
         vec![Target::Url(addr)]
     } else {
         framework_targets(std::slice::from_ref(&args.target), &args.opts)?
@@ -272,11 +328,19 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, CliError> {
     execute(plan, &args.opts, "compare")
 }
 
+/// The connection counts of the run, each this shard's part of it under `--shard`.
 fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
-    opts.connections.as_ref().map_or_else(
+    let all = opts.connections.as_ref().map_or_else(
         || default.to_vec(),
         |v| v.iter().map(|&c| c as usize).collect(),
-    )
+    );
+    match opts.shard {
+        Some(s) => all
+            .iter()
+            .map(|&c| s.part(c as u64).max(1) as usize)
+            .collect(),
+        None => all,
+    }
 }
 
 fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliError> {
@@ -284,12 +348,27 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
     opts.baselines.check(command)?;
     let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
     interrupted();
+    if plan.params.start_at.is_some() && plan.cells() > 1 {
+        return Err(CliError::usage(format!(
+            "--start-at aligns one cell; this run has {} (one scenario, one -c)",
+            plan.cells()
+        )));
+    }
     let cells = run_plan(&plan, &fixtures, opts.quiet);
     let report = Report {
         environment: EnvJson::current(),
         params: plan.params,
         cells,
+        run: super::output::RunInfo {
+            host: super::hdrlog::hostname(),
+            hdr_log: opts.hdr_log.as_ref().map(|p| p.display().to_string()),
+            merged_from: Vec::new(),
+        },
     };
+    if let Some(p) = &opts.hdr_log {
+        super::hdrlog::write(p, &report.cells, opts.hdr_interval.as_secs_f64())
+            .map_err(|e| CliError(1, format!("cannot write {}: {e:#}", p.display())))?;
+    }
     print!("{}", report.terminal());
     let write = |path: &PathBuf, text: String| {
         std::fs::write(path, text)
@@ -339,15 +418,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_are_loopback_only() {
-        assert!(parse_url("http://127.0.0.1:8080").is_ok());
-        assert!(parse_url("http://localhost:8080/").is_ok());
-        assert!(parse_url("http://[::1]:80").is_ok());
-        assert!(parse_url("http://10.0.0.1:80")
+    fn urls_are_loopback_only_unless_remote_is_allowed() {
+        assert!(parse_url("http://127.0.0.1:8080", false).is_ok());
+        assert!(parse_url("http://localhost:8080/", false).is_ok());
+        assert!(parse_url("http://[::1]:80", false).is_ok());
+        assert!(parse_url("http://10.0.0.1:80", false)
             .unwrap_err()
             .contains("loopback"));
-        assert!(parse_url("http://example.com:80").is_err());
-        assert!(parse_url("127.0.0.1:80").is_err());
+        assert!(parse_url("http://10.0.0.1:80", true).is_ok());
+        assert!(parse_url("http://example.com:80", true).is_err());
+        assert!(parse_url("127.0.0.1:80", false).is_err());
+    }
+
+    #[test]
+    fn shards_split_counts_evenly_and_refuse_nonsense() {
+        let s = |t: &str| t.parse::<crate::driver::Shard>();
+        let (a, b, c) = (s("1/3").unwrap(), s("2/3").unwrap(), s("3/3").unwrap());
+        assert_eq!([a.part(16), b.part(16), c.part(16)], [6, 5, 5]);
+        assert_eq!(a.part(16) + b.part(16) + c.part(16), 16);
+        for bad in ["0/2", "3/2", "1/0", "1", "a/b", "1/2/3"] {
+            assert!(s(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub(crate) struct ClientSpec {
     pub(crate) sample_every: u64,
     /// CPUs the client threads run on (empty: no pinning).
     pub(crate) cpus: Vec<usize>,
+    /// Also record the latencies in one histogram per interval of this length from the start
+    /// of the recorded window, for an HdrHistogram interval log (`load --hdr-log`).
+    pub(crate) hdr_interval: Option<Duration>,
 }
 
 /// What one thread measured in the recorded window.
@@ -97,6 +100,14 @@ pub(crate) struct ThreadResult {
     /// Connections the server kept open after answering `Connection: close` (for the request
     /// timeout or 0.5 s, whichever is shorter), warm-up included.
     pub(crate) ignored_close: u64,
+    /// Responses read outside the recorded window (the warm-up's, and those of requests sent
+    /// in it): the server served them too, so a server's own count of a run includes them.
+    pub(crate) unrecorded: u64,
+    /// With [`ClientSpec::hdr_interval`]: the recorded latencies again, one histogram per
+    /// interval of the recorded window (the last holds whatever came after the window too).
+    pub(crate) intervals: Vec<Histogram<u64>>,
+    /// The wall-clock time the recorded window started, for the interval log's timestamps.
+    pub(crate) recorded_from: Option<std::time::SystemTime>,
 }
 
 impl ThreadResult {
@@ -118,6 +129,9 @@ impl ThreadResult {
             connects: 0,
             connect_ns: 0,
             ignored_close: 0,
+            unrecorded: 0,
+            intervals: Vec::new(),
+            recorded_from: None,
         }
     }
 
@@ -140,12 +154,45 @@ impl ThreadResult {
             m.connects += r.connects;
             m.connect_ns += r.connect_ns;
             m.ignored_close += r.ignored_close;
+            m.unrecorded += r.unrecorded;
+            m.recorded_from = m.recorded_from.or(r.recorded_from);
             for (sum, n) in m.slices.iter_mut().zip(&r.slices) {
                 *sum += n;
+            }
+            if m.intervals.is_empty() {
+                m.intervals = r.intervals;
+            } else {
+                for (sum, h) in m.intervals.iter_mut().zip(&r.intervals) {
+                    let _ = sum.add(h);
+                }
             }
         }
         m
     }
+}
+
+/// The wall-clock time of `at`.
+fn wall_time(at: Instant) -> std::time::SystemTime {
+    let (wall, now) = (std::time::SystemTime::now(), Instant::now());
+    if at >= now {
+        wall + (at - now)
+    } else {
+        wall - (now - at)
+    }
+}
+
+/// The empty interval histograms of a run that asks for them: one per interval of the
+/// recorded window, with the bounds of [`ThreadResult::hist`].
+fn intervals(spec: &ClientSpec) -> Vec<Histogram<u64>> {
+    let Some(iv) = spec.hdr_interval else {
+        return Vec::new();
+    };
+    let n = spec
+        .duration
+        .as_nanos()
+        .div_ceil(iv.as_nanos().max(1))
+        .clamp(1, 100_000) as usize;
+    vec![ThreadResult::empty(0).hist; n]
 }
 
 /// Slices of the recorded window whose rates give a cell's spread: 20 keeps a 2 s cell's
@@ -296,7 +343,12 @@ impl<'a> Worker<'a> {
             record_from,
             end: record_from + spec.duration,
             tickets,
-            result: ThreadResult::empty(n),
+            result: ThreadResult {
+                intervals: intervals(spec),
+                // The same moment on the wall clock, for the interval log.
+                recorded_from: Some(wall_time(record_from)),
+                ..ThreadResult::empty(n)
+            },
         }
     }
 
@@ -789,6 +841,15 @@ impl<'a> Worker<'a> {
                 let ns = now.duration_since(intended).as_nanos() as u64;
                 self.result.hist.saturating_record(ns.max(1));
                 self.result.slices[slice] += 1;
+                if let Some(iv) = self.spec.hdr_interval {
+                    let last = self.result.intervals.len().saturating_sub(1);
+                    let k = ((into_ns / (iv.as_nanos() as u64).max(1)) as usize).min(last);
+                    if let Some(h) = self.result.intervals.get_mut(k) {
+                        h.saturating_record(ns.max(1));
+                    }
+                }
+            } else {
+                self.result.unrecorded += 1;
             }
             if sample {
                 self.result.sampled += 1;
@@ -1095,6 +1156,8 @@ mod tests {
             max_requests: Some(12),
             sample_every: 1,
             cpus: Vec::new(),
+            // Interval histograms too (`load --hdr-log`): they must hold every recorded latency.
+            hdr_interval: Some(Duration::from_millis(1)),
         };
         // Every response is checked whole: its body must have arrived complete.
         let sampler: Sampler =
@@ -1116,6 +1179,10 @@ mod tests {
         assert_eq!(r.socket_errors, 0, "{:?}", r.first_error);
         assert_eq!(r.timeouts, 0);
         assert_eq!((r.sampled, r.mismatches), (12, 0), "{:?}", r.first_mismatch);
+        assert_eq!(r.intervals.len(), 20_000, "a 20 s bound in 1 ms intervals");
+        let in_intervals: u64 = r.intervals.iter().map(|h| h.len()).sum();
+        assert_eq!(in_intervals, r.hist.len());
+        assert!(r.recorded_from.is_some());
     }
 
     #[test]

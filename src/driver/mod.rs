@@ -11,6 +11,8 @@
 
 pub mod cli;
 pub(crate) mod client;
+pub(crate) mod hdrlog;
+pub mod merge;
 pub(crate) mod output;
 pub(crate) mod plot;
 pub(crate) mod proc;
@@ -21,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::check::precheck;
 use crate::child::{framebench_exe, ServerProcess};
@@ -53,16 +55,16 @@ impl Target {
 }
 
 /// How each cell is loaded.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct LoadParams {
     /// Recorded time per cell.
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub(crate) duration: Duration,
     /// Unrecorded time before it.
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub(crate) warmup: Duration,
     /// Request timeout.
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub(crate) timeout: Duration,
     /// Pipelining depth.
     pub(crate) pipeline: usize,
@@ -77,6 +79,52 @@ pub(crate) struct LoadParams {
     pub(crate) sample_every: u64,
     /// Pinning and client threads.
     pub(crate) pinning: Pinning,
+    /// Record the latencies per interval of this length too, for `--hdr-log` (seconds).
+    #[serde(default)]
+    pub(crate) hdr_interval: Option<f64>,
+    /// Start the recorded window at this wall-clock time, in seconds since the Unix epoch
+    /// (`--start-at`), so that several processes measure the same window.
+    #[serde(default)]
+    pub(crate) start_at: Option<f64>,
+    /// This process's share of a load run by several (`--shard I/N`).
+    #[serde(default)]
+    pub(crate) shard: Option<Shard>,
+}
+
+/// One of `count` processes that share a load (`--shard index/count`, 1-based): each takes
+/// its share of the connections, the rate and the request count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Shard {
+    /// 1 to `count`.
+    pub(crate) index: usize,
+    /// Processes in all.
+    pub(crate) count: usize,
+}
+
+impl Shard {
+    /// This shard's part of `total` split as evenly as whole numbers allow: the first
+    /// `total % count` shards take one more.
+    pub(crate) fn part(self, total: u64) -> u64 {
+        let (count, index) = (self.count as u64, self.index as u64);
+        total / count + u64::from(index <= total % count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let bad = || format!("bad shard {text:?} (want I/N with 1 <= I <= N, e.g. 1/2)");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || count == 0 || index > count || count > 10_000 {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
 }
 
 impl LoadParams {
@@ -98,12 +146,20 @@ impl LoadParams {
             requests_per_connection: None,
             sample_every: 256,
             pinning,
+            hdr_interval: None,
+            start_at: None,
+            shard: None,
         }
     }
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let v = f64::deserialize(d)?;
+    Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
 }
 
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
@@ -137,7 +193,10 @@ pub(crate) fn run_cell(
         };
         check_first(addr, &expected, params, server.as_mut())?;
         let spec = client_spec(addr, scenario, connections, params);
-        let run = drive(spec, sampler(expected), server.as_mut(), progress);
+        let start_at = params
+            .start_at
+            .map(|s| std::time::UNIX_EPOCH + Duration::from_secs_f64(s));
+        let run = drive(spec, sampler(expected), server.as_mut(), start_at, progress);
         if run.crashed.is_none() {
             *kept = server;
         }
@@ -248,6 +307,7 @@ fn client_spec(
         max_requests: params.requests,
         sample_every: params.sample_every,
         cpus: params.pinning.client_cpus.clone(),
+        hdr_interval: params.hdr_interval.map(Duration::from_secs_f64),
     }
 }
 
@@ -257,10 +317,14 @@ fn drive(
     spec: client::ClientSpec,
     sampler: client::Sampler,
     mut server: Option<&mut ServerProcess>,
+    start_at: Option<std::time::SystemTime>,
     progress: &mut dyn FnMut(Duration),
 ) -> Run {
     // The client threads stop on Ctrl-C or when this cell's server dies.
     let cell_stop = Arc::new(AtomicBool::new(false));
+    if let Some(at) = start_at {
+        wait_until(at.checked_sub(spec.warmup).unwrap_or(at));
+    }
     let start = Instant::now();
     let record_from = start + spec.warmup;
     // The client thread says when it is done, so that a short cell waits for no tick: the
@@ -377,6 +441,11 @@ impl CellResult {
             client_idle_polling_pct: None,
             rps_spread: None,
             client_cores: params.pinning.client_cores(),
+            unrecorded: 0,
+            prechecked: 0,
+            recorded_from_unix: None,
+            hdr_tag: None,
+            intervals: Vec::new(),
         }
     }
 
@@ -400,6 +469,16 @@ impl CellResult {
         self.sampled = m.sampled;
         self.per_connection = PerConnection::from_counts(&m.per_conn);
         self.connects = m.connects;
+        self.unrecorded = m.unrecorded;
+        self.prechecked = params.pipeline.max(1) as u64;
+        self.recorded_from_unix = m
+            .recorded_from
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs_f64());
+        if !m.intervals.is_empty() {
+            self.hdr_tag = Some(hdr_tag(self));
+            self.intervals = m.intervals;
+        }
         self.connect_us_mean =
             (m.connects > 0).then(|| m.connect_ns as f64 / 1e3 / m.connects as f64);
         self.server_cpu_pct = run.server_cpu.map(|u| u.percent());
@@ -446,6 +525,29 @@ impl CellResult {
         };
         self.first_error = m.first_error;
     }
+}
+
+/// Sleeps until the wall clock reads `at` (`--start-at`, less the warm-up), in steps that
+/// watch Ctrl-C. The CLI bounds `at` to the next hour.
+fn wait_until(at: std::time::SystemTime) {
+    while let Ok(left) = at.duration_since(std::time::SystemTime::now()) {
+        if left.is_zero() || interrupted().load(Ordering::Relaxed) {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
+/// The tag of a cell's histograms in an interval log: target, variant, scenario and
+/// connections, without the commas and spaces a tag cannot hold.
+pub(crate) fn hdr_tag(c: &CellResult) -> String {
+    let variant = if c.variant.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", c.variant)
+    };
+    format!("{}/{variant}{}/c{}", c.target, c.scenario, c.connections)
+        .replace([',', ' ', '\r', '\n'], "+")
 }
 
 /// A sweep: targets × scenarios × connection counts.

@@ -6,14 +6,14 @@ use crate::table::{Align, Table};
 use crate::units::{kilo, mb, pct, per_req, us};
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::stats::{CellResult, Status};
 use super::LoadParams;
 use crate::env::Environment;
 
 /// Where the results were measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct EnvJson {
     /// `rustc -V`.
     pub(crate) rustc: String,
@@ -45,7 +45,7 @@ impl EnvJson {
 }
 
 /// A run: its environment, its parameters and its cells.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Report {
     /// Where.
     pub(crate) environment: EnvJson,
@@ -53,6 +53,37 @@ pub(crate) struct Report {
     pub(crate) params: LoadParams,
     /// What.
     pub cells: Vec<CellResult>,
+    /// The run as one of several (`load --shard`, `--hdr-log`, or a result of `merge`).
+    #[serde(default)]
+    pub(crate) run: RunInfo,
+}
+
+/// Where a load ran and what it wrote beside its results, so that `framebench merge` can
+/// combine the results of several processes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct RunInfo {
+    /// The host's name (`/proc/sys/kernel/hostname`).
+    #[serde(default)]
+    pub(crate) host: String,
+    /// The HdrHistogram interval log written beside the results (`--hdr-log`), as given.
+    #[serde(default)]
+    pub(crate) hdr_log: Option<String>,
+    /// A merged result: one row per process it was merged from.
+    #[serde(default)]
+    pub(crate) merged_from: Vec<MergedFrom>,
+}
+
+/// One process of a merged result, as its own results file said.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct MergedFrom {
+    /// Its results file.
+    pub(crate) file: String,
+    /// Its host.
+    pub(crate) host: String,
+    /// Its shard, when it had one.
+    pub(crate) shard: Option<super::Shard>,
+    /// Its cells, as it measured them.
+    pub(crate) cells: Vec<CellResult>,
 }
 
 impl Report {

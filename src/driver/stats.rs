@@ -2,7 +2,7 @@
 //! with starved connections counted, and the server's and client's CPU and memory.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::client::SLICES;
 use crate::interval::{median_interval, Estimate};
@@ -34,7 +34,7 @@ pub(crate) const SATURATED: f64 = 0.9;
 /// What a loopback rate is about. The figure describes the server only when the server kept its
 /// cores busy; otherwise something else (the client, or round trips and wake-ups) set the pace,
 /// and the table says so (docs/methodology.md, "Saturation").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Bound {
     /// The server used at least [`SATURATED`] of its cores: the rate is the server's.
@@ -79,7 +79,7 @@ impl Bound {
 }
 
 /// How a cell ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
 pub(crate) enum Status {
     /// Measured, every sampled response matched the oracle.
@@ -117,7 +117,7 @@ impl Status {
 }
 
 /// Latency summary in microseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Latency {
     /// Mean.
     pub(crate) mean_us: f64,
@@ -163,7 +163,7 @@ impl Latency {
 }
 
 /// Requests completed per connection in the recorded window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct PerConnection {
     /// Fewest.
     pub(crate) min: u64,
@@ -197,8 +197,9 @@ impl PerConnection {
     }
 }
 
-/// One framework × scenario × variant × connection count.
-#[derive(Debug, Clone, Serialize)]
+/// One framework × scenario × variant × connection count. `framebench merge` reads it back
+/// (its `intervals` only from the interval log the result names).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct CellResult {
     /// Framework name, or the target URL.
     pub(crate) target: String,
@@ -268,6 +269,23 @@ pub(crate) struct CellResult {
     pub(crate) rps_spread: Option<Estimate>,
     /// Cores the client could use: its CPUs, or its threads if fewer.
     pub(crate) client_cores: usize,
+    /// Responses read outside the recorded window (warm-up): served, not measured.
+    #[serde(default)]
+    pub(crate) unrecorded: u64,
+    /// Requests of the oracle check before the load (the pipelining depth): served, not
+    /// measured. A server's own count of a run is `requests + unrecorded + prechecked` when
+    /// the run waits for every answer (`--requests`).
+    #[serde(default)]
+    pub(crate) prechecked: u64,
+    /// The start of the recorded window, in seconds since the Unix epoch.
+    #[serde(default)]
+    pub(crate) recorded_from_unix: Option<f64>,
+    /// The tag of this cell's histograms in the interval log (`load --hdr-log`).
+    #[serde(default)]
+    pub(crate) hdr_tag: Option<String>,
+    /// With `--hdr-log`: the recorded latencies per interval of the window, in nanoseconds.
+    #[serde(skip)]
+    pub(crate) intervals: Vec<hdrhistogram::Histogram<u64>>,
 }
 
 #[cfg(test)]
