@@ -10,52 +10,23 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::cli::{load_fixtures, CliError, RedisArg};
+use crate::driver::output::ServerStats as Stats;
 use crate::framework::Config;
 use crate::options::Options;
 
-/// What `serve --stats` writes when the server stops.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Stats {
-    /// The framework.
-    pub(crate) framework: String,
-    /// Responses the server produced in its whole life, oracle checks and warm-ups included
-    /// (`None`: this framework does not count, [`crate::framework::Framework::COUNTS_REQUESTS`]).
-    pub(crate) requests: Option<u64>,
-    /// CPU seconds in user mode, of the server process and its children.
-    pub(crate) user_s: f64,
-    /// CPU seconds in the kernel.
-    pub(crate) system_s: f64,
-    /// CPU seconds in all, from the scheduler's clock.
-    pub(crate) cpu_s: f64,
-    /// Peak resident memory in bytes.
-    pub(crate) peak_rss_bytes: Option<u64>,
-    /// Seconds from listening to stopping.
-    pub(crate) wall_s: f64,
-}
-
-impl Stats {
-    /// Reads a `serve --stats` file; anything else is one line.
-    pub(crate) fn read(path: &std::path::Path) -> Result<Stats, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("reading {}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a `serve --stats` file: {e}", path.display()))
-    }
-
-    /// This process's figures now.
-    fn now(framework: &str, since: std::time::Instant) -> Stats {
-        let pid = std::process::id();
-        let times = crate::driver::proc::tree_cpu_times(pid);
-        let (user, system) = times.as_ref().and_then(|t| t.split()).unwrap_or((0.0, 0.0));
-        Stats {
-            framework: framework.to_owned(),
-            requests: crate::server::limit::active().map(|l| l.count()),
-            user_s: user,
-            system_s: system,
-            cpu_s: times.as_ref().map_or(0.0, |t| t.total()),
-            peak_rss_bytes: crate::driver::proc::peak_rss(pid),
-            wall_s: since.elapsed().as_secs_f64(),
-        }
+/// This process's figures now, for `--stats`.
+fn stats_now(framework: &str, since: std::time::Instant) -> Stats {
+    let pid = std::process::id();
+    let times = crate::driver::proc::tree_cpu_times(pid);
+    let (user, system) = times.as_ref().and_then(|t| t.split()).unwrap_or((0.0, 0.0));
+    Stats {
+        framework: framework.to_owned(),
+        requests: crate::server::limit::active().map(|l| l.count()),
+        user_s: user,
+        system_s: system,
+        cpu_s: times.as_ref().map_or(0.0, |t| t.total()),
+        peak_rss_bytes: crate::driver::proc::peak_rss(pid),
+        wall_s: since.elapsed().as_secs_f64(),
     }
 }
 
@@ -130,7 +101,7 @@ pub fn serve(
         std::thread::sleep(Duration::from_millis(50));
     }
     // Read before the shutdown, which may wait on connections the clients left open.
-    let figures = Stats::now(name, since);
+    let figures = stats_now(name, since);
     server.shutdown().map_err(CliError::fail)?;
     if let Some(path) = stats {
         let text = serde_json::to_string_pretty(&figures).expect("stats serialize") + "\n";

@@ -112,6 +112,7 @@ fn shards_merge_into_the_servers_count_and_foreign_files_are_refused() {
     assert!(server.wait().unwrap().success());
     let merged = path("merged.json");
     let (one, two) = (path("1.json"), path("2.json"));
+    let (svg, md) = (path("merged.svg"), path("merged.md"));
     let out = run(&[
         "merge",
         &one,
@@ -120,8 +121,19 @@ fn shards_merge_into_the_servers_count_and_foreign_files_are_refused() {
         &merged,
         "--server-stats",
         &stats,
+        "--plot",
+        &svg,
+        "--markdown",
+        &md,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // The plot and the tables of `load` draw it unchanged.
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains("requests per second"));
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .contains("| 4 conns |"));
     let read = |p: &str| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     };

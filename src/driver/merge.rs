@@ -251,7 +251,7 @@ pub fn command(args: MergeArgs) -> Result<ExitCode, CliError> {
     let stats = args
         .server_stats
         .as_ref()
-        .map(|p| crate::serve::Stats::read(p))
+        .map(|p| super::output::ServerStats::read(p))
         .transpose()
         .map_err(CliError::usage)?;
     let mut cells = (0..parts[0].report.cells.len())
