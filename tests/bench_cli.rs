@@ -228,6 +228,56 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
         !bare.contains("## Charts") && !dir.join("bare").exists(),
         "{bare}"
     );
+
+    // A second shard of the same run (another runner's target folder) with another
+    // framework: one report, a Shards section naming where each came from, and the floor's
+    // ratio left out for a framework of another shard.
+    let shard = dir.join("shard2");
+    let other = shard.join("criterion/in_process_hello/hyper/log=off,io=memory/new");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("benchmark.json"),
+        std::fs::read_to_string(cell.join("benchmark.json"))
+            .unwrap()
+            .replace("null", "hyper"),
+    )
+    .unwrap();
+    std::fs::copy(cell.join("estimates.json"), other.join("estimates.json")).unwrap();
+    let both = dir.join("both.md");
+    let (first, second) = (dir.to_str().unwrap(), shard.to_str().unwrap());
+    let out = run(&[
+        "report",
+        "--target-dir",
+        first,
+        "--target-dir",
+        second,
+        "--out",
+        both.to_str().unwrap(),
+        "--no-charts",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&both).unwrap();
+    assert!(text.contains("## Shards"), "{text}");
+    assert!(text.contains(&format!("| `{second}` | hyper |")), "{text}");
+    assert!(text.contains("| hyper | 42 ns ±5 % |"), "{text}");
+    assert!(
+        !text.contains("the fastest framework's hello (hyper)"),
+        "{text}"
+    );
+    // The same framework's cell in two shards is refused in one line (the floor, built into
+    // every shard, is not).
+    let out = run(&[
+        "report",
+        "--target-dir",
+        second,
+        "--target-dir",
+        second,
+        "--out",
+        both.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("in both") && err.lines().count() == 1, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

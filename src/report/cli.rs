@@ -8,9 +8,10 @@ use crate::cli::CliError;
 /// `framebench report`.
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    /// The cargo target directory holding `criterion/` and `gungraun/`.
-    #[arg(long, default_value = "target")]
-    pub(crate) target_dir: PathBuf,
+    /// The cargo target directory holding `criterion/` and `gungraun/`; give it once per shard
+    /// to join the shards of a bench run split over several runners (docs/usage.md).
+    #[arg(long, default_value = "target", num_args = 1)]
+    pub(crate) target_dir: Vec<PathBuf>,
     /// Where to write the report.
     #[arg(long, default_value = "docs/results.md")]
     pub(crate) out: PathBuf,
@@ -36,7 +37,12 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
     let (text, results) = if args.allocs_only {
         let old = std::fs::read_to_string(&args.out)
             .map_err(|e| CliError(1, format!("cannot read {}: {e}", args.out.display())))?;
-        let text = super::update_allocs(&old, &args.target_dir).map_err(CliError::fail)?;
+        let [dir] = args.target_dir.as_slice() else {
+            return Err(CliError::usage(
+                "--allocs-only reads one --target-dir".into(),
+            ));
+        };
+        let text = super::update_allocs(&old, dir).map_err(CliError::fail)?;
         println!("--allocs-only: the results file beside the report is left as it was");
         (text, None)
     } else {

@@ -39,6 +39,9 @@ pub(crate) struct Timing {
     /// Criterion's estimate of the time per iteration (slope when present, else mean), ns,
     /// with criterion's confidence interval of that estimate.
     pub(crate) ns: Estimate,
+    /// The target folder it was read from (`framebench report --target-dir A --target-dir B`,
+    /// one per shard of a sharded `cargo bench`), 0 for the first.
+    pub(crate) shard: usize,
 }
 
 /// One callgrind count.
@@ -119,6 +122,7 @@ pub(crate) fn read_criterion(
             function: s("function_id"),
             value: s("value_str"),
             ns,
+            shard: 0,
         });
     }
     Ok((out, newest))
@@ -168,17 +172,22 @@ fn scenario_header(first: &str) -> Vec<String> {
         .collect()
 }
 
-/// Builds the whole report from the files under `target_dir`; with `charts`, draws its charts
-/// into that folder (`(folder, the folder as the report links to it)`) and embeds them above
-/// the tables.
+/// Builds the whole report from the files under `target_dirs` (one, or one per shard of a
+/// sharded `cargo bench`, [`read_shards`]); with `charts`, draws its charts into that folder
+/// (`(folder, the folder as the report links to it)`) and embeds them above the tables.
 pub(crate) fn generate(
-    target_dir: &Path,
+    target_dirs: &[PathBuf],
     charts: Option<(&Path, &str)>,
 ) -> anyhow::Result<(String, crate::results::Results)> {
-    let (timings, newest) = read_criterion(&target_dir.join("criterion"))?;
-    let counts = read_gungraun(&target_dir.join("gungraun"))?;
-    let allocs = read_allocs(&target_dir.join(ALLOCS_JSON))?;
-    let deltas = read_deltas(&target_dir.join(deltas::DELTAS_JSON))?;
+    let Shards {
+        timings,
+        newest,
+        counts,
+        allocs,
+        deltas,
+        text: shards_text,
+    } = read_shards(target_dirs)?;
+    let target_dir = target_dirs.first().context("no target folder")?.as_path();
     anyhow::ensure!(
         !timings.is_empty() || !counts.is_empty() || !allocs.is_empty() || !deltas.is_empty(),
         "no results under {0}/criterion, {0}/gungraun, {0}/{ALLOCS_JSON} or {0}/{1}: run \
@@ -192,6 +201,7 @@ pub(crate) fn generate(
     let mut out = String::new();
     write_preamble(&mut out);
     write_environment(&mut out, newest, target_dir);
+    out.push_str(&shards_text);
     write_reading(&mut out);
     if let Some((dir, link)) = charts {
         let sources = charts::Sources {
@@ -209,6 +219,100 @@ pub(crate) fn generate(
     write_allocs(&mut out, &allocs);
     write_consistency(&mut out, &deltas, &counts, &allocs);
     Ok((out, results))
+}
+
+/// What a report reads from one or several target folders.
+struct Shards {
+    timings: Vec<Timing>,
+    newest: Option<SystemTime>,
+    counts: Vec<Count>,
+    allocs: Vec<crate::allocs::Measured>,
+    deltas: Vec<Delta>,
+    /// With several folders, the "Shards" section: which folder each framework came from.
+    text: String,
+}
+
+/// Reads every folder's criterion, callgrind, allocation and `deltas` results. Several folders
+/// are the shards of one bench run split over CI runners (docs/usage.md, "Sharding the
+/// benches"): a cell measured in two of them is refused in one line, every timing keeps its
+/// shard, and ratios are taken only within one shard (the floor's here; `raw`'s come from
+/// `deltas`' paired rounds, which are within one process by construction).
+fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
+    let mut all = Shards {
+        timings: Vec::new(),
+        newest: None,
+        counts: Vec::new(),
+        allocs: Vec::new(),
+        deltas: Vec::new(),
+        text: String::new(),
+    };
+    let mut names: Vec<Vec<String>> = Vec::new();
+    for (shard, dir) in dirs.iter().enumerate() {
+        let (mut timings, newest) = read_criterion(&dir.join("criterion"))?;
+        let counts = read_gungraun(&dir.join("gungraun"))?;
+        // The baselines are built into every shard (`null`, `raw`): the tables show the first
+        // shard's figures.
+        for t in &mut timings {
+            t.shard = shard;
+            if is_baseline(&t.function) {
+                continue;
+            }
+            if let Some(o) = all
+                .timings
+                .iter()
+                .find(|o| (&o.group, &o.function, &o.value) == (&t.group, &t.function, &t.value))
+            {
+                anyhow::bail!(
+                    "{} {} {} was measured in both {} and {}: give each shard its own frameworks",
+                    t.group,
+                    t.function,
+                    t.value,
+                    dirs[o.shard].display(),
+                    dir.display()
+                );
+            }
+        }
+        for c in counts.iter().filter(|c| !is_baseline(&c.framework)) {
+            if all
+                .counts
+                .iter()
+                .any(|o| (&o.key, &o.framework) == (&c.key, &c.framework))
+            {
+                anyhow::bail!(
+                    "the callgrind count {} {} is in two shards (one of them {})",
+                    c.key,
+                    c.framework,
+                    dir.display()
+                );
+            }
+        }
+        let mut here: Vec<String> = timings.iter().map(|t| t.function.clone()).collect();
+        here.extend(counts.iter().map(|c| c.framework.clone()));
+        here.retain(|n| !is_baseline(n));
+        names.push(ordered(here));
+        all.newest = all.newest.max(newest);
+        all.timings.extend(timings);
+        all.counts.extend(counts);
+        all.allocs.extend(read_allocs(&dir.join(ALLOCS_JSON))?);
+        all.deltas
+            .extend(read_deltas(&dir.join(deltas::DELTAS_JSON))?);
+    }
+    if dirs.len() > 1 {
+        all.text.push_str(
+            "## Shards\n\nThis report joins the bench runs of several target folders, one per \
+             shard of the run. Every figure comes from one of them. The baselines (`null`, \
+             `raw`), built into every shard, are shown from the first; the floor's ratio is \
+             taken only within the first shard, and the ratios to `raw` come from `framebench \
+             deltas`' paired rounds, each within one process.\n\n",
+        );
+        let rows: Vec<Vec<String>> = dirs
+            .iter()
+            .zip(&names)
+            .map(|(d, n)| vec![format!("`{}`", d.display()), n.join(", ")])
+            .collect();
+        table(&mut all.text, &["shard".into(), "frameworks".into()], &rows);
+    }
+    Ok(all)
 }
 
 /// The figures of a bench run as one results file (`framebench diff` reads it): criterion's
@@ -642,9 +746,19 @@ fn column(key: &str) -> String {
 
 /// The `null` floor against the fastest framework's hello.
 fn floor_ratio(out: &mut String, names: &[String], timings: &Timings) {
+    // Within the floor's shard only: two shards ran on two machines, or at two times.
+    let shard_of = |fw: &str| {
+        timings
+            .0
+            .iter()
+            .find(|t| t.group == "in_process/hello" && t.function == fw)
+            .map(|t| t.shard)
+    };
+    let floor_shard = crate::frameworks::floor().and_then(|e| shard_of(e.name));
     let hello = |fw: &str| {
         timings
             .get("in_process/hello", fw, "log=off,io=memory")
+            .filter(|_| shard_of(fw) == floor_shard)
             .map(|t| t.point)
     };
     let fastest = names
