@@ -88,7 +88,16 @@ impl AppState<AsyncStore> {
         &self,
         query: Option<&str>,
     ) -> impl Future<Output = Reply> + Send + 'static {
-        let (redis, key) = (self.redis.clone(), key_from_query(query));
+        self.redis_get_key(key_from_query(query))
+    }
+
+    /// `/get` for a framework that hands over the `key` parameter already decoded (ohkami keeps
+    /// no raw query).
+    pub(crate) fn redis_get_key(
+        &self,
+        key: Option<String>,
+    ) -> impl Future<Output = Reply> + Send + 'static {
+        let redis = self.redis.clone();
         async move { lookup(redis.get(key).await) }
     }
 }

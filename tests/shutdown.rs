@@ -13,8 +13,25 @@ use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
 
+/// The name of the thread the `ctrlc` crate starts, once per process, the first time a handler
+/// is set: ohkami sets one when it starts serving (docs/methodology.md). It waits on a pipe for
+/// the rest of the process; it belongs to no server, so it is not counted (and there must never
+/// be more than one).
+const CTRLC_THREAD: &str = "ctrl-c";
+
+/// This process's threads, but for `ctrlc`'s.
 fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task").unwrap().count()
+    let names: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect();
+    let ctrlc = names.iter().filter(|n| *n == CTRLC_THREAD).count();
+    assert!(
+        ctrlc <= 1,
+        "{ctrlc} `{CTRLC_THREAD}` threads: one per server, not per process"
+    );
+    names.len() - ctrlc
 }
 
 /// The thread count settles back to `want` within a second (an exiting thread may still be

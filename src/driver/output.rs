@@ -144,7 +144,7 @@ impl Report {
             } else {
                 String::new()
             }
-        ) + &match p.requests_per_connection {
+        ) + match p.requests_per_connection {
             Some(1) => "\nchurn: a new connection for every request (`Connection: close`); \
                         connects and connect time are in the details, apart from the latency"
                 .to_owned(),
@@ -155,6 +155,7 @@ impl Report {
             ),
             None => String::new(),
         }
+        .as_str()
     }
 
     /// This report as a results file of `command` (`load` or `compare`): its figures are the

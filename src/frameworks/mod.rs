@@ -63,6 +63,10 @@ macro_rules! registry {
             ["axum07"] in_process axum07: Axum07;
             ["hyper014"] in_process hyper014: Hyper014;
             ["may-minihttp"] server may_minihttp: MayMinihttp;
+            ["rama"] in_process rama: Rama;
+            ["ohkami"] in_process ohkami: OhkamiApp;
+            ["viz"] in_process viz: Viz;
+            ["trillium"] in_process trillium: Trillium;
             ["go"] server go: GoPeer<go::NetHttp>, GoPeer<go::Fiber>;
         }
     };

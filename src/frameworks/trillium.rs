@@ -1,0 +1,223 @@
+//! trillium 1 on tokio (trillium-tokio): a sequence of handlers, the way a trillium app is
+//! written: trillium's `State` handler with the shared state, trillium-logger's `Logger` when
+//! logging is on, then a trillium-router `Router` of async functions, with trillium-static's
+//! `StaticFileHandler` for static files (io=disk). `app()` is the only place the handler is
+//! built: in-process requests are trillium's synthetic conns (a `trillium_http::Conn` over an
+//! in-memory transport, the conn trillium's own testing crate builds) run through the handler
+//! and its `before_send`, as trillium's server runs each request it reads, on a current-thread
+//! runtime, without a socket; trillium-tokio serves the same handler on the listener with a
+//! tokio runtime of `threads` workers.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use trillium::{BoxedHandler, Conn, Handler, Info, KnownHeaderName, State, Status};
+use trillium_logger::{apache_common, Logger};
+use trillium_router::{Router, RouterConnExt as _};
+use trillium_static::StaticFileHandler;
+
+use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, AppState, Reply};
+use crate::logging;
+use crate::options::Io;
+use crate::server;
+use crate::store::AsyncStore;
+
+/// trillium behind the framebench trait.
+pub(crate) struct Trillium {
+    config: Config,
+    handler: BoxedHandler,
+    rt: tokio::runtime::Runtime,
+}
+
+/// What the handlers share, as conn state.
+type Shared = Arc<AppState<AsyncStore>>;
+
+/// Builds the handler: the state, the logger when logging is on, then every route.
+fn app(config: &Config) -> BoxedHandler {
+    // One pool per handler: in-process and served requests run on different runtimes.
+    let state: Shared = Arc::new(AppState::new_async(config));
+    let router = Router::new()
+        .get("/", hello)
+        .get("/json", json)
+        .get("/get", redis_get)
+        .get("/template", template)
+        .get("/paste/:name", paste);
+    let router = match config.options.io {
+        // Fairness: `StaticFileHandler` resolves a path that decodes to a NUL byte to an error
+        // from the file system, not a 404; the guard before it answers 404 first
+        // (docs/methodology.md).
+        Io::Disk => router.get(
+            "/static/*",
+            (
+                nul_guard,
+                StaticFileHandler::new(config.fixtures.static_dir()),
+            ),
+        ),
+        Io::Memory => router.get("/static/:name", static_file),
+    };
+    match logging::target(config.options.logging) {
+        None => BoxedHandler::new((State::new(state), router)),
+        // trillium-logger's Apache common log line, written through the `log` crate to the
+        // variant's target: trillium's own logger, with framebench's two destinations.
+        Some(target) => {
+            logging::install();
+            let logger = Logger::new()
+                .with_formatter(apache_common("-", "-"))
+                .without_init_message()
+                .with_target(move |line: String| log::info!(target: target, "{line}"));
+            BoxedHandler::new((State::new(state), logger, router))
+        }
+    }
+}
+
+impl Framework for Trillium {
+    const NAME: &'static str = "trillium";
+    const CRATE: &'static str = "trillium";
+    const VERSION_PREFIX: &'static str = "1.";
+    const COUNTS_REQUESTS: bool = true;
+    const NOTE: &'static str = "no keep-alive timeout";
+
+    fn build(config: &Config) -> anyhow::Result<Self> {
+        let rt = server::in_process_runtime()?;
+        let mut handler = app(config);
+        // trillium's server calls `init` once before the first request; so does this.
+        rt.block_on(handler.init(&mut Info::from(trillium_http::HttpContext::default())));
+        Ok(Trillium {
+            config: config.clone(),
+            handler,
+            rt,
+        })
+    }
+
+    fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
+        self.rt.block_on(async {
+            let (parts, body) = req.into_parts();
+            let method: trillium::Method = parts.method.as_str().parse()?;
+            let path = parts
+                .uri
+                .path_and_query()
+                .map_or("/", |p| p.as_str())
+                .to_owned();
+            let mut conn = trillium_http::Conn::new_synthetic(method, path, body.to_vec());
+            for (name, value) in &parts.headers {
+                conn.request_headers_mut()
+                    .append(name.as_str().to_owned(), value.to_str()?.to_owned());
+            }
+            let conn = self.handler.run(Conn::from(conn)).await;
+            let mut conn = self.handler.before_send(conn).await;
+            // What trillium's server sends for a conn no handler answered.
+            let status = conn.status().unwrap_or(Status::NotFound);
+            let mut out = http::Response::builder().status(status as u16);
+            for (name, values) in conn.response_headers() {
+                for value in values {
+                    out = out.header(name.as_ref(), value.as_ref());
+                }
+            }
+            let body = match conn.take_response_body() {
+                Some(body) => body.into_bytes().await?.into_owned(),
+                None => Vec::new(),
+            };
+            Ok(out.body(body.into())?)
+        })
+    }
+
+    fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
+        let handler = app(&self.config);
+        // `serve --max-requests`: the counting handler exists only when a limit is set.
+        let handler = match crate::server::limit::active() {
+            Some(limit) => BoxedHandler::new((handler, Counter(limit))),
+            None => handler,
+        };
+        server::spawn_tokio(
+            listener,
+            self.config.options.threads,
+            |listener, stop| async move {
+                // Fairness: trillium's HTTP/1 has no idle keep-alive timeout (its config has
+                // none); a connection stays open until the client closes it or the server
+                // stops (docs/methodology.md).
+                let config = trillium_tokio::config()
+                    .without_signals()
+                    .with_nodelay()
+                    .with_prebound_server(listener);
+                let handle = config.handle();
+                tokio::spawn(async move {
+                    stop.await;
+                    handle.shut_down().await;
+                });
+                config.run_async(handler).await;
+            },
+        )
+    }
+}
+
+async fn hello(conn: Conn) -> Conn {
+    respond(conn, handlers::hello())
+}
+
+async fn json(conn: Conn) -> Conn {
+    respond(conn, handlers::json())
+}
+
+async fn redis_get(conn: Conn) -> Conn {
+    let reply = shared(&conn).redis_get(Some(conn.querystring())).await;
+    respond(conn, reply)
+}
+
+async fn template(conn: Conn) -> Conn {
+    let reply = shared(&conn).template();
+    respond(conn, reply)
+}
+
+async fn paste(conn: Conn) -> Conn {
+    let reply = shared(&conn).paste(conn.param("name").unwrap_or_default());
+    respond(conn, reply)
+}
+
+async fn static_file(conn: Conn) -> Conn {
+    let reply = shared(&conn).static_file(conn.param("name").unwrap_or_default());
+    respond(conn, reply)
+}
+
+/// The state trillium's `State` handler put on the conn.
+fn shared(conn: &Conn) -> &Shared {
+    conn.state::<Shared>()
+        .expect("the State handler runs before every route")
+}
+
+/// The one conversion from [`Reply`]: status, content type and body on the conn, halted.
+// Fairness: a trillium body owns its bytes or borrows them for 'static; the reply's `Bytes`
+// are copied into it once per response (docs/methodology.md).
+fn respond(conn: Conn, reply: Reply) -> Conn {
+    let conn = conn.with_status(reply.status).halt();
+    match reply.content_type {
+        Some(content_type) => conn
+            .with_response_header(KnownHeaderName::ContentType, content_type)
+            .with_body(reply.body.to_vec()),
+        None => conn,
+    }
+}
+
+/// Answers 404 (as `StaticFileHandler` answers a missing file) to a static request whose path
+/// decodes to a NUL byte, before the handler sees it.
+async fn nul_guard(conn: Conn) -> Conn {
+    if crate::fixtures::decodes_to_nul(conn.path()) {
+        conn.with_status(Status::NotFound).halt()
+    } else {
+        conn
+    }
+}
+
+/// Counts every response for `serve --max-requests`.
+struct Counter(&'static crate::server::limit::Limit);
+
+impl Handler for Counter {
+    async fn run(&self, conn: Conn) -> Conn {
+        conn
+    }
+
+    async fn before_send(&self, conn: Conn) -> Conn {
+        self.0.record();
+        conn
+    }
+}
