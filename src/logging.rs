@@ -153,6 +153,38 @@ fn static_method(method: &str) -> Cow<'static, str> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Peer(pub(crate) SocketAddr);
 
+/// The span a trace layer (tower-http's, or rama's fork of it) opens per request: peer, method
+/// and URI, at `logging`'s target.
+pub(crate) fn request_span(
+    logging: Logging,
+    peer: Option<SocketAddr>,
+    method: &dyn std::fmt::Display,
+    uri: &dyn std::fmt::Display,
+) -> tracing::Span {
+    let peer = peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
+    match logging {
+        Logging::Stdout => {
+            tracing::info_span!(target: STDOUT, "request", peer = %peer, method = %method, uri = %uri)
+        }
+        _ => {
+            tracing::info_span!(target: SINK, "request", peer = %peer, method = %method, uri = %uri)
+        }
+    }
+}
+
+/// The event that ends a request's span: its status and latency, at `logging`'s target.
+pub(crate) fn response_event(
+    logging: Logging,
+    status: u16,
+    latency: std::time::Duration,
+    span: &tracing::Span,
+) {
+    match logging {
+        Logging::Stdout => tracing::info!(target: STDOUT, parent: span, status, ?latency, "done"),
+        _ => tracing::info!(target: SINK, parent: span, status, ?latency, "done"),
+    }
+}
+
 /// tower-http's trace layer, set up to log one line per request to the variant's target.
 #[cfg(feature = "tokio-stack")]
 pub(crate) mod trace {
@@ -163,7 +195,7 @@ pub(crate) mod trace {
     use tower_http::trace::TraceLayer;
     use tracing::Span;
 
-    use super::{Peer, SINK, STDOUT};
+    use super::Peer;
     use crate::options::Logging;
 
     /// The layer type every tokio-based app uses.
@@ -197,14 +229,8 @@ pub(crate) mod trace {
 
     impl<B> tower_http::trace::MakeSpan<B> for MakeSpan {
         fn make_span(&mut self, req: &http::Request<B>) -> Span {
-            let peer =
-                (self.peer)(req.extensions()).map_or_else(|| "-".to_owned(), |p| p.to_string());
-            match self.logging {
-                Logging::Stdout => tracing::info_span!(target: STDOUT, "request",
-                    peer = %peer, method = %req.method(), uri = %req.uri()),
-                _ => tracing::info_span!(target: SINK, "request",
-                    peer = %peer, method = %req.method(), uri = %req.uri()),
-            }
+            let peer = (self.peer)(req.extensions());
+            super::request_span(self.logging, peer, req.method(), req.uri())
         }
     }
 
@@ -214,13 +240,7 @@ pub(crate) mod trace {
 
     impl<B> tower_http::trace::OnResponse<B> for OnResponse {
         fn on_response(self, res: &http::Response<B>, latency: Duration, span: &Span) {
-            let status = res.status().as_u16();
-            match self.0 {
-                Logging::Stdout => {
-                    tracing::info!(target: STDOUT, parent: span, status, ?latency, "done")
-                }
-                _ => tracing::info!(target: SINK, parent: span, status, ?latency, "done"),
-            }
+            super::response_event(self.0, res.status().as_u16(), latency, span);
         }
     }
 }

@@ -218,28 +218,14 @@ async fn static_file(Context(state): Context<'_, Shared>, Path(name): Path<Cow<'
 
 impl IntoResponse for Reply {
     fn into_response(self) -> ohkami::Response {
-        let status = status_of(self.status);
-        let res = ohkami::Response::new(status);
+        // Every reply's status is a standard code, which ohkami's own table covers.
+        let res = ohkami::Response::new(Status::from(self.status));
         match self.content_type {
             // Fairness: an ohkami payload owns its bytes or borrows them for 'static; the
             // reply's `Bytes` are copied into it once per response (docs/methodology.md).
             Some(content_type) => res.with_payload(content_type, self.body.to_vec()),
             None => res,
         }
-    }
-}
-
-/// ohkami's status for the codes the handlers answer with.
-fn status_of(code: u16) -> Status {
-    match code {
-        200 => Status::OK,
-        400 => Status::BadRequest,
-        405 => Status::MethodNotAllowed,
-        500 => Status::InternalServerError,
-        502 => Status::BadGateway,
-        503 => Status::ServiceUnavailable,
-        504 => Status::GatewayTimeout,
-        _ => Status::NotFound,
     }
 }
 

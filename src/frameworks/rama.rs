@@ -32,7 +32,7 @@ use tracing::Span;
 
 use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
-use crate::logging::{self, SINK, STDOUT};
+use crate::logging;
 use crate::options::{Io, Logging, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
@@ -80,13 +80,7 @@ fn app(config: &Config) -> App {
                 .make_span_with(move |req: &rama::http::Request| span(logging, req))
                 .on_request(())
                 .on_response(move |res: &rama::http::Response, latency: Duration, span: &Span| {
-                    let status = res.status().as_u16();
-                    match logging {
-                        Logging::Stdout => {
-                            tracing::info!(target: STDOUT, parent: span, status, ?latency, "done")
-                        }
-                        _ => tracing::info!(target: SINK, parent: span, status, ?latency, "done"),
-                    }
+                    logging::response_event(logging, res.status().as_u16(), latency, span);
                 })
                 .into_layer(router);
             MapOutputLayer::new(|res: rama::http::Response<_>| res.map(Body::new))
@@ -217,19 +211,10 @@ impl IntoResponse for Reply {
     }
 }
 
-/// The span a request is logged under, at the variant's target, with the peer rama's TCP
-/// server records.
+/// The span a request is logged under, with the peer rama's TCP server records.
 fn span(logging: Logging, req: &rama::http::Request) -> Span {
-    let peer = req
-        .extensions()
-        .get::<SocketInfo>()
-        .map_or_else(|| "-".to_owned(), |s| s.peer_addr().to_string());
-    match logging {
-        Logging::Stdout => tracing::info_span!(target: STDOUT, "request",
-            peer = %peer, method = %req.method(), uri = %req.uri()),
-        _ => tracing::info_span!(target: SINK, "request",
-            peer = %peer, method = %req.method(), uri = %req.uri()),
-    }
+    let peer = req.extensions().get::<SocketInfo>().map(|s| *s.peer_addr());
+    logging::request_span(logging, peer, req.method(), req.uri())
 }
 
 /// Answers 404 (as `ServeDir` answers a missing file) to a static request whose path decodes to

@@ -98,7 +98,7 @@ impl Framework for Viz {
 
     fn dispatch(&self, req: FbRequest) -> anyhow::Result<FbResponse> {
         self.rt.block_on(async {
-            let res = respond(&self.tree, None, req.map(|body| Body::from(http_body_util::Full::new(body)))).await;
+            let res = respond(&self.tree, req.map(|body| Body::from(http_body_util::Full::new(body)))).await;
             let (parts, body) = res.into_parts();
             let body = body
                 .collect()
@@ -145,10 +145,10 @@ impl Framework for Viz {
 }
 
 /// One request through the route tree, as viz's `Responder` sends each request hyper reads: the
-/// route for the method and path (GET's for HEAD), its parameters and the peer as extensions,
+/// route for the method and path (GET's for HEAD), its parameters and the (absent) peer as extensions,
 /// then its handler; an error becomes its response. `Responder` itself takes only hyper's
 /// `Incoming` bodies, which nothing but a connection can make, so this is its body, copied.
-async fn respond(tree: &Tree, peer: Option<SocketAddr>, mut req: Request) -> Response {
+async fn respond(tree: &Tree, mut req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let found = tree.find(&method, &path).or_else(|| {
@@ -160,7 +160,8 @@ async fn respond(tree: &Tree, peer: Option<SocketAddr>, mut req: Request) -> Res
         return StatusCode::NOT_FOUND.into_response();
     };
     let extensions = req.extensions_mut();
-    extensions.insert(peer.map(Arc::new));
+    // No peer: an in-process request has no socket (`Responder` inserts the connection's).
+    extensions.insert(None::<Arc<SocketAddr>>);
     extensions.insert(Arc::new(RouteInfo {
         id: *route.id,
         pattern: route.pattern(),
