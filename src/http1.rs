@@ -155,6 +155,38 @@ pub(crate) fn get_request(target: &str, connection: Connection) -> Vec<u8> {
     format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n{close}\r\n").into_bytes()
 }
 
+/// Any in-process request as a client would send it over HTTP/1.1: for the in-process paths
+/// that can only parse bytes (hyper 0.10's, hyperlane's).
+pub(crate) fn encode_request(req: &crate::framework::Request) -> anyhow::Result<Vec<u8>> {
+    let version = match req.version() {
+        http::Version::HTTP_09 | http::Version::HTTP_10 => "HTTP/1.0",
+        _ => "HTTP/1.1",
+    };
+    let target = req
+        .uri()
+        .path_and_query()
+        .map_or("/", http::uri::PathAndQuery::as_str);
+    let mut out = Vec::with_capacity(128 + req.body().len());
+    write!(out, "{} {target} {version}\r\n", req.method())?;
+    if !req.headers().contains_key(http::header::HOST) {
+        if let Some(authority) = req.uri().authority() {
+            write!(out, "host: {authority}\r\n")?;
+        }
+    }
+    for (name, value) in req.headers() {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !req.body().is_empty() && !req.headers().contains_key(http::header::CONTENT_LENGTH) {
+        write!(out, "content-length: {}\r\n", req.body().len())?;
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(req.body());
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +227,18 @@ mod tests {
         assert_eq!(
             get_request("/%2e%2e/x", Connection::Close),
             b"GET /%2e%2e/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn encodes_requests() {
+        let req = http::Request::get("http://example.com/a?b=c")
+            .body(Bytes::from_static(b"xy"))
+            .unwrap();
+        let raw = encode_request(&req).unwrap();
+        assert_eq!(
+            raw,
+            b"GET /a?b=c HTTP/1.1\r\nhost: example.com\r\ncontent-length: 2\r\n\r\nxy"
         );
     }
 }

@@ -72,7 +72,7 @@ pub(crate) fn mime(content_type: &str) -> Mime {
 pub(crate) fn dispatch<H: Handler>(handler: &H, req: Request) -> anyhow::Result<Response> {
     // Fairness: hyper 0.10 can only build a request by parsing bytes and only writes a response
     // as bytes, so this path includes encoding and parsing both; `null-hyper010` measures it.
-    let head = encode_request(&req)?;
+    let head = http1::encode_request(&req)?;
     let len = head.len();
     let mut empty = Empty;
     let stream: &mut dyn NetworkStream = &mut empty;
@@ -250,37 +250,6 @@ impl NetworkStream for Empty {
     }
 }
 
-/// The request as a client would send it over HTTP/1.1.
-fn encode_request(req: &Request) -> anyhow::Result<Vec<u8>> {
-    let version = match req.version() {
-        http::Version::HTTP_09 | http::Version::HTTP_10 => "HTTP/1.0",
-        _ => "HTTP/1.1",
-    };
-    let target = req
-        .uri()
-        .path_and_query()
-        .map_or("/", http::uri::PathAndQuery::as_str);
-    let mut out = Vec::with_capacity(128 + req.body().len());
-    write!(out, "{} {target} {version}\r\n", req.method())?;
-    if !req.headers().contains_key(http::header::HOST) {
-        if let Some(authority) = req.uri().authority() {
-            write!(out, "host: {authority}\r\n")?;
-        }
-    }
-    for (name, value) in req.headers() {
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if !req.body().is_empty() && !req.headers().contains_key(http::header::CONTENT_LENGTH) {
-        write!(out, "content-length: {}\r\n", req.body().len())?;
-    }
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(req.body());
-    Ok(out)
-}
-
 /// Parses the bytes a hyper 0.10 `Response` wrote: the whole output is one response.
 fn parse_response(raw: &[u8]) -> anyhow::Result<Response> {
     match http1::parse_response(raw, true)? {
@@ -295,24 +264,11 @@ fn parse_response(raw: &[u8]) -> anyhow::Result<Response> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
     #[test]
     fn truncated_output_is_an_error() {
         assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello").is_err());
         let res = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello").unwrap();
         assert_eq!(&res.body()[..], b"hello");
-    }
-
-    #[test]
-    fn encodes_requests() {
-        let req = http::Request::get("http://example.com/a?b=c")
-            .body(Bytes::from_static(b"xy"))
-            .unwrap();
-        let raw = encode_request(&req).unwrap();
-        assert_eq!(
-            raw,
-            b"GET /a?b=c HTTP/1.1\r\nhost: example.com\r\ncontent-length: 2\r\n\r\nxy"
-        );
     }
 }

@@ -67,6 +67,7 @@ macro_rules! registry {
             ["ohkami"] in_process ohkami: OhkamiApp;
             ["viz"] in_process viz: Viz;
             ["trillium"] in_process trillium: Trillium;
+            ["hyperlane"] in_process hyperlane: Hyperlane;
             ["go"] server go: GoPeer<go::NetHttp>, GoPeer<go::Fiber>;
         }
     };
