@@ -543,8 +543,10 @@ fn write_differences(out: &mut String, deltas: &[Delta]) {
     let _ = writeln!(
         out,
         "Each cell: the median over {rounds} paired rounds of (the variant − the base), one \
-         thread, no socket; `≈` where the 95 % interval holds zero. `FAIL`: not measured \
-         (`framebench deltas` says why).\n"
+         thread, no socket; `≈` where the 95 % interval holds zero. `†`: less time with the \
+         variant than without it, beyond the interval: not a saving, listed under Consistency \
+         (docs/methodology.md, \"Time against the counts\", explains those of the published \
+         run). `FAIL`: not measured (`framebench deltas` says why).\n"
     );
     let io: Vec<&str> = IO_SCENARIOS.to_vec();
     let all: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
@@ -593,7 +595,14 @@ fn difference_text(d: &Delta) -> String {
                 text
             }
         }
-        (_, Some(delta), Some(base), _) => interval::delta_text(delta, base.point),
+        (_, Some(delta), Some(base), _) => {
+            let text = interval::delta_text(delta, base.point);
+            if delta.bounded() && delta.separated(0.0) && delta.point < 0.0 {
+                format!("{text} †")
+            } else {
+                text
+            }
+        }
         _ => "—".into(),
     }
 }
@@ -1308,7 +1317,7 @@ mod tests {
         ];
         let mut out = String::new();
         write_differences(&mut out, &deltas);
-        assert!(out.contains("−802 ns ±102 ns (−21 %)"), "{out}");
+        assert!(out.contains("−802 ns ±102 ns (−21 %) †"), "{out}");
         let found = findings(&deltas, &counts, &[]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
