@@ -129,6 +129,29 @@ impl Delta {
     pub(crate) fn kind_name(&self) -> &'static str {
         self.kind.name()
     }
+
+    /// The measured difference in the words of the terminal table and the report, or `None`
+    /// when nothing was measured. A ratio to raw beyond its interval on the faster side is
+    /// marked `‡`, a cost beyond its interval on the negative side `†`: neither is a saving to
+    /// take at its word (both are listed under the report's Consistency).
+    pub(crate) fn text(&self) -> Option<String> {
+        let (text, marked) = match self.kind {
+            Kind::VsRaw => {
+                let r = self.ratio.as_ref()?;
+                (interval::ratio_text(r), r.separated(1.0) && r.point > 1.0)
+            }
+            Kind::Logging | Kind::Disk => {
+                let (delta, base) = (self.delta_ns.as_ref()?, self.base_ns.as_ref()?);
+                let negative = delta.bounded() && delta.separated(0.0) && delta.point < 0.0;
+                (interval::delta_text(delta, base.point), negative)
+            }
+        };
+        Some(match (marked, self.kind) {
+            (false, _) => text,
+            (true, Kind::VsRaw) => format!("{text} ‡"),
+            (true, _) => format!("{text} †"),
+        })
+    }
 }
 
 /// What `--json` writes.
@@ -293,13 +316,9 @@ fn vs_raw(
 
 /// One line of the terminal table.
 fn print_row(d: &Delta) {
-    let what = match (&d.error, d.kind) {
-        (Some(e), _) => format!("FAIL {e}"),
-        (None, Kind::VsRaw) => d.ratio.as_ref().map_or("–".into(), interval::ratio_text),
-        (None, _) => match (&d.delta_ns, &d.base_ns) {
-            (Some(delta), Some(base)) => interval::delta_text(delta, base.point),
-            _ => "–".into(),
-        },
+    let what = match &d.error {
+        Some(e) => format!("FAIL {e}"),
+        None => d.text().unwrap_or_else(|| "–".into()),
     };
     let base = d
         .base_ns
@@ -351,7 +370,9 @@ pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
     if !to_stdout {
         println!(
             "framebench deltas: {rounds} paired rounds per difference; the median with its 95 % \
-             interval, `≈` when it holds no change"
+             interval, `≈` when it holds no change; `‡`: faster than raw, `†`: less time with \
+             the variant, both beyond the interval and no saving to take at its word \
+             (docs/methodology.md, \"Time against the counts\")"
         );
         println!("environment: {}", Environment::current());
         println!(

@@ -586,25 +586,7 @@ fn difference_text(d: &Delta) -> String {
     if d.error.is_some() {
         return "FAIL".into();
     }
-    match (d.kind, &d.delta_ns, &d.base_ns, &d.ratio) {
-        (Kind::VsRaw, _, _, Some(r)) => {
-            let text = interval::ratio_text(r);
-            if r.separated(1.0) && r.point > 1.0 {
-                format!("{text} ‡")
-            } else {
-                text
-            }
-        }
-        (_, Some(delta), Some(base), _) => {
-            let text = interval::delta_text(delta, base.point);
-            if delta.bounded() && delta.separated(0.0) && delta.point < 0.0 {
-                format!("{text} †")
-            } else {
-                text
-            }
-        }
-        _ => "—".into(),
-    }
+    d.text().unwrap_or_else(|| "—".into())
 }
 
 /// One table per loopback client: each framework's time per request, and (for the pre-encoded
