@@ -77,19 +77,30 @@ pub fn serve(
         .map_err(CliError::fail)?;
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError(1, format!("cannot bind {addr}: {e}")))?;
+    // Handlers before the server starts and before the line a supervisor waits for: a signal
+    // sent as soon as the line is read must stop the server cleanly, not kill it, and a
+    // framework that installs a SIGINT handler of its own (ohkami, through `ctrlc`) puts back
+    // the one it found when it starts, which must be these. A `--max-requests` server has
+    // none: a signal ends it.
+    let signals = match max_requests {
+        Some(_) => None,
+        None => Some(
+            signal_hook::iterator::Signals::new([
+                signal_hook::consts::SIGINT,
+                signal_hook::consts::SIGTERM,
+            ])
+            .map_err(|e| CliError(1, format!("cannot install signal handlers: {e}")))?,
+        ),
+    };
     let server = app.serve(listener).map_err(CliError::fail)?;
     let since = std::time::Instant::now();
-    if let Some(limit) = crate::server::limit::active().filter(|_| max_requests.is_some()) {
+    let Some(mut signals) = signals else {
+        // `--max-requests`: `install_limit` set the limit before the app was built.
+        let limit = crate::server::limit::active()
+            .ok_or_else(|| CliError(1, "--max-requests set no limit".into()))?;
         announce(&server);
         return crate::bench::cli::serve_until_limit(server, limit);
-    }
-    // Handlers first, then the line a supervisor waits for: a signal sent as soon as the line
-    // is read must stop the server cleanly, not kill it.
-    let mut signals = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-    ])
-    .map_err(|e| CliError(1, format!("cannot install signal handlers: {e}")))?;
+    };
     announce(&server);
     loop {
         if signals.pending().next().is_some() {
