@@ -41,10 +41,14 @@ fn assert_usage_error(out: &Output, needle: &str) {
 
 /// Every server that counts requests exits by itself, successfully, after exactly N requests
 /// on a keep-alive connection, and not before.
+///
+/// "Not before" can only be seen by waiting: every server is started and sent its first four
+/// requests, then one 400 ms wait covers them all (a wait per server was 8 of this test's 12 s).
 #[test]
 fn serve_max_requests_exits_after_n() {
     let fixtures = Fixtures::load_default().unwrap();
     let hello = oracle::scenario("hello").unwrap();
+    let mut started = Vec::new();
     for entry in REGISTRY.iter().filter(|e| e.loopback && e.counts_requests) {
         let mut child = Command::new(BIN)
             .args(["serve", entry.name, "--threads", "1", "--max-requests", "5"])
@@ -57,23 +61,39 @@ fn serve_max_requests_exits_after_n() {
             &mut line,
         )
         .unwrap();
-        let addr = line
+        let addr: std::net::SocketAddr = line
             .trim()
             .strip_prefix("listening on http://")
             .unwrap()
             .parse()
             .unwrap();
+        started.push((entry.name, child, addr));
+    }
+    // Connected once all are up, so that no connection idles past a server's keep-alive
+    // timeout while the others start.
+    let mut servers = Vec::new();
+    for (name, child, addr) in started {
         let mut conn = KeepAlive::connect(addr, hello, &fixtures).unwrap();
         conn.round_trip().unwrap();
         conn.round_trip().unwrap();
-        // Four requests: the server must still be running.
-        std::thread::sleep(Duration::from_millis(400));
+        servers.push((name, child, conn));
+    }
+    // Four requests each: every server must still be running.
+    std::thread::sleep(Duration::from_millis(400));
+    for (name, child, _) in &mut servers {
         assert!(
             child.try_wait().unwrap().is_none(),
-            "{} exited before its fifth request",
-            entry.name
+            "{name} exited before its fifth request",
         );
-        conn.round_trip().unwrap();
+    }
+    // Every fifth request first, then every exit: a server may take its grace to exit, and
+    // the connections after it would idle past their keep-alive timeouts meanwhile.
+    for (name, _, conn) in &mut servers {
+        if let Err(e) = conn.round_trip() {
+            panic!("{name}: the fifth request failed: {e:#}");
+        }
+    }
+    for (name, mut child, conn) in servers {
         drop(conn);
         let start = Instant::now();
         let status = loop {
@@ -82,12 +102,11 @@ fn serve_max_requests_exits_after_n() {
             }
             assert!(
                 start.elapsed() < Duration::from_secs(10),
-                "{} did not exit after 5 requests",
-                entry.name
+                "{name} did not exit after 5 requests",
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        assert!(status.success(), "{}: {status}", entry.name);
+        assert!(status.success(), "{name}: {status}");
     }
 }
 

@@ -51,8 +51,11 @@ pub(crate) fn write(path: &Path, cells: &[CellResult], interval: f64) -> anyhow:
             continue;
         };
         let tag = Tag::new(tag).with_context(|| format!("bad tag {tag:?}"))?;
-        // A count-bounded cell ends early: its last interval ends with it.
-        for (k, h) in c.intervals.iter().enumerate() {
+        // A count-bounded cell ends early: its last interval ends with it, and the intervals
+        // of its bound after that are not written (a 20 s bound in 1 ms intervals would be
+        // 20,000 lines for a run of a few milliseconds).
+        let within = ((c.seconds / interval).ceil() as usize).max(c.intervals.recorded());
+        for (k, h) in c.intervals.iter().enumerate().take(within) {
             let start = from + k as f64 * interval;
             let length = interval.min(from + c.seconds - start).max(1e-6);
             writer

@@ -445,7 +445,7 @@ impl CellResult {
             prechecked: 0,
             recorded_from_unix: None,
             hdr_tag: None,
-            intervals: Vec::new(),
+            intervals: client::Intervals::default(),
         }
     }
 
