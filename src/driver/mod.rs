@@ -12,6 +12,7 @@
 pub mod cli;
 pub(crate) mod client;
 pub(crate) mod hdrlog;
+pub(crate) mod intervals;
 pub mod merge;
 pub(crate) mod output;
 pub(crate) mod plot;
@@ -445,7 +446,7 @@ impl CellResult {
             prechecked: 0,
             recorded_from_unix: None,
             hdr_tag: None,
-            intervals: client::Intervals::default(),
+            intervals: intervals::Intervals::default(),
         }
     }
 

@@ -285,7 +285,7 @@ pub(crate) struct CellResult {
     pub(crate) hdr_tag: Option<String>,
     /// With `--hdr-log`: the recorded latencies per interval of the window, in nanoseconds.
     #[serde(skip)]
-    pub(crate) intervals: super::client::Intervals,
+    pub(crate) intervals: super::intervals::Intervals,
 }
 
 #[cfg(test)]
