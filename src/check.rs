@@ -190,7 +190,8 @@ pub fn reqwest_get(
 
 /// Binds a listener on 127.0.0.1 with a free port.
 pub fn bind_local() -> anyhow::Result<TcpListener> {
-    TcpListener::bind("127.0.0.1:0").context("cannot bind 127.0.0.1:0")
+    crate::server::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .context("cannot bind 127.0.0.1:0")
 }
 
 fn verdict(
@@ -376,10 +377,18 @@ pub fn print_table(rows: &[Row]) -> usize {
 /// oracle; exit 1 on any mismatch, 130 when interrupted.
 pub fn command(
     names: &[String],
-    threads: usize,
+    opts: &crate::cli::OptArgs,
     redis: &crate::cli::RedisArg,
 ) -> Result<std::process::ExitCode, crate::cli::CliError> {
     let entries = crate::cli::frameworks(names, |_| true, "")?;
+    let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
+    let variants: Vec<Options> = Options::variants(opts.threads.into())
+        .into_iter()
+        .map(|o| Options {
+            runtime: opts.runtime,
+            ..o
+        })
+        .collect();
     let fixtures = crate::cli::load_fixtures()?;
     crate::cli::prepare_entries(entries.iter().copied());
     let redis = redis.provide()?;
@@ -391,11 +400,7 @@ pub fn command(
             eprintln!("interrupted");
             return Ok(std::process::ExitCode::from(130));
         }
-        rows.extend(check_framework(
-            entry,
-            &base,
-            &crate::options::Options::variants(threads),
-        ));
+        rows.extend(check_framework(entry, &base, &variants));
     }
     if rows.is_empty() {
         // Every framework named was skipped (a missing tool, said above): nothing failed.
@@ -421,14 +426,17 @@ pub fn command(
 /// for the gap once.
 pub fn conformance(
     names: &[String],
-    threads: usize,
+    opts: &crate::cli::OptArgs,
 ) -> Result<std::process::ExitCode, crate::cli::CliError> {
     use crate::oracle::conformance::{Dates, DATE_MOVES, DATE_MOVES_WHAT, RULES};
     let entries = crate::cli::frameworks(names, |_| true, "")?;
+    let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
+    let (threads, runtime) = (opts.threads.into(), opts.runtime);
     let fixtures = crate::cli::load_fixtures()?;
     crate::cli::prepare_entries(entries.iter().copied());
     let config = Config::new(std::sync::Arc::clone(&fixtures), None).with(Options {
         threads,
+        runtime,
         ..Options::default()
     });
     let mut table = Table::new(

@@ -81,6 +81,8 @@ pub(crate) fn framebench_binary() -> Result<PathBuf, String> {
 /// The flags every server child takes, `framebench serve`, `framebench child` and the Go
 /// peers alike: `--threads N --logging L --io I`, and `--redis URL` when there is a Redis to
 /// use as given (`serve` without it starts its own; a peer without it answers `/get` with 503).
+/// `--runtime per-core` is passed only when asked for: the Go peers do not take it, and only a
+/// framework that offers the choice is ever started with it.
 pub(crate) fn server_args<'a>(
     cmd: &'a mut Command,
     options: Options,
@@ -89,6 +91,12 @@ pub(crate) fn server_args<'a>(
     cmd.args(["--threads", &options.threads.to_string()])
         .args(["--logging", &options.logging.to_string()])
         .args(["--io", &options.io.to_string()])
+        .args(
+            (options.runtime != crate::options::Runtime::WorkStealing)
+                .then(|| ["--runtime".to_owned(), options.runtime.to_string()])
+                .into_iter()
+                .flatten(),
+        )
         .args(redis.map(|url| ["--redis", url]).into_iter().flatten())
 }
 

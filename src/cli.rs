@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
-use crate::options::{Io, Logging, Options};
+use crate::options::{Io, Logging, Options, Runtime};
 use crate::oracle::SCENARIOS;
 use crate::table::{Align, Table};
 
@@ -72,6 +72,35 @@ pub(crate) fn frameworks(
         .collect()
 }
 
+/// Why a framework has no `--runtime per-core`, in the one line that refuses or skips it.
+const NO_PER_CORE: &str =
+    "a thread model of its own, not a tokio runtime framebench builds; docs/methodology.md, \
+     \"Threads and runtimes\"";
+
+/// `entries` under `runtime`: all of them for `work-stealing`; for `per-core`, those that take
+/// it ([`Entry::per_core`]). A framework the user named that cannot is refused with one line
+/// (exit 2); from the default list, the others are skipped with one line.
+pub(crate) fn for_runtime(
+    names: &[String],
+    entries: Vec<&'static Entry>,
+    runtime: Runtime,
+) -> Result<Vec<&'static Entry>, CliError> {
+    if runtime == Runtime::WorkStealing {
+        return Ok(entries);
+    }
+    let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries.into_iter().partition(|e| e.per_core);
+    if !left.is_empty() {
+        let list = left.iter().map(|e| e.name).collect::<Vec<_>>().join(", ");
+        if !names.is_empty() {
+            return Err(CliError::usage(format!(
+                "--runtime {runtime}: {list} cannot take it ({NO_PER_CORE})"
+            )));
+        }
+        eprintln!("--runtime {runtime}: skipping {list} ({NO_PER_CORE})");
+    }
+    Ok(keep)
+}
+
 /// `--redis URL`, for the commands that serve the redis scenario.
 #[derive(clap::Args)]
 pub struct RedisArg {
@@ -115,16 +144,22 @@ impl ServerArgs {
             logging: self.logging,
             io: self.io,
             threads: self.opts.threads.into(),
+            runtime: self.opts.runtime,
         }
     }
 }
 
-/// `--threads N`, for the commands that start servers.
+/// `--threads N` and `--runtime R`, for the commands that start servers.
 #[derive(clap::Args)]
 pub struct OptArgs {
     /// Server worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
+    /// How a tokio server arranges its workers: one work-stealing runtime (what
+    /// `#[tokio::main]` gives), or one pinned current-thread runtime per worker. Only the
+    /// frameworks `framebench list` marks `per-core` take the second.
+    #[arg(long, value_enum, default_value_t = Runtime::WorkStealing)]
+    pub runtime: Runtime,
 }
 
 /// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the

@@ -78,6 +78,11 @@ pub trait Framework: Sized + 'static {
     /// What it cannot do that the others can, in a few words for `list` (no HEAD, no
     /// keep-alive timeout, …), or empty. Its file says why, beside the code.
     const NOTE: &'static str = "";
+    /// Whether its server takes `--runtime per-core`: true for the tokio frameworks that serve
+    /// through [`crate::server::spawn_tokio`], which builds either runtime. A framework with a
+    /// thread model of its own (actix, ntex, xitca, may, hyper 0.10's pool, Go, Rocket's own
+    /// launch) keeps it, and docs/methodology.md says which it is.
+    const PER_CORE: bool = false;
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -154,6 +159,8 @@ pub struct Entry {
     pub(crate) thread_per_connection: bool,
     /// See [`Framework::NOTE`].
     pub(crate) note: &'static str,
+    /// See [`Framework::PER_CORE`].
+    pub per_core: bool,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     serve_child: fn(&Config) -> anyhow::Result<()>,
     available: fn() -> Result<(), String>,
@@ -179,6 +186,7 @@ impl Entry {
             baseline: F::BASELINE,
             thread_per_connection: F::THREAD_PER_CONNECTION,
             note: F::NOTE,
+            per_core: F::PER_CORE,
             build: build_boxed::<F>,
             serve_child: F::serve_child,
             available: F::available,

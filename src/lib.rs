@@ -38,6 +38,7 @@ pub mod quick;
 pub mod redis;
 pub mod report;
 pub mod results;
+pub mod scale;
 pub mod serve;
 pub(crate) mod server;
 pub(crate) mod store;

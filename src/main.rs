@@ -107,6 +107,10 @@ enum Command {
     Merge(framebench::driver::merge::MergeArgs),
     /// `load` over frameworks × scenarios × connection counts.
     Compare(framebench::driver::cli::CompareArgs),
+    /// How each framework's loopback rate grows with its server threads: a sweep over T (the
+    /// server on T CPUs of one half, the driver on the other), in rounds, with the speed-up,
+    /// the efficiency and a check of the server's threads.
+    Scale(framebench::scale::ScaleArgs),
     /// Checks frameworks × scenarios × variants against the oracle, in-process and over
     /// loopback. Exits 1 on any mismatch. With --conformance: a report of each server against
     /// the protocol rules instead, which exits 0.
@@ -181,6 +185,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Load(args)) => framebench::driver::cli::load(args),
         Some(Command::Merge(args)) => framebench::driver::merge::command(args),
         Some(Command::Compare(args)) => framebench::driver::cli::compare(args),
+        Some(Command::Scale(args)) => framebench::scale::command(args),
         Some(Command::List) => {
             framebench::cli::list();
             Ok(ExitCode::SUCCESS)
@@ -223,12 +228,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             conformance: true,
             opts,
             ..
-        }) => framebench::check::conformance(&frameworks, opts.threads.into()),
+        }) => framebench::check::conformance(&frameworks, &opts),
         Some(Command::Check {
             frameworks,
             opts,
             redis,
             ..
-        }) => framebench::check::command(&frameworks, opts.threads.into(), &redis),
+        }) => framebench::check::command(&frameworks, &opts, &redis),
     }
 }

@@ -1,4 +1,5 @@
-//! The knobs every app honours: logging, file I/O and worker threads.
+//! The knobs every app honours: logging, file I/O, worker threads, and the runtime a tokio
+//! server runs its workers on.
 
 use std::fmt;
 use std::time::Duration;
@@ -24,6 +25,21 @@ pub enum Io {
     Memory,
 }
 
+/// How a tokio server's `threads` workers are arranged. Only the frameworks that serve through
+/// [`crate::server::spawn_tokio`] offer a choice ([`crate::framework::Entry::per_core`]); every
+/// other server has one model of its own (docs/methodology.md, "Threads and runtimes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum)]
+pub enum Runtime {
+    /// One multi-threaded tokio runtime of `threads` workers that steal each other's tasks:
+    /// what `#[tokio::main]` gives, so what users get.
+    #[default]
+    WorkStealing,
+    /// One current-thread runtime per worker, each on a thread pinned to one of the server's
+    /// CPUs and accepting from a listener of its own (`SO_REUSEPORT`): TechEmpower's fastest
+    /// hyper and axum entries.
+    PerCore,
+}
+
 /// Keep-alive timeout every server is configured with, so that no framework's default decides.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(5);
 
@@ -36,6 +52,8 @@ pub struct Options {
     pub io: Io,
     /// Worker threads when serving (iron/nickel pool size, actix workers, tokio workers).
     pub threads: usize,
+    /// How a tokio server arranges its workers.
+    pub runtime: Runtime,
 }
 
 impl Default for Options {
@@ -44,6 +62,7 @@ impl Default for Options {
             logging: Logging::Off,
             io: Io::Memory,
             threads: 2,
+            runtime: Runtime::WorkStealing,
         }
     }
 }
@@ -58,15 +77,21 @@ impl Options {
                     logging,
                     io,
                     threads,
+                    runtime: Runtime::WorkStealing,
                 });
             }
         }
         out
     }
 
-    /// A short label such as `log=off,io=memory`.
+    /// A short label such as `log=off,io=memory`; `,runtime=per-core` is added when the
+    /// runtime is not the default, so that every earlier label still reads the same.
     pub fn label(&self) -> String {
-        format!("log={},io={}", self.logging, self.io)
+        let runtime = match self.runtime {
+            Runtime::WorkStealing => String::new(),
+            other => format!(",runtime={other}"),
+        };
+        format!("log={},io={}{runtime}", self.logging, self.io)
     }
 }
 
@@ -76,6 +101,15 @@ impl fmt::Display for Logging {
             Logging::Off => "off",
             Logging::Sink => "sink",
             Logging::Stdout => "stdout",
+        })
+    }
+}
+
+impl fmt::Display for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Runtime::WorkStealing => "work-stealing",
+            Runtime::PerCore => "per-core",
         })
     }
 }

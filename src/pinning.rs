@@ -138,6 +138,73 @@ pub fn format_cpus(cpus: &[usize]) -> String {
     parts.join(",")
 }
 
+/// The CPUs this process may use, split in two halves for a thread sweep (`framebench
+/// scale`): the server's side and the client's. With SMT, the logical CPUs of one core (its
+/// `thread_siblings_list`) stay together, on one side, and next to each other in the server's
+/// list, so that T server threads take whole cores where T is even.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sides {
+    /// The server's CPUs: T threads take the first T.
+    pub(crate) server: Vec<usize>,
+    /// The client's CPUs, one driver thread each.
+    pub(crate) client: Vec<usize>,
+    /// Whether some core has more than one logical CPU here.
+    pub(crate) smt: bool,
+}
+
+impl Sides {
+    /// This machine's.
+    pub(crate) fn here() -> Sides {
+        Sides::of(&allowed_cpus(), siblings)
+    }
+
+    /// The sides of `allowed`, each CPU's core from `siblings` (the CPUs of its core): the
+    /// server takes whole cores, in order, while they fit in half of `allowed`; the client the
+    /// rest.
+    pub(crate) fn of(allowed: &[usize], siblings: impl Fn(usize) -> Vec<usize>) -> Sides {
+        let mut cores: Vec<Vec<usize>> = Vec::new();
+        for &c in allowed {
+            if cores.iter().any(|core| core.contains(&c)) {
+                continue;
+            }
+            let mut core: Vec<usize> = siblings(c)
+                .into_iter()
+                .filter(|s| allowed.contains(s))
+                .collect();
+            if !core.contains(&c) {
+                core.push(c);
+            }
+            core.sort_unstable();
+            cores.push(core);
+        }
+        let half = allowed.len() / 2;
+        let (mut server, mut client) = (Vec::new(), Vec::new());
+        for core in &cores {
+            if client.is_empty() && server.len() + core.len() <= half {
+                server.extend(core);
+            } else {
+                client.extend(core);
+            }
+        }
+        client.sort_unstable();
+        Sides {
+            server,
+            client,
+            smt: cores.iter().any(|c| c.len() > 1),
+        }
+    }
+}
+
+/// The logical CPUs of `cpu`'s core, from sysfs (just `cpu` when it cannot be read).
+fn siblings(cpu: usize) -> Vec<usize> {
+    std::fs::read_to_string(format!(
+        "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+    ))
+    .ok()
+    .and_then(|t| parse_cpus(t.trim()).ok())
+    .unwrap_or_else(|| vec![cpu])
+}
+
 /// CPUs this process may run on.
 pub(crate) fn allowed_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
@@ -181,6 +248,26 @@ mod tests {
         assert!(parse_cpus("").is_err());
         assert_eq!(format_cpus(&[0, 1, 2, 5]), "0-2,5");
         assert_eq!(format_cpus(&[]), "any");
+    }
+
+    #[test]
+    fn sides_keep_smt_siblings_together_and_split_in_half() {
+        // 2 CPUs, no SMT: one each.
+        let two = Sides::of(&[0, 1], |c| vec![c]);
+        assert_eq!((two.server, two.client, two.smt), (vec![0], vec![1], false));
+        // 16 logical CPUs as 8 cores of two siblings numbered c and c + 8 (Linux's order on
+        // x86): the server takes cores 0-3 with their siblings, in pairs.
+        let all: Vec<usize> = (0..16).collect();
+        let smt = Sides::of(&all, |c| vec![c % 8, c % 8 + 8]);
+        assert_eq!(smt.server, vec![0, 8, 1, 9, 2, 10, 3, 11]);
+        assert_eq!(smt.client, vec![4, 5, 6, 7, 12, 13, 14, 15]);
+        assert!(smt.smt);
+        // An odd count: the server gets the smaller half.
+        let three = Sides::of(&[0, 1, 2], |c| vec![c]);
+        assert_eq!((three.server, three.client), (vec![0], vec![1, 2]));
+        // A sibling outside the allowed set is left out.
+        let some = Sides::of(&[0, 1, 2, 3], |c| vec![c % 8, c % 8 + 8]);
+        assert_eq!((some.server, some.client), (vec![0, 1], vec![2, 3]));
     }
 
     #[test]

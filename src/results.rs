@@ -170,6 +170,10 @@ pub(crate) struct Figure {
     /// See `lo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) hi: Option<f64>,
+    /// For a figure of several rounds (`scale`): how many, `value` being their median and
+    /// `lo`–`hi` their range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rounds: Option<usize>,
 }
 
 impl Figure {
@@ -191,6 +195,7 @@ impl Figure {
             value: v,
             lo: None,
             hi: None,
+            rounds: None,
         }
     }
 

@@ -5,7 +5,7 @@
 //! stops: what a load from other hosts cannot meter.
 
 use std::io::Write as _;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -63,6 +63,7 @@ pub fn serve(
             "{name} has no server (in-process only)"
         )));
     }
+    crate::cli::for_runtime(&[name.to_owned()], vec![entry], options.runtime)?;
     if let Some(max) = max_requests {
         crate::bench::cli::install_limit(name, max)?;
     } else if stats.is_some() && entry.counts_requests {
@@ -76,7 +77,7 @@ pub fn serve(
         .build(&Config::new(fixtures, redis.url()).with(options))
         .map_err(CliError::fail)?;
     let listener =
-        TcpListener::bind(addr).map_err(|e| CliError(1, format!("cannot bind {addr}: {e}")))?;
+        crate::server::bind(addr).map_err(|e| CliError(1, format!("cannot bind {addr}: {e}")))?;
     // Handlers before the server starts and before the line a supervisor waits for: a signal
     // sent as soon as the line is read must stop the server cleanly, not kill it, and a
     // framework that installs a SIGINT handler of its own (ohkami, through `ctrlc`) puts back

@@ -141,11 +141,78 @@ pub(crate) fn enable_socket_option(
 /// How long a tokio server waits for open connections to finish after being told to stop.
 pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Runs a tokio server on its own thread with a multi-threaded runtime of `threads` workers.
+/// Binds a listener on `addr` with `SO_REUSEPORT` set before the bind, so that
+/// `--runtime per-core` can bind one more listener per runtime on the same port
+/// ([`spawn_tokio`]). The option changes nothing for a server with one listener: the kernel
+/// spreads connections only over listeners of one owner that all set it.
+pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    // std's TcpListener::bind sets SO_REUSEADDR on Unix too.
+    socket.set_reuse_address(true)?;
+    socket.set_reuse_port(true)?;
+    socket.bind(&addr.into())?;
+    // std's backlog on Linux.
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
+/// How many workers and how they are arranged, from the server's options.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Workers {
+    /// Worker threads (at least one).
+    pub(crate) threads: usize,
+    /// One work-stealing runtime, or one current-thread runtime per worker.
+    pub(crate) runtime: crate::options::Runtime,
+}
+
+impl From<crate::options::Options> for Workers {
+    fn from(o: crate::options::Options) -> Workers {
+        Workers {
+            threads: o.threads.max(1),
+            runtime: o.runtime,
+        }
+    }
+}
+
+/// Runs a tokio server with the workers of `workers`:
+///
+/// - `work-stealing`: one multi-threaded runtime of `threads` workers, driven by a thread of
+///   its own, with `serve` called once on `listener`.
+/// - `per-core`: `threads` threads, each pinned to one of the CPUs this process may use (in
+///   turn, when there are fewer) and running a current-thread runtime, with `serve` called once
+///   per runtime on a listener of its own: `listener` for the first, and for each other a new
+///   one bound to the same address with `SO_REUSEPORT`, so that the kernel spreads new
+///   connections over the runtimes by their addresses' hash. One shared listener would wake
+///   every runtime for every connection, and the first awake would take a burst of them
+///   (docs/methodology.md, "Threads and runtimes"). `listener` must come from [`bind`].
+///
 /// `serve` gets the listener and a future that resolves when the server must stop; it should
 /// stop accepting then and let open connections finish. Whatever is still running [`GRACE`]
 /// after the stop is dropped with the runtime, so a stalled connection cannot hold it up.
 pub(crate) fn spawn_tokio<F, Fut>(
+    listener: TcpListener,
+    workers: impl Into<Workers>,
+    serve: F,
+) -> anyhow::Result<ServerHandle>
+where
+    F: Fn(tokio::net::TcpListener, Stopped) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let workers = workers.into();
+    match workers.runtime {
+        crate::options::Runtime::WorkStealing => {
+            spawn_work_stealing(listener, workers.threads, serve)
+        }
+        crate::options::Runtime::PerCore => spawn_per_core(listener, workers.threads, serve),
+    }
+}
+
+/// [`spawn_tokio`]'s `work-stealing`, for a `serve` that can run only once (Rocket's launch).
+pub(crate) fn spawn_work_stealing<F, Fut>(
     listener: TcpListener,
     threads: usize,
     serve: F,
@@ -164,26 +231,7 @@ where
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let thread = thread::Builder::new()
         .name("fb-serve".into())
-        .spawn(move || {
-            let listener = {
-                let _guard = rt.enter();
-                tokio::net::TcpListener::from_std(listener)
-            };
-            if let Ok(listener) = listener {
-                let stopped = Stopped(stop_rx.clone());
-                let deadline = async {
-                    stopped.await;
-                    tokio::time::sleep(GRACE).await;
-                };
-                rt.block_on(async {
-                    tokio::select! {
-                        _ = serve(listener, Stopped(stop_rx)) => {}
-                        _ = deadline => {}
-                    }
-                });
-            }
-            rt.shutdown_timeout(GRACE);
-        })?;
+        .spawn(move || run_until_stopped(rt, listener, serve, stop_rx))?;
     Ok(ServerHandle::new(
         addr,
         move || {
@@ -191,6 +239,96 @@ where
         },
         vec![thread],
     ))
+}
+
+/// [`spawn_tokio`]'s `per-core`.
+fn spawn_per_core<F, Fut>(
+    listener: TcpListener,
+    threads: usize,
+    serve: F,
+) -> anyhow::Result<ServerHandle>
+where
+    F: Fn(tokio::net::TcpListener, Stopped) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let addr = listener.local_addr()?;
+    // A framework that sets TCP_NODELAY on its listener ([`nodelay_on_accepted`]) gets it on
+    // every runtime's.
+    let nodelay = socket2::SockRef::from(&listener)
+        .tcp_nodelay()
+        .unwrap_or(false);
+    let mut listeners = vec![listener];
+    for _ in 1..threads.max(1) {
+        let more = bind(addr).map_err(|e| {
+            anyhow::anyhow!(
+                "--runtime per-core: cannot bind a second listener on {addr} ({e}); the first \
+                 must be bound with SO_REUSEPORT (server::bind)"
+            )
+        })?;
+        if nodelay {
+            nodelay_on_accepted(&more)?;
+        }
+        listeners.push(more);
+    }
+    let cpus = crate::pinning::allowed_cpus();
+    let serve = Arc::new(serve);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut handles = Vec::new();
+    for (i, listener) in listeners.into_iter().enumerate() {
+        listener.set_nonblocking(true)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let serve = Arc::clone(&serve);
+        let stop_rx = stop_rx.clone();
+        let cpu = cpus.get(i % cpus.len().max(1)).copied();
+        let thread = thread::Builder::new()
+            .name(format!("fb-core-{i}"))
+            .spawn(move || {
+                // The runtime's blocking pool (tokio::fs) is started from this thread, so it
+                // inherits the one CPU too.
+                crate::pinning::pin_current_thread(cpu.as_slice());
+                run_until_stopped(rt, listener, |l, s| serve(l, s), stop_rx);
+            })?;
+        handles.push(thread);
+    }
+    Ok(ServerHandle::new(
+        addr,
+        move || {
+            let _ = stop_tx.send(true);
+        },
+        handles,
+    ))
+}
+
+/// Serves `listener` on `rt` until the stop, then [`GRACE`] for open connections at most.
+fn run_until_stopped<F, Fut>(
+    rt: tokio::runtime::Runtime,
+    listener: TcpListener,
+    serve: F,
+    stop_rx: tokio::sync::watch::Receiver<bool>,
+) where
+    F: FnOnce(tokio::net::TcpListener, Stopped) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let listener = {
+        let _guard = rt.enter();
+        tokio::net::TcpListener::from_std(listener)
+    };
+    if let Ok(listener) = listener {
+        let stopped = Stopped(stop_rx.clone());
+        let deadline = async {
+            stopped.await;
+            tokio::time::sleep(GRACE).await;
+        };
+        rt.block_on(async {
+            tokio::select! {
+                _ = serve(listener, Stopped(stop_rx)) => {}
+                _ = deadline => {}
+            }
+        });
+    }
+    rt.shutdown_timeout(GRACE);
 }
 
 /// Resolves once the server is asked to stop.

@@ -108,6 +108,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         logging: args.logging,
         io: args.io,
         threads: args.threads.into(),
+        ..Options::default()
     };
     if args.callgrind {
         return profile_callgrind(&args, entry, scenario, options);

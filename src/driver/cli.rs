@@ -70,6 +70,10 @@ pub(crate) struct LoadOpts {
     /// Server worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub(crate) threads: u16,
+    /// How a tokio server arranges its workers (see `framebench serve --help`); a framework
+    /// without the choice is skipped with one line under `per-core`.
+    #[arg(long, value_enum, default_value = "work-stealing")]
+    pub(crate) runtime: crate::options::Runtime,
     /// Request logging of the server; a comma-separated list runs each.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "off")]
     pub(crate) logging: Vec<Logging>,
@@ -191,7 +195,10 @@ pub(crate) fn parse_url(text: &str, allow_remote: bool) -> Result<SocketAddr, St
 /// The scenarios named (default: all). For framework targets, whose servers need a local
 /// redis-server for the redis scenario, that scenario is skipped with one line without one; a
 /// URL target brings its own server.
-fn scenarios(names: &[String], url_target: bool) -> Result<Vec<&'static Scenario>, CliError> {
+pub(crate) fn scenarios(
+    names: &[String],
+    url_target: bool,
+) -> Result<Vec<&'static Scenario>, CliError> {
     let chosen: Vec<&'static Scenario> = if names.is_empty() {
         SCENARIOS.iter().collect()
     } else {
@@ -215,6 +222,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
                 logging,
                 io,
                 threads: opts.threads.into(),
+                runtime: opts.runtime,
             });
         }
     }
@@ -223,6 +231,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
 
 fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, CliError> {
     let entries = crate::cli::frameworks(names, |e| e.loopback, "has no server (in-process only)")?;
+    let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
     let mut out = Vec::new();
     for e in entries {
         for o in variants(opts) {

@@ -18,6 +18,7 @@ pub(crate) mod output;
 pub(crate) mod plot;
 pub(crate) mod proc;
 pub(crate) mod stats;
+pub(crate) mod threads;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -218,6 +219,8 @@ struct Run {
     server_cpu: Option<proc::CpuUse>,
     client_cpu: Option<proc::CpuUse>,
     server_peak_rss: Option<u64>,
+    /// The server's threads over the recorded window ([`threads`]).
+    server_threads: Option<Vec<threads::ThreadUse>>,
     crashed: Option<String>,
 }
 
@@ -357,7 +360,12 @@ fn drive(
         let now = Instant::now();
         if meters.is_none() && now >= record_from && !finished {
             meters = Some((
-                server.as_ref().map(|s| proc::CpuMeter::start_tree(s.pid())),
+                server.as_ref().map(|s| {
+                    (
+                        proc::CpuMeter::start_tree(s.pid()),
+                        threads::Snapshot::take(s.pid()),
+                    )
+                }),
                 proc::CpuMeter::start(std::process::id()),
             ));
         }
@@ -373,10 +381,16 @@ fn drive(
     let recorded = record_from.elapsed().as_secs_f64();
     let (server_cpu, client_cpu) = match &meters {
         Some((server_meter, client_meter)) => (
-            server_meter.as_ref().and_then(|m| m.used()),
+            server_meter.as_ref().and_then(|(m, _)| m.used()),
             client_meter.used(),
         ),
         None => (None, None),
+    };
+    let server_threads = match (&meters, server.as_deref()) {
+        (Some((Some((_, before)), _)), Some(s)) => {
+            Some(threads::Snapshot::take(s.pid()).since(before))
+        }
+        _ => None,
     };
     let server_peak_rss = server.as_deref().and_then(|s| proc::peak_rss(s.pid()));
     let results = handle.join().unwrap_or_default();
@@ -387,6 +401,7 @@ fn drive(
         server_cpu,
         client_cpu,
         server_peak_rss,
+        server_threads,
         crashed,
     }
 }
@@ -447,6 +462,7 @@ impl CellResult {
             recorded_from_unix: None,
             hdr_tag: None,
             intervals: intervals::Intervals::default(),
+            thread_check: None,
         }
     }
 
@@ -505,6 +521,9 @@ impl CellResult {
             self.client_cores,
         );
         self.server_peak_rss = run.server_peak_rss;
+        self.thread_check = run.server_threads.map(|used| {
+            threads::ThreadCheck::of(used, self.server_threads, &params.pinning.server_cpus)
+        });
         self.status = if let Some(c) = run.crashed {
             Status::Crashed(c)
         } else if m.ignored_close > 0 {

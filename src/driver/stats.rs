@@ -286,6 +286,10 @@ pub(crate) struct CellResult {
     /// With `--hdr-log`: the recorded latencies per interval of the window, in nanoseconds.
     #[serde(skip)]
     pub(crate) intervals: super::intervals::Intervals,
+    /// The server's threads over the recorded window against its T and CPUs
+    /// ([`super::threads`]); absent for a URL target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) thread_check: Option<super::threads::ThreadCheck>,
 }
 
 #[cfg(test)]

@@ -79,6 +79,7 @@ macro_rules! axum_app {
             const NAME: &'static str = $name;
             const CRATE: &'static str = "axum";
             const VERSION_PREFIX: &'static str = $prefix;
+            const PER_CORE: bool = true;
             const COUNTS_REQUESTS: bool = true;
 
             fn build(config: &Config) -> anyhow::Result<Self> {
@@ -117,19 +118,18 @@ macro_rules! axum_app {
                 };
                 // axum's serve sets no idle keep-alive timeout: connections stay open until the client
                 // closes them or the server stops (docs/methodology.md).
-                server::spawn_tokio(
-                    listener,
-                    self.config.options.threads,
-                    |listener, stop| async move {
+                server::spawn_tokio(listener, self.config.options, move |listener, stop| {
+                    let router = router.clone();
+                    async move {
                         let service = router.into_make_service_with_connect_info::<SocketAddr>();
-                        // Every framebench server sets TCP_NODELAY on accepted connections; how is the
-                        // one thing the two releases' `serve` differ in.
+                        // Every framebench server sets TCP_NODELAY on accepted connections;
+                        // how is the one thing the two releases' `serve` differ in.
                         let serve = $serve(listener, service).with_graceful_shutdown(async {
                             stop.await;
                         });
                         let _ = serve.await;
-                    },
-                )
+                    }
+                })
             }
         }
 

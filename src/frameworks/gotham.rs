@@ -40,7 +40,6 @@ use crate::store::AsyncStore;
 pub(crate) struct Gotham {
     router: Logged,
     config: Config,
-    threads: usize,
     rt: tokio::runtime::Runtime,
 }
 
@@ -99,13 +98,13 @@ impl Framework for Gotham {
     const NAME: &'static str = "gotham";
     const CRATE: &'static str = "gotham";
     const VERSION_PREFIX: &'static str = "0.8.";
+    const PER_CORE: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let rt = server::in_process_runtime()?;
         Ok(Gotham {
             router: app(config),
             config: config.clone(),
-            threads: config.options.threads,
             rt,
         })
     }
@@ -128,15 +127,18 @@ impl Framework for Gotham {
         // Gotham's `bind_server` serves connections with hyper-util's auto builder at its
         // defaults and exposes no setting: no idle keep-alive timeout, like axum
         // (docs/methodology.md).
-        server::spawn_tokio(listener, self.threads, |listener, stop| async move {
-            // Every framebench server sets TCP_NODELAY on accepted connections.
-            let serve = gotham::bind_server(listener, router, |tcp| {
-                let _ = tcp.set_nodelay(true);
-                std::future::ready(Ok(tcp))
-            });
-            tokio::select! {
-                _ = serve => {}
-                () = stop => {}
+        server::spawn_tokio(listener, self.config.options, move |listener, stop| {
+            let router = router.clone();
+            async move {
+                // Every framebench server sets TCP_NODELAY on accepted connections.
+                let serve = gotham::bind_server(listener, router, |tcp| {
+                    let _ = tcp.set_nodelay(true);
+                    std::future::ready(Ok(tcp))
+                });
+                tokio::select! {
+                    _ = serve => {}
+                    () = stop => {}
+                }
             }
         })
     }

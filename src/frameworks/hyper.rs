@@ -59,6 +59,7 @@ impl Framework for Hyper {
     const NAME: &'static str = "hyper";
     const CRATE: &'static str = "hyper";
     const VERSION_PREFIX: &'static str = "1.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -103,8 +104,10 @@ impl Framework for Hyper {
         let limit = crate::server::limit::active();
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            move |listener, stop| async move {
+            self.config.options,
+            move |listener, stop| {
+                let state = Arc::clone(&state);
+                async move {
                 let mut stop = std::future::IntoFuture::into_future(stop);
                 let graceful = GracefulShutdown::new();
                 loop {
@@ -156,6 +159,7 @@ impl Framework for Hyper {
                 tokio::select! {
                     _ = graceful.shutdown() => {}
                     _ = tokio::time::sleep(server::GRACE) => {}
+                }
                 }
             },
         )

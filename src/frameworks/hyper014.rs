@@ -55,6 +55,7 @@ impl Framework for Hyper014 {
     const NAME: &'static str = "hyper014";
     const CRATE: &'static str = "hyper";
     const VERSION_PREFIX: &'static str = "0.14.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -82,8 +83,10 @@ impl Framework for Hyper014 {
         let limit = crate::server::limit::active();
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            move |listener, stop| async move {
+            self.config.options,
+            move |listener, stop| {
+                let app = Arc::clone(&app);
+                async move {
                 let Ok(mut incoming) = AddrIncoming::from_listener(listener) else {
                     return;
                 };
@@ -109,6 +112,7 @@ impl Framework for Hyper014 {
                     .serve(make)
                     .with_graceful_shutdown(std::future::IntoFuture::into_future(stop))
                     .await;
+                }
             },
         )
     }

@@ -120,6 +120,7 @@ impl Framework for Hyperlane {
     const NAME: &'static str = "hyperlane";
     const CRATE: &'static str = "hyperlane";
     const VERSION_PREFIX: &'static str = "22.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -164,8 +165,10 @@ impl Framework for Hyperlane {
         let app = Arc::new(app);
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            |listener, stop| async move {
+            self.config.options,
+            move |listener, stop| {
+                let app = Arc::clone(&app);
+                async move {
                 // Fairness: `Server::run` binds its own address and takes no listener, so this is
                 // hyperlane's accept loop (`tcp_accept`) on the listener framebench bound, each
                 // connection on a task of its own until the server is told to stop, and then
@@ -186,6 +189,7 @@ impl Framework for Hyperlane {
                         },
                     };
                     tokio::spawn(serve_tcp(Arc::clone(&app), socket));
+                }
                 }
             },
         )

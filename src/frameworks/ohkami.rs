@@ -127,7 +127,10 @@ impl Framework for OhkamiApp {
         server::nodelay_on_accepted(&listener)?;
         let mut config = ohkami::Config::new();
         config.keepalive_timeout = KEEP_ALIVE.as_secs();
-        server::spawn_tokio(
+        // Work-stealing only: `howl` installs a process-wide SIGINT handler on its first poll,
+        // which framebench puts back right after it; runtimes of `--runtime per-core` would
+        // race on that handler (PER_CORE is false).
+        server::spawn_work_stealing(
             listener,
             self.config.options.threads,
             move |listener, stop| async move {

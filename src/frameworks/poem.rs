@@ -80,6 +80,7 @@ impl Framework for Poem {
     const NAME: &'static str = "poem";
     const CRATE: &'static str = "poem";
     const VERSION_PREFIX: &'static str = "3.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -122,10 +123,12 @@ impl Framework for Poem {
                 .boxed(),
             None => endpoint,
         };
-        server::spawn_tokio(
-            listener,
-            self.config.options.threads,
-            |listener, stop| async move {
+        // Shared by the runtimes of `--runtime per-core` (poem serves an `Arc` of an endpoint as
+        // the endpoint itself).
+        let endpoint = Arc::new(endpoint);
+        server::spawn_tokio(listener, self.config.options, move |listener, stop| {
+            let endpoint = Arc::clone(&endpoint);
+            async move {
                 let Ok(acceptor) = NoDelay::new(listener) else {
                     return;
                 };
@@ -133,8 +136,8 @@ impl Framework for Poem {
                     .idle_timeout(KEEP_ALIVE)
                     .run_with_graceful_shutdown(endpoint, stop.into_future(), Some(server::GRACE))
                     .await;
-            },
-        )
+            }
+        })
     }
 }
 

@@ -94,6 +94,7 @@ impl Framework for Rama {
     const NAME: &'static str = "rama";
     const CRATE: &'static str = "rama";
     const VERSION_PREFIX: &'static str = "0.3.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -146,8 +147,10 @@ impl Framework for Rama {
         server::nodelay_on_accepted(&listener)?;
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            |listener, stop| async move {
+            self.config.options,
+            move |listener, stop| {
+                let service = service.clone();
+                async move {
                 let shutdown = Shutdown::new(std::future::IntoFuture::into_future(stop));
                 let listener = rama::tcp::server::TcpListener::from(listener);
                 shutdown.spawn_task_fn(async move |guard| {
@@ -160,6 +163,7 @@ impl Framework for Rama {
                     listener.serve_graceful(guard, http).await;
                 });
                 let _ = shutdown.shutdown_with_limit(server::GRACE).await;
+                }
             },
         )
     }

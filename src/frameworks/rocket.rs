@@ -142,7 +142,7 @@ impl Framework for Rocket {
         let threads = config.options.threads;
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
         let failed = ready_tx.clone();
-        let handle = server::spawn_tokio(listener, threads, move |listener, stop| async move {
+        let handle = server::spawn_work_stealing(listener, threads, move |listener, stop| async move {
             // Fairness: Rocket 0.5 binds its own socket from `address` and `port` and has no
             // public way to take a bound listener. framebench closes the listener and Rocket
             // binds the same loopback address again (tokio sets SO_REUSEADDR), so the port is

@@ -78,6 +78,7 @@ impl Framework for Salvo {
     const NAME: &'static str = "salvo";
     const CRATE: &'static str = "salvo";
     const VERSION_PREFIX: &'static str = "1.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -115,19 +116,26 @@ impl Framework for Salvo {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let service = app(&self.config);
-        // `serve --max-requests`: the counting hoop exists only when a limit is set.
-        let service = match crate::server::limit::active() {
-            Some(limit) => service.hoop(Counter(limit)),
-            None => service,
+        // A `Service` is not `Clone`: each runtime of `--runtime per-core` builds its own, and
+        // one work-stealing runtime builds one, on its runtime as before.
+        let config = self.config.clone();
+        let build = move || {
+            let service = app(&config);
+            // `serve --max-requests`: the counting hoop exists only when a limit is set.
+            match crate::server::limit::active() {
+                Some(limit) => service.hoop(Counter(limit)),
+                None => service,
+            }
         };
         // Fairness: salvo's `TcpAcceptor` does not set TCP_NODELAY and has no setting for it;
         // it is set on the listener, which Linux copies to every accepted connection.
         server::nodelay_on_accepted(&listener)?;
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            |listener, stop| async move {
+            self.config.options,
+            move |listener, stop| {
+                let service = build();
+                async move {
                 let Ok(acceptor) = TcpAcceptor::try_from(listener) else {
                     return;
                 };
@@ -140,6 +148,7 @@ impl Framework for Salvo {
                     handle.stop_graceful(server::GRACE);
                 });
                 let _ = server.try_serve(service).await;
+                }
             },
         )
     }

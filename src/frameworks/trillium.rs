@@ -75,6 +75,7 @@ impl Framework for Trillium {
     const NAME: &'static str = "trillium";
     const CRATE: &'static str = "trillium";
     const VERSION_PREFIX: &'static str = "1.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
     const NOTE: &'static str = "no keep-alive timeout";
 
@@ -123,16 +124,23 @@ impl Framework for Trillium {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let handler = app(&self.config);
-        // `serve --max-requests`: the counting handler exists only when a limit is set.
-        let handler = match crate::server::limit::active() {
-            Some(limit) => BoxedHandler::new((handler, Counter(limit))),
-            None => handler,
+        // A handler is not `Clone` (trillium's own `Arc` wrapper is private): each runtime of
+        // `--runtime per-core` builds its own, and one work-stealing runtime builds one.
+        let config = self.config.clone();
+        let build = move || {
+            let handler = app(&config);
+            // `serve --max-requests`: the counting handler exists only when a limit is set.
+            match crate::server::limit::active() {
+                Some(limit) => BoxedHandler::new((handler, Counter(limit))),
+                None => handler,
+            }
         };
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            |listener, stop| async move {
+            self.config.options,
+            move |listener, stop| {
+                let handler = build();
+                async move {
                 // Fairness: trillium's HTTP/1 has no idle keep-alive timeout (its config has
                 // none); a connection stays open until the client closes it or the server
                 // stops (docs/methodology.md).
@@ -146,6 +154,7 @@ impl Framework for Trillium {
                     handle.shut_down().await;
                 });
                 config.run_async(handler).await;
+                }
             },
         )
     }

@@ -85,6 +85,7 @@ impl Framework for Viz {
     const NAME: &'static str = "viz";
     const CRATE: &'static str = "viz";
     const VERSION_PREFIX: &'static str = "0.11.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -126,8 +127,10 @@ impl Framework for Viz {
         server::nodelay_on_accepted(&listener)?;
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            |listener, stop| async move {
+            self.config.options,
+            move |listener, stop| {
+                let router = router.clone();
+                async move {
                 // viz's default builder (hyper-util's auto, HTTP/1 only as built here) with the
                 // keep-alive bound every server has: how long a connection may wait for a
                 // request head.
@@ -139,6 +142,7 @@ impl Framework for Viz {
                 let server = viz::Server::with_builder(listener, router, builder)
                     .signal(std::future::IntoFuture::into_future(stop));
                 let _ = server.await;
+                }
             },
         )
     }

@@ -92,6 +92,7 @@ impl Framework for Warp {
     const NAME: &'static str = "warp";
     const CRATE: &'static str = "warp";
     const VERSION_PREFIX: &'static str = "0.4.";
+    const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -139,13 +140,16 @@ impl Framework for Warp {
         server::nodelay_on_accepted(&listener)?;
         server::spawn_tokio(
             listener,
-            self.config.options.threads,
-            |listener, stop| async move {
-                warp::serve(filter)
-                    .incoming(listener)
-                    .graceful(std::future::IntoFuture::into_future(stop))
-                    .run()
-                    .await;
+            self.config.options,
+            move |listener, stop| {
+                let filter = filter.clone();
+                async move {
+                    warp::serve(filter)
+                        .incoming(listener)
+                        .graceful(std::future::IntoFuture::into_future(stop))
+                        .run()
+                        .await;
+                }
             },
         )
     }

@@ -1,0 +1,275 @@
+//! The server's threads over a cell, from `/proc/<pid>/task/*`: how much of a CPU each used and
+//! where each may run. `framebench scale` reads it to check that `--threads T` meant T: a server
+//! is marked when more than T of its threads were busy, or when a thread may run on CPUs outside
+//! the server's set ([`ThreadCheck::marks`]).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+/// A thread is busy over a cell when it used at least this share of one CPU.
+pub(crate) const BUSY_PCT: f64 = 10.0;
+
+/// Threads framebench or a framework starts beside its workers, by the start of their name (as
+/// `comm` holds it: 15 bytes at most), and what they do: listed apart from the workers and not
+/// counted against T.
+pub(crate) const HELPERS: &[(&str, &str)] = &[
+    (
+        "fb-serve",
+        "framebench: drives a work-stealing tokio runtime and its accept loop",
+    ),
+    (
+        "fb-accept",
+        "hyper 0.10's pool (iron, nickel): a thread per connection, as many as connections",
+    ),
+    ("fb-actix-system", "framebench: runs the actix System"),
+    ("fb-ntex-system", "framebench: runs the ntex System"),
+    ("fb-xitca-wait", "framebench: waits for the xitca server"),
+    (
+        "fb-parent",
+        "framebench: the may-minihttp child's parent side",
+    ),
+    ("actix-server ac", "actix-server's accept thread"),
+];
+
+/// One thread's CPU over a window, by thread id.
+#[derive(Debug, Clone)]
+pub(crate) struct Snapshot {
+    at: Instant,
+    /// `(pid, tid)` → (name, nanoseconds on a CPU so far).
+    tasks: BTreeMap<(u32, u32), (String, u64)>,
+}
+
+impl Snapshot {
+    /// Every thread of `pid` and of the processes below it, now.
+    pub(crate) fn take(pid: u32) -> Snapshot {
+        let mut tasks = BTreeMap::new();
+        for p in super::proc::process_tree(pid) {
+            let Ok(dir) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+                continue;
+            };
+            for task in dir.flatten() {
+                let Some(tid) = task.file_name().to_str().and_then(|n| n.parse().ok()) else {
+                    continue;
+                };
+                let read = |file: &str| std::fs::read_to_string(task.path().join(file)).ok();
+                let ns = read("schedstat")
+                    .and_then(|t| t.split_whitespace().next()?.parse::<u64>().ok());
+                let name = read("comm").map(|n| n.trim_end().to_owned());
+                if let (Some(ns), Some(name)) = (ns, name) {
+                    tasks.insert((p, tid), (name, ns));
+                }
+            }
+        }
+        Snapshot {
+            at: Instant::now(),
+            tasks,
+        }
+    }
+
+    /// The threads alive at `self` (the end of the window) with the share of one CPU each used
+    /// since `before` (a thread born inside the window counts from 0), and the CPUs each may
+    /// run on.
+    pub(crate) fn since(&self, before: &Snapshot) -> Vec<ThreadUse> {
+        let wall = self.at.duration_since(before.at).as_secs_f64().max(1e-9);
+        self.tasks
+            .iter()
+            .map(|(&(pid, tid), (name, ns))| {
+                let was = before.tasks.get(&(pid, tid)).map_or(0, |(_, ns)| *ns);
+                ThreadUse {
+                    name: name.clone(),
+                    cpu_pct: 100.0 * ns.saturating_sub(was) as f64 / 1e9 / wall,
+                    cpus: allowed(pid, tid).unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// `Cpus_allowed_list` of one thread.
+fn allowed(pid: u32, tid: u32) -> Option<Vec<usize>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok()?;
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+    crate::pinning::parse_cpus(list.trim()).ok()
+}
+
+/// One thread over a cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ThreadUse {
+    /// Its name (`comm`).
+    pub(crate) name: String,
+    /// Share of one CPU it used, %.
+    pub(crate) cpu_pct: f64,
+    /// CPUs it may run on.
+    pub(crate) cpus: Vec<usize>,
+}
+
+/// The server's threads over one cell, against the server's T and CPU set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ThreadCheck {
+    /// The T the server was given.
+    pub(crate) threads: usize,
+    /// Its threads that were busy ([`BUSY_PCT`]) and are not helpers, busiest first.
+    pub(crate) busy: Vec<ThreadUse>,
+    /// Its busy helper threads ([`HELPERS`]).
+    pub(crate) helpers: Vec<ThreadUse>,
+    /// Threads (any, busy or not) that may run on a CPU outside the server's set.
+    pub(crate) wide: Vec<ThreadUse>,
+}
+
+impl ThreadCheck {
+    /// Sorts `used` against the server's `threads` and CPU set `cpus` (empty: not pinned, so
+    /// nothing is wide).
+    pub(crate) fn of(used: Vec<ThreadUse>, threads: usize, cpus: &[usize]) -> ThreadCheck {
+        let mut check = ThreadCheck {
+            threads,
+            ..ThreadCheck::default()
+        };
+        for t in used {
+            if !cpus.is_empty() && t.cpus.iter().any(|c| !cpus.contains(c)) {
+                check.wide.push(t.clone());
+            }
+            if t.cpu_pct < BUSY_PCT {
+                continue;
+            }
+            if helper(&t.name).is_some() {
+                check.helpers.push(t);
+            } else {
+                check.busy.push(t);
+            }
+        }
+        check.busy.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+        check
+    }
+
+    /// What is wrong with the server's threads, one phrase each: more busy threads than T, or
+    /// threads that may leave the server's CPUs. Empty when `--threads T` meant T.
+    pub(crate) fn marks(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.busy.len() > self.threads {
+            out.push(format!(
+                "{} busy threads for T = {} ({})",
+                self.busy.len(),
+                self.threads,
+                names(&self.busy)
+            ));
+        }
+        if !self.wide.is_empty() {
+            out.push(format!(
+                "{} thread(s) may run outside the server's CPUs ({})",
+                self.wide.len(),
+                names(&self.wide)
+            ));
+        }
+        out
+    }
+}
+
+/// What a helper thread does, by its name.
+pub(crate) fn helper(name: &str) -> Option<&'static str> {
+    HELPERS
+        .iter()
+        .find(|(prefix, _)| name.starts_with(prefix))
+        .map(|(_, what)| *what)
+}
+
+/// `fb-tokio ×8, fb-serve` style: thread names with their counts.
+pub(crate) fn names(threads: &[ThreadUse]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in threads {
+        *counts.entry(t.name.as_str()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(n, c)| {
+            if c == 1 {
+                n.to_owned()
+            } else {
+                format!("{n} ×{c}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A planted server: this test process runs three busy threads beside its idle ones. Read
+    /// from /proc like any server, it has three busy threads, so at T = 1 it is marked, and at
+    /// T = 3 it is not.
+    #[test]
+    fn a_server_with_more_busy_threads_than_t_is_marked() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let busy: Vec<_> = (0..3)
+            .map(|i| {
+                let stop = Arc::clone(&stop);
+                std::thread::Builder::new()
+                    .name(format!("planted-{i}"))
+                    .spawn(move || {
+                        let mut x = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            x = std::hint::black_box(x.wrapping_add(1));
+                        }
+                    })
+                    .unwrap()
+            })
+            .collect();
+        let before = Snapshot::take(std::process::id());
+        std::thread::sleep(Duration::from_millis(600));
+        let after = Snapshot::take(std::process::id());
+        stop.store(true, Ordering::Relaxed);
+        for t in busy {
+            t.join().unwrap();
+        }
+        let used = after.since(&before);
+        let planted: Vec<&ThreadUse> = used
+            .iter()
+            .filter(|t| t.name.starts_with("planted-"))
+            .collect();
+        assert_eq!(planted.len(), 3, "{used:?}");
+        // Three busy loops on however many CPUs the test may use (two here, beside other
+        // tests): each gets well over 10 % of one.
+        assert!(planted.iter().all(|t| t.cpu_pct >= BUSY_PCT), "{planted:?}");
+        let at_one = ThreadCheck::of(used.clone(), 1, &[]);
+        let marks = at_one.marks();
+        assert_eq!(marks.len(), 1, "{marks:?}");
+        assert!(marks[0].contains("busy threads for T = 1"), "{marks:?}");
+        assert!(marks[0].contains("planted-0"), "{marks:?}");
+        assert!(at_one.busy.len() >= 3);
+        let at_many = ThreadCheck::of(used, at_one.busy.len(), &[]);
+        assert!(at_many.marks().is_empty(), "{:?}", at_many.marks());
+    }
+
+    #[test]
+    fn helpers_are_listed_apart_and_wide_threads_are_marked() {
+        let t = |name: &str, pct: f64, cpus: &[usize]| ThreadUse {
+            name: name.into(),
+            cpu_pct: pct,
+            cpus: cpus.to_vec(),
+        };
+        let used = vec![
+            t("fb-tokio", 90.0, &[0, 1]),
+            t("fb-tokio", 85.0, &[0, 1]),
+            t("fb-serve", 15.0, &[0, 1]),
+            t("fb-tokio", 2.0, &[0, 1]),
+        ];
+        let check = ThreadCheck::of(used.clone(), 2, &[0, 1]);
+        assert_eq!(check.busy.len(), 2);
+        assert_eq!(check.helpers.len(), 1);
+        assert!(check.marks().is_empty());
+        let mut wide = used;
+        wide[3].cpus = vec![0, 1, 2, 3];
+        let check = ThreadCheck::of(wide, 2, &[0, 1]);
+        assert_eq!(check.marks().len(), 1);
+        assert!(check.marks()[0].contains("outside the server's CPUs"));
+        assert_eq!(names(&check.busy), "fb-tokio ×2");
+    }
+}
