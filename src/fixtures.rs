@@ -15,6 +15,77 @@ use serde::Serialize;
 
 use crate::options::Io;
 
+/// The fixtures folder compiled into the binary, file by file (40 KB): what
+/// [`Fixtures::default_dir`] falls back on where the source tree is not. A test checks that it
+/// holds every file of `fixtures/`, byte for byte.
+const EMBEDDED: &[(&str, &[u8])] = &[
+    (
+        "expected/template.html",
+        include_bytes!("../fixtures/expected/template.html"),
+    ),
+    ("pastes/mysrc", include_bytes!("../fixtures/pastes/mysrc")),
+    ("secret.txt", include_bytes!("../fixtures/secret.txt")),
+    (
+        "static/webupload.html",
+        include_bytes!("../fixtures/static/webupload.html"),
+    ),
+    (
+        "templates/page.html",
+        include_bytes!("../fixtures/templates/page.html"),
+    ),
+];
+
+/// `fixtures/` beside the running executable (beside `target/release/` for a test binary in
+/// `deps/`).
+fn beside_executable() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let mut dir = exe.parent()?;
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir = dir.parent()?;
+    }
+    Some(dir.join("fixtures"))
+}
+
+/// Writes [`EMBEDDED`] into `parent/framebench-fixtures-HASH/` (the hash of its contents) unless
+/// it is there already, and returns that folder. Written into a scratch folder first and
+/// renamed, so a concurrent run never reads half of it.
+pub(crate) fn unpack_embedded(parent: &Path) -> std::io::Result<PathBuf> {
+    // FNV-1a over every name and content: the folder of another build's fixtures differs.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for (name, bytes) in EMBEDDED {
+        for b in name.bytes().chain([0]).chain(bytes.iter().copied()) {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let dir = parent.join(format!("framebench-fixtures-{hash:016x}"));
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    let scratch = parent.join(format!(
+        ".framebench-fixtures-{hash:016x}.{}",
+        std::process::id()
+    ));
+    for (name, bytes) in EMBEDDED {
+        let path = scratch.join(name);
+        if let Some(d) = path.parent() {
+            fs::create_dir_all(d)?;
+        }
+        fs::write(path, bytes)?;
+    }
+    // Another process may have renamed its copy first: then ours is not needed.
+    if fs::rename(&scratch, &dir).is_err() && dir.is_dir() {
+        let _ = fs::remove_dir_all(&scratch);
+    }
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(std::io::Error::other(format!(
+            "cannot unpack the fixtures into {}",
+            dir.display()
+        )))
+    }
+}
+
 /// Environment variable that points framebench at another fixtures folder.
 pub(crate) const FIXTURES_ENV: &str = "FRAMEBENCH_FIXTURES";
 
@@ -86,12 +157,24 @@ fn page() -> Page {
 }
 
 impl Fixtures {
-    /// The fixtures folder: `$FRAMEBENCH_FIXTURES`, else the crate's own `fixtures/`.
+    /// The fixtures folder, the first of: `$FRAMEBENCH_FIXTURES`; a `fixtures/` beside the
+    /// executable (a copied binary with its fixtures); the crate's own `fixtures/` (a
+    /// checkout); the fixtures compiled into the binary, unpacked once into a temporary folder
+    /// ([`unpack_embedded`]): a binary copied alone to a machine without the source tree still
+    /// serves every scenario, `io=disk` and the traversal checks included, which read real
+    /// files.
     pub(crate) fn default_dir() -> PathBuf {
-        match std::env::var_os(FIXTURES_ENV) {
-            Some(dir) => PathBuf::from(dir),
-            None => Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+        if let Some(dir) = std::env::var_os(FIXTURES_ENV) {
+            return PathBuf::from(dir);
         }
+        if let Some(beside) = beside_executable().filter(|d| d.is_dir()) {
+            return beside;
+        }
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        if source.is_dir() {
+            return source;
+        }
+        unpack_embedded(&std::env::temp_dir()).unwrap_or(source)
     }
 
     /// Loads the fixtures from the default folder.
@@ -232,6 +315,42 @@ pub(crate) fn content_type_for(name: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every file under `dir`, as paths relative to it with `/`.
+    fn files(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+        for e in fs::read_dir(dir).unwrap().flatten() {
+            let name = format!("{prefix}{}", e.file_name().to_string_lossy());
+            if e.file_type().unwrap().is_dir() {
+                files(&e.path(), &format!("{name}/"), out);
+            } else {
+                out.push(name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_embedded_fixtures_are_the_folder_byte_for_byte_and_unpack_to_a_loadable_copy() {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut on_disk = Vec::new();
+        files(&source, "", &mut on_disk);
+        on_disk.sort();
+        let mut embedded: Vec<String> = EMBEDDED.iter().map(|(n, _)| (*n).to_owned()).collect();
+        embedded.sort();
+        assert_eq!(embedded, on_disk, "fixtures/ and EMBEDDED list different files");
+        for (name, bytes) in EMBEDDED {
+            assert_eq!(&fs::read(source.join(name)).unwrap(), bytes, "{name}");
+        }
+        let parent = std::env::temp_dir().join(format!("framebench-unpack-{}", std::process::id()));
+        fs::create_dir_all(&parent).unwrap();
+        let dir = unpack_embedded(&parent).unwrap();
+        // A second call finds it.
+        assert_eq!(unpack_embedded(&parent).unwrap(), dir);
+        let copy = Fixtures::load(&dir).unwrap();
+        let original = Fixtures::load(&source).unwrap();
+        assert_eq!(copy.static_mem, original.static_mem);
+        assert_eq!(copy.paste_mem, original.paste_mem);
+        fs::remove_dir_all(&parent).unwrap();
+    }
 
     #[test]
     fn safe_names() {
