@@ -336,7 +336,10 @@ mod tests {
         on_disk.sort();
         let mut embedded: Vec<String> = EMBEDDED.iter().map(|(n, _)| (*n).to_owned()).collect();
         embedded.sort();
-        assert_eq!(embedded, on_disk, "fixtures/ and EMBEDDED list different files");
+        assert_eq!(
+            embedded, on_disk,
+            "fixtures/ and EMBEDDED list different files"
+        );
         for (name, bytes) in EMBEDDED {
             assert_eq!(&fs::read(source.join(name)).unwrap(), bytes, "{name}");
         }

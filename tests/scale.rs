@@ -90,12 +90,20 @@ fn a_sweep_runs_in_rotating_rounds_and_writes_what_diff_reads() {
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
     // The default list, cut below 64 server threads (half of 128 CPUs), says so in one line.
-    let cut: Vec<&str> = stderr.lines().filter(|l| l.starts_with("threads: ")).collect();
+    let cut: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("threads: "))
+        .collect();
     if allowed_cpus() < 128 {
         assert_eq!(cut.len(), 1, "{stderr}");
         assert!(cut[0].contains("cut to half of the"), "{stderr}");
     }
-    for line in ["raw", "hyper (work-stealing)", "hyper (per-core)", "ranking at T=1"] {
+    for line in [
+        "raw",
+        "hyper (work-stealing)",
+        "hyper (per-core)",
+        "ranking at T=1",
+    ] {
         assert!(stdout.contains(line), "{line:?} missing: {stdout}");
     }
 
@@ -245,10 +253,10 @@ fn a_copied_binary_runs_check_and_a_sweep_where_the_source_tree_is_hidden() {
         assert!(stderr.contains("run as built in"), "{stderr}");
     }
     // The fixtures came out of the binary into its temporary folder.
-    assert!(std::fs::read_dir(&tmp)
-        .unwrap()
-        .flatten()
-        .any(|e| e.file_name().to_string_lossy().starts_with("framebench-fixtures-")));
+    assert!(std::fs::read_dir(&tmp).unwrap().flatten().any(|e| e
+        .file_name()
+        .to_string_lossy()
+        .starts_with("framebench-fixtures-")));
     let sweep = run_hidden(
         &bin,
         repo,

@@ -1172,7 +1172,10 @@ mod tests {
         assert_eq!(scale_pointer(1, 2), None);
         assert_eq!(scale_pointer(3, 7), None);
         let line = scale_pointer(8, 16).unwrap();
-        assert!(line.contains("8 threads (half of this machine's 16 CPUs)"), "{line}");
+        assert!(
+            line.contains("8 threads (half of this machine's 16 CPUs)"),
+            "{line}"
+        );
         assert!(line.contains("`framebench scale`"), "{line}");
     }
     use crate::driver::stats::Bound;

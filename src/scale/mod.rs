@@ -285,8 +285,11 @@ pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
         results.write(p).map_err(CliError::fail)?;
     }
     if let Some(p) = &args.markdown {
-        std::fs::write(p, output::markdown(&sweep, &rows, &results.environment))
-            .map_err(|e| CliError(1, format!("cannot write {}: {e}", p.display())))?;
+        std::fs::write(
+            p,
+            output::markdown(&sweep, &rows, &measured, &results.environment),
+        )
+        .map_err(|e| CliError(1, format!("cannot write {}: {e}", p.display())))?;
     }
     if let Some(p) = &args.plot {
         chart::draw(&rows, p).map_err(CliError::fail)?;

@@ -204,7 +204,12 @@ pub(crate) fn terminal(sweep: &Sweep, rows: &[Row]) -> String {
 
 /// The Markdown file: the stamp, the conditions, and per scenario a row per target × T with
 /// every figure, then the comparisons.
-pub(crate) fn markdown(sweep: &Sweep, rows: &[Row], env: &RunEnvironment) -> String {
+pub(crate) fn markdown(
+    sweep: &Sweep,
+    rows: &[Row],
+    measured: &[Measured],
+    env: &RunEnvironment,
+) -> String {
     let mut out = String::from("# framebench scale\n\n");
     let _ = writeln!(
         out,
@@ -266,6 +271,49 @@ pub(crate) fn markdown(sweep: &Sweep, rows: &[Row], env: &RunEnvironment) -> Str
         }
         out.push('\n');
     }
+    out.push_str(&helpers(measured));
+    out
+}
+
+/// The helper threads each target ran busy beside its workers, with what each does and the
+/// most of a CPU it used in any cell: listed apart, not counted against T.
+fn helpers(measured: &[Measured]) -> String {
+    // (target, thread name) → the largest share of a CPU.
+    let mut seen: Vec<(String, String, f64)> = Vec::new();
+    for m in measured {
+        for t in m.cell.thread_check.iter().flat_map(|c| &c.helpers) {
+            match seen
+                .iter_mut()
+                .find(|(target, name, _)| *target == m.target && *name == t.name)
+            {
+                Some(s) => s.2 = s.2.max(t.cpu_pct),
+                None => seen.push((m.target.clone(), t.name.clone(), t.cpu_pct)),
+            }
+        }
+    }
+    let mut out = String::from("## Helper threads\n\n");
+    if seen.is_empty() {
+        out.push_str(
+            "No server ran a helper thread (framebench's, an accept thread, a pool) at 10 % of \
+             a CPU or more in any cell.\n",
+        );
+        return out;
+    }
+    out.push_str(
+        "Threads beside the workers that used 10 % of a CPU or more in some cell; they are not \
+         counted against T (docs/methodology.md, \"Threads and runtimes\").\n\n",
+    );
+    let mut table = Table::new([
+        ("target", Align::Left),
+        ("thread", Align::Left),
+        ("what it does", Align::Left),
+        ("most CPU in a cell", Align::Right),
+    ]);
+    for (target, name, pct) in seen {
+        let what = crate::driver::threads::helper(&name).unwrap_or("");
+        table.row([target, name, what.to_owned(), format!("{pct:.0} %")]);
+    }
+    out.push_str(&table.markdown());
     out
 }
 
