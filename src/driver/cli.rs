@@ -295,6 +295,7 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
             .map(|_| opts.hdr_interval.as_secs_f64()),
         start_at: opts.start_at,
         shard: opts.shard,
+        check_threads: true,
         pinning: Pinning::resolve(
             opts.server_cpus.clone().map(|c| c.0),
             opts.client_cpus.clone().map(|c| c.0),

@@ -91,6 +91,11 @@ pub(crate) struct LoadParams {
     /// This process's share of a load run by several (`--shard I/N`).
     #[serde(default)]
     pub(crate) shard: Option<Shard>,
+    /// Read the server's threads at the start and end of each cell ([`threads`]): `load`,
+    /// `compare` and `scale`. Off for the quick compare, whose cells of 0.1 s would feel the
+    /// few milliseconds of reading /proc for a pool of hundreds of threads.
+    #[serde(default)]
+    pub(crate) check_threads: bool,
 }
 
 /// One of `count` processes that share a load (`--shard index/count`, 1-based): each takes
@@ -151,6 +156,7 @@ impl LoadParams {
             hdr_interval: None,
             start_at: None,
             shard: None,
+            check_threads: false,
         }
     }
 }
@@ -198,7 +204,14 @@ pub(crate) fn run_cell(
         let start_at = params
             .start_at
             .map(|s| std::time::UNIX_EPOCH + Duration::from_secs_f64(s));
-        let run = drive(spec, sampler(expected), server.as_mut(), start_at, progress);
+        let run = drive(
+            spec,
+            sampler(expected),
+            server.as_mut(),
+            start_at,
+            params.check_threads,
+            progress,
+        );
         if run.crashed.is_none() {
             *kept = server;
         }
@@ -322,6 +335,7 @@ fn drive(
     sampler: client::Sampler,
     mut server: Option<&mut ServerProcess>,
     start_at: Option<std::time::SystemTime>,
+    check_threads: bool,
     progress: &mut dyn FnMut(Duration),
 ) -> Run {
     // The client threads stop on Ctrl-C or when this cell's server dies.
@@ -363,7 +377,7 @@ fn drive(
                 server.as_ref().map(|s| {
                     (
                         proc::CpuMeter::start_tree(s.pid()),
-                        threads::Snapshot::take(s.pid()),
+                        check_threads.then(|| threads::Snapshot::take(s.pid())),
                     )
                 }),
                 proc::CpuMeter::start(std::process::id()),
@@ -387,7 +401,7 @@ fn drive(
         None => (None, None),
     };
     let server_threads = match (&meters, server.as_deref()) {
-        (Some((Some((_, before)), _)), Some(s)) => {
+        (Some((Some((_, Some(before))), _)), Some(s)) => {
             Some(threads::Snapshot::take(s.pid()).since(before))
         }
         _ => None,

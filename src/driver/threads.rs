@@ -118,6 +118,14 @@ pub(crate) struct ThreadCheck {
     pub(crate) helpers: Vec<ThreadUse>,
     /// Threads (any, busy or not) that may run on a CPU outside the server's set.
     pub(crate) wide: Vec<ThreadUse>,
+    /// CPU (% of one) of the non-helper threads beyond the T busiest, each below
+    /// [`BUSY_PCT`] or not: a pool whose work is spread thinly over many threads (tokio's
+    /// blocking pool, Go's threads for blocking syscalls) shows here, not in `busy`.
+    #[serde(default)]
+    pub(crate) spill_pct: f64,
+    /// Those threads, the ones that used at least 1 % of a CPU.
+    #[serde(default)]
+    pub(crate) spill: Vec<ThreadUse>,
 }
 
 impl ThreadCheck {
@@ -128,9 +136,13 @@ impl ThreadCheck {
             threads,
             ..ThreadCheck::default()
         };
+        let mut workers: Vec<ThreadUse> = Vec::new();
         for t in used {
             if !cpus.is_empty() && t.cpus.iter().any(|c| !cpus.contains(c)) {
                 check.wide.push(t.clone());
+            }
+            if helper(&t.name).is_none() {
+                workers.push(t.clone());
             }
             if t.cpu_pct < BUSY_PCT {
                 continue;
@@ -141,6 +153,14 @@ impl ThreadCheck {
                 check.busy.push(t);
             }
         }
+        workers.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+        let beyond = workers.get(threads..).unwrap_or_default();
+        check.spill_pct = beyond.iter().map(|t| t.cpu_pct).sum();
+        check.spill = beyond
+            .iter()
+            .filter(|t| t.cpu_pct >= 1.0)
+            .cloned()
+            .collect();
         check.busy.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
         check
     }
@@ -155,6 +175,17 @@ impl ThreadCheck {
                 self.busy.len(),
                 self.threads,
                 names(&self.busy)
+            ));
+        }
+        // The busy-thread mark covers what spills into busy threads; this one a spill spread
+        // thinly, where no thread beyond T was busy on its own.
+        if self.busy.len() <= self.threads && self.spill_pct >= BUSY_PCT {
+            out.push(format!(
+                "{:.0} % of a CPU in {} thread(s) beyond T = {} ({})",
+                self.spill_pct,
+                self.spill.len(),
+                self.threads,
+                names(&self.spill)
             ));
         }
         if !self.wide.is_empty() {
@@ -244,8 +275,11 @@ mod tests {
         assert!(marks[0].contains("busy threads for T = 1"), "{marks:?}");
         assert!(marks[0].contains("planted-0"), "{marks:?}");
         assert!(at_one.busy.len() >= 3);
-        let at_many = ThreadCheck::of(used, at_one.busy.len(), &[]);
-        assert!(at_many.marks().is_empty(), "{:?}", at_many.marks());
+        // The planted threads alone at T = 3 (the test harness's other threads, which run other
+        // tests beside this one, left out): nothing to mark.
+        let planted: Vec<ThreadUse> = planted.into_iter().cloned().collect();
+        let at_three = ThreadCheck::of(planted, 3, &[]);
+        assert!(at_three.marks().is_empty(), "{:?}", at_three.marks());
     }
 
     #[test]
@@ -265,6 +299,15 @@ mod tests {
         assert_eq!(check.busy.len(), 2);
         assert_eq!(check.helpers.len(), 1);
         assert!(check.marks().is_empty());
+        // A pool spread thinly: no thread busy on its own beyond T = 1, but 4 × 6 % beside it.
+        let mut thin = vec![t("fb-tokio", 60.0, &[0])];
+        thin.extend((0..4).map(|_| t("fb-tokio", 6.0, &[0])));
+        let check = ThreadCheck::of(thin, 1, &[0]);
+        assert_eq!(check.busy.len(), 1);
+        assert_eq!(
+            check.marks(),
+            vec!["24 % of a CPU in 4 thread(s) beyond T = 1 (fb-tokio ×4)"]
+        );
         let mut wide = used;
         wide[3].cpus = vec![0, 1, 2, 3];
         let check = ThreadCheck::of(wide, 2, &[0, 1]);

@@ -258,6 +258,7 @@ impl Sweep {
         );
         p.pipeline = self.pipeline;
         p.sample_every = self.sample_every;
+        p.check_threads = true;
         p
     }
 
