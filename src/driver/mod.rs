@@ -626,6 +626,26 @@ fn note_crash(server: Option<&mut ServerProcess>, crashed: &mut Option<String>) 
     }
 }
 
+/// The progress bar of a run of `cells` cells of `per_cell` each, in milliseconds, on stderr
+/// (hidden when `quiet`): `compare`'s and `scale`'s.
+pub(crate) fn progress_bar(
+    per_cell: Duration,
+    cells: usize,
+    quiet: bool,
+) -> indicatif::ProgressBar {
+    let total_ms = (per_cell.as_millis() as u64).max(1) * cells as u64;
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(total_ms)
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}% ~{eta} left  {msg}")
+            .expect("valid template"),
+    );
+    bar
+}
+
 /// Runs every cell of `plan` with a progress bar on stderr (hidden when it is not a
 /// terminal). Stops early on Ctrl-C.
 pub(crate) fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult> {
@@ -643,16 +663,7 @@ pub(crate) fn run_plan_on(
 ) -> Vec<CellResult> {
     servers.resize_with(plan.targets.len(), || None);
     let per_cell = plan.params.warmup + plan.params.duration;
-    let total_ms = (per_cell.as_millis() as u64).max(1) * plan.cells() as u64;
-    let bar = if quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(total_ms)
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}% ~{eta} left  {msg}")
-            .expect("valid template"),
-    );
+    let bar = progress_bar(per_cell, plan.cells(), quiet);
     // Build what the targets need (the Go peers) now, before the first cell starts a server.
     for target in &plan.targets {
         if let Target::Framework(e, _) = target {

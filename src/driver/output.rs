@@ -210,14 +210,7 @@ impl Report {
             .iter()
             .filter(|c| !matches!(c.status, Status::Ok | Status::Skipped(_)))
             .map(|c| {
-                let reason = match &c.status {
-                    Status::Failing(r)
-                    | Status::IgnoredClose(r)
-                    | Status::Crashed(r)
-                    | Status::Error(r) => r.as_str(),
-                    Status::Interrupted => "interrupted by Ctrl-C",
-                    Status::Ok | Status::Skipped(_) => "",
-                };
+                let reason = c.status.reason();
                 format!(
                     "{} {} {} {} c={}: {reason}",
                     c.status.short(),

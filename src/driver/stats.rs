@@ -102,6 +102,19 @@ pub(crate) enum Status {
 }
 
 impl Status {
+    /// Why a cell did not end `ok`, as its status carries it (empty for `ok`).
+    pub(crate) fn reason(&self) -> &str {
+        match self {
+            Status::Failing(r)
+            | Status::IgnoredClose(r)
+            | Status::Crashed(r)
+            | Status::Error(r)
+            | Status::Skipped(r) => r,
+            Status::Interrupted => "interrupted by Ctrl-C",
+            Status::Ok => "",
+        }
+    }
+
     /// `ok`, `FAIL`, `OPEN`, `CRASH`, `ERROR`, `STOPPED`, `skip`.
     pub(crate) fn short(&self) -> &'static str {
         match self {

@@ -313,16 +313,7 @@ pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
 /// serves every scenario in turn. Stops early on Ctrl-C.
 fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measured> {
     let per_cell = sweep.warmup + sweep.duration;
-    let total_ms = (per_cell.as_millis() as u64).max(1) * sweep.cells() as u64;
-    let bar = if quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(total_ms)
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}% ~{eta} left  {msg}")
-            .expect("valid template"),
-    );
+    let bar = driver::progress_bar(per_cell, sweep.cells(), quiet);
     let mut out = Vec::new();
     let mut done_ms = 0u64;
     for round in 0..sweep.rounds {

@@ -231,26 +231,10 @@ fn row(of: &[&Measured]) -> Row {
         ),
         p99_us: median(ok.iter().map(|c| c.latency.p99_us).collect()),
         marks,
-        failed: of.iter().find(|m| m.cell.status != Status::Ok).map(|m| {
-            format!(
-                "{}: {}",
-                m.cell.status.short(),
-                status_reason(&m.cell.status)
-            )
-        }),
-    }
-}
-
-/// The reason a cell did not end `ok`.
-fn status_reason(s: &Status) -> String {
-    match s {
-        Status::Failing(r)
-        | Status::IgnoredClose(r)
-        | Status::Crashed(r)
-        | Status::Error(r)
-        | Status::Skipped(r) => r.clone(),
-        Status::Interrupted => "interrupted by Ctrl-C".into(),
-        Status::Ok => String::new(),
+        failed: of
+            .iter()
+            .find(|m| m.cell.status != Status::Ok)
+            .map(|m| format!("{}: {}", m.cell.status.short(), m.cell.status.reason())),
     }
 }
 
