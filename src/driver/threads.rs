@@ -126,6 +126,13 @@ pub(crate) struct ThreadCheck {
     /// Those threads, the ones that used at least 1 % of a CPU.
     #[serde(default)]
     pub(crate) spill: Vec<ThreadUse>,
+    /// How many threads beyond the T busiest used any CPU: a blocking pool can spread its
+    /// share over hundreds, each under 1 %, which `spill` leaves out.
+    #[serde(default)]
+    pub(crate) spill_threads: usize,
+    /// Their names with their counts ([`names`]).
+    #[serde(default)]
+    pub(crate) spill_names: String,
 }
 
 impl ThreadCheck {
@@ -156,6 +163,9 @@ impl ThreadCheck {
         workers.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
         let beyond = workers.get(threads..).unwrap_or_default();
         check.spill_pct = beyond.iter().map(|t| t.cpu_pct).sum();
+        let used: Vec<ThreadUse> = beyond.iter().filter(|t| t.cpu_pct > 0.0).cloned().collect();
+        check.spill_threads = used.len();
+        check.spill_names = names(&used);
         check.spill = beyond
             .iter()
             .filter(|t| t.cpu_pct >= 1.0)
@@ -182,10 +192,7 @@ impl ThreadCheck {
         if self.busy.len() <= self.threads && self.spill_pct >= BUSY_PCT {
             out.push(format!(
                 "{:.0} % of a CPU in {} thread(s) beyond T = {} ({})",
-                self.spill_pct,
-                self.spill.len(),
-                self.threads,
-                names(&self.spill)
+                self.spill_pct, self.spill_threads, self.threads, self.spill_names
             ));
         }
         if !self.wide.is_empty() {
@@ -197,6 +204,64 @@ impl ThreadCheck {
         }
         out
     }
+}
+
+/// The marks of one row's rounds, each once, with the rounds it held in (`in 2/3 rounds`) and,
+/// where the rounds differ, the range or the most of what it counts: the rounds of a row differ
+/// in their figures, not in what is wrong, so one line per kind reads better than one per round.
+pub(crate) fn merged(checks: &[&ThreadCheck]) -> Vec<String> {
+    let n = checks.len();
+    let mut out = Vec::new();
+    let busy: Vec<&&ThreadCheck> = checks.iter().filter(|c| c.busy.len() > c.threads).collect();
+    if let Some(worst) = busy.iter().max_by_key(|c| c.busy.len()) {
+        let least = busy.iter().map(|c| c.busy.len()).min().unwrap_or(0);
+        let count = if least == worst.busy.len() {
+            least.to_string()
+        } else {
+            format!("{least}–{}", worst.busy.len())
+        };
+        out.push(format!(
+            "{count} busy threads for T = {} ({}) in {}/{n} rounds",
+            worst.threads,
+            names(&worst.busy),
+            busy.len()
+        ));
+    }
+    let spill: Vec<&&ThreadCheck> = checks
+        .iter()
+        .filter(|c| c.busy.len() <= c.threads && c.spill_pct >= BUSY_PCT)
+        .collect();
+    if let Some(worst) = spill
+        .iter()
+        .max_by(|a, b| a.spill_pct.total_cmp(&b.spill_pct))
+    {
+        let least = spill
+            .iter()
+            .map(|c| c.spill_pct)
+            .fold(f64::INFINITY, f64::min);
+        let pct = if (worst.spill_pct - least).round() == 0.0 {
+            format!("{least:.0}")
+        } else {
+            format!("{least:.0}–{:.0}", worst.spill_pct)
+        };
+        out.push(format!(
+            "{pct} % of a CPU in up to {} thread(s) beyond T = {} ({}) in {}/{n} rounds",
+            spill.iter().map(|c| c.spill_threads).max().unwrap_or(0),
+            worst.threads,
+            worst.spill_names,
+            spill.len()
+        ));
+    }
+    let wide: Vec<&&ThreadCheck> = checks.iter().filter(|c| !c.wide.is_empty()).collect();
+    if let Some(worst) = wide.iter().max_by_key(|c| c.wide.len()) {
+        out.push(format!(
+            "{} thread(s) may run outside the server's CPUs ({}) in {}/{n} rounds",
+            worst.wide.len(),
+            names(&worst.wide),
+            wide.len()
+        ));
+    }
+    out
 }
 
 /// What a helper thread does, by its name.
@@ -314,5 +379,36 @@ mod tests {
         assert_eq!(check.marks().len(), 1);
         assert!(check.marks()[0].contains("outside the server's CPUs"));
         assert_eq!(names(&check.busy), "fb-tokio ×2");
+    }
+
+    /// A blocking pool spread over many threads, each under 1 % (tokio's, reading files): the
+    /// mark counts and names them all, and the rounds of a row give one line, with the range.
+    #[test]
+    fn a_thin_spill_is_counted_and_the_rounds_merge_into_one_line() {
+        let t = |name: &str, pct: f64| ThreadUse {
+            name: name.into(),
+            cpu_pct: pct,
+            cpus: vec![0],
+        };
+        let round = |each: f64| {
+            let mut used = vec![t("fb-tokio", 60.0)];
+            used.extend((0..40).map(|_| t("tokio-runtime-w", each)));
+            used.push(t("idle", 0.0));
+            ThreadCheck::of(used, 1, &[0])
+        };
+        let (a, b, quiet) = (round(0.9), round(0.5), round(0.1));
+        assert!(a.spill.is_empty());
+        assert_eq!(
+            a.marks(),
+            vec!["36 % of a CPU in 40 thread(s) beyond T = 1 (tokio-runtime-w ×40)"]
+        );
+        assert_eq!(
+            merged(&[&a, &b, &quiet]),
+            vec![
+                "20–36 % of a CPU in up to 40 thread(s) beyond T = 1 (tokio-runtime-w ×40) \
+                 in 2/3 rounds"
+            ]
+        );
+        assert!(merged(&[&quiet]).is_empty());
     }
 }

@@ -206,13 +206,8 @@ fn row(of: &[&Measured]) -> Row {
         let n = bounds.iter().filter(|&&b| b == mark).count();
         marks.push(format!("{mark} {n}/{}", ok.len()));
     }
-    for c in &ok {
-        for m in c.thread_check.iter().flat_map(|t| t.marks()) {
-            if !marks.contains(&m) {
-                marks.push(m);
-            }
-        }
-    }
+    let checks: Vec<_> = ok.iter().filter_map(|c| c.thread_check.as_ref()).collect();
+    marks.extend(crate::driver::threads::merged(&checks));
     Row {
         target: first.target.clone(),
         framework: first.cell.target.clone(),
