@@ -1,7 +1,7 @@
 //! The server's threads over a cell, from `/proc/<pid>/task/*`: how much of a CPU each used and
 //! where each may run. `framebench scale` reads it to check that `--threads T` meant T: a server
 //! is marked when more than T of its threads were busy, or when a thread may run on CPUs outside
-//! the server's set ([`ThreadCheck::marks`]).
+//! the server's set ([`merged`]).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -174,43 +174,22 @@ impl ThreadCheck {
         check.busy.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
         check
     }
-
-    /// What is wrong with the server's threads, one phrase each: more busy threads than T, or
-    /// threads that may leave the server's CPUs. Empty when `--threads T` meant T.
-    pub(crate) fn marks(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.busy.len() > self.threads {
-            out.push(format!(
-                "{} busy threads for T = {} ({})",
-                self.busy.len(),
-                self.threads,
-                names(&self.busy)
-            ));
-        }
-        // The busy-thread mark covers what spills into busy threads; this one a spill spread
-        // thinly, where no thread beyond T was busy on its own.
-        if self.busy.len() <= self.threads && self.spill_pct >= BUSY_PCT {
-            out.push(format!(
-                "{:.0} % of a CPU in {} thread(s) beyond T = {} ({})",
-                self.spill_pct, self.spill_threads, self.threads, self.spill_names
-            ));
-        }
-        if !self.wide.is_empty() {
-            out.push(format!(
-                "{} thread(s) may run outside the server's CPUs ({})",
-                self.wide.len(),
-                names(&self.wide)
-            ));
-        }
-        out
-    }
 }
 
-/// The marks of one row's rounds, each once, with the rounds it held in (`in 2/3 rounds`) and,
-/// where the rounds differ, the range or the most of what it counts: the rounds of a row differ
-/// in their figures, not in what is wrong, so one line per kind reads better than one per round.
+/// What is wrong with the server's threads over one row's rounds, one phrase per kind: more busy
+/// threads than T, a thin spill of CPU beyond T, or threads that may leave the server's CPUs.
+/// Empty when `--threads T` meant T. Each kind comes once, with the rounds it held in (`in 2/3
+/// rounds`, left out for one round) and, where the rounds differ, the range or the most of what
+/// it counts: the rounds differ in their figures, not in what is wrong.
 pub(crate) fn merged(checks: &[&ThreadCheck]) -> Vec<String> {
     let n = checks.len();
+    let held = |k: usize| {
+        if n == 1 {
+            String::new()
+        } else {
+            format!(" in {k}/{n} rounds")
+        }
+    };
     let mut out = Vec::new();
     let busy: Vec<&&ThreadCheck> = checks.iter().filter(|c| c.busy.len() > c.threads).collect();
     if let Some(worst) = busy.iter().max_by_key(|c| c.busy.len()) {
@@ -221,10 +200,10 @@ pub(crate) fn merged(checks: &[&ThreadCheck]) -> Vec<String> {
             format!("{least}–{}", worst.busy.len())
         };
         out.push(format!(
-            "{count} busy threads for T = {} ({}) in {}/{n} rounds",
+            "{count} busy threads for T = {} ({}){}",
             worst.threads,
             names(&worst.busy),
-            busy.len()
+            held(busy.len())
         ));
     }
     let spill: Vec<&&ThreadCheck> = checks
@@ -245,20 +224,21 @@ pub(crate) fn merged(checks: &[&ThreadCheck]) -> Vec<String> {
             format!("{least:.0}–{:.0}", worst.spill_pct)
         };
         out.push(format!(
-            "{pct} % of a CPU in up to {} thread(s) beyond T = {} ({}) in {}/{n} rounds",
+            "{pct} % of a CPU in {}{} thread(s) beyond T = {} ({}){}",
+            if spill.len() > 1 { "up to " } else { "" },
             spill.iter().map(|c| c.spill_threads).max().unwrap_or(0),
             worst.threads,
             worst.spill_names,
-            spill.len()
+            held(spill.len())
         ));
     }
     let wide: Vec<&&ThreadCheck> = checks.iter().filter(|c| !c.wide.is_empty()).collect();
     if let Some(worst) = wide.iter().max_by_key(|c| c.wide.len()) {
         out.push(format!(
-            "{} thread(s) may run outside the server's CPUs ({}) in {}/{n} rounds",
+            "{} thread(s) may run outside the server's CPUs ({}){}",
             worst.wide.len(),
             names(&worst.wide),
-            wide.len()
+            held(wide.len())
         ));
     }
     out
@@ -335,7 +315,7 @@ mod tests {
         // tests): each gets well over 10 % of one.
         assert!(planted.iter().all(|t| t.cpu_pct >= BUSY_PCT), "{planted:?}");
         let at_one = ThreadCheck::of(used.clone(), 1, &[]);
-        let marks = at_one.marks();
+        let marks = merged(&[&at_one]);
         assert_eq!(marks.len(), 1, "{marks:?}");
         assert!(marks[0].contains("busy threads for T = 1"), "{marks:?}");
         assert!(marks[0].contains("planted-0"), "{marks:?}");
@@ -344,7 +324,7 @@ mod tests {
         // tests beside this one, left out): nothing to mark.
         let planted: Vec<ThreadUse> = planted.into_iter().cloned().collect();
         let at_three = ThreadCheck::of(planted, 3, &[]);
-        assert!(at_three.marks().is_empty(), "{:?}", at_three.marks());
+        assert!(merged(&[&at_three]).is_empty());
     }
 
     #[test]
@@ -363,21 +343,21 @@ mod tests {
         let check = ThreadCheck::of(used.clone(), 2, &[0, 1]);
         assert_eq!(check.busy.len(), 2);
         assert_eq!(check.helpers.len(), 1);
-        assert!(check.marks().is_empty());
+        assert!(merged(&[&check]).is_empty());
         // A pool spread thinly: no thread busy on its own beyond T = 1, but 4 × 6 % beside it.
         let mut thin = vec![t("fb-tokio", 60.0, &[0])];
         thin.extend((0..4).map(|_| t("fb-tokio", 6.0, &[0])));
         let check = ThreadCheck::of(thin, 1, &[0]);
         assert_eq!(check.busy.len(), 1);
         assert_eq!(
-            check.marks(),
+            merged(&[&check]),
             vec!["24 % of a CPU in 4 thread(s) beyond T = 1 (fb-tokio ×4)"]
         );
         let mut wide = used;
         wide[3].cpus = vec![0, 1, 2, 3];
         let check = ThreadCheck::of(wide, 2, &[0, 1]);
-        assert_eq!(check.marks().len(), 1);
-        assert!(check.marks()[0].contains("outside the server's CPUs"));
+        assert_eq!(merged(&[&check]).len(), 1);
+        assert!(merged(&[&check])[0].contains("outside the server's CPUs"));
         assert_eq!(names(&check.busy), "fb-tokio ×2");
     }
 
@@ -399,7 +379,7 @@ mod tests {
         let (a, b, quiet) = (round(0.9), round(0.5), round(0.1));
         assert!(a.spill.is_empty());
         assert_eq!(
-            a.marks(),
+            merged(&[&a]),
             vec!["36 % of a CPU in 40 thread(s) beyond T = 1 (tokio-runtime-w ×40)"]
         );
         assert_eq!(
