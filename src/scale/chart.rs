@@ -1,6 +1,7 @@
 //! A sweep's charts: req/s against T on a log₂ axis, one line per target, each point's rounds'
 //! range as a whisker and raw, the reference, in black; and the efficiency (speed-up over T)
-//! the same way, in a file of its own beside it.
+//! the same way, in a file of its own beside it. A framework keeps one colour on both runtimes:
+//! work-stealing is a solid line, per-core a dashed one, so the two read as a pair.
 
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,44 @@ impl Measure {
 struct Line {
     label: String,
     reference: bool,
+    /// Index of its framework among the panel's, for its colour.
+    framework: usize,
+    /// Per-core runtime: drawn dashed.
+    dashed: bool,
     points: Vec<(f64, Range)>,
+}
+
+/// Kelly's colours of maximum contrast, less white, black (raw's) and the palest: 20 hues that
+/// stay apart on white. Palette99 repeats near-identical pale hues within a sweep's 23
+/// frameworks. Beyond 20 frameworks the colours repeat, offset by a darker shade.
+const COLORS: &[(u8, u8, u8)] = &[
+    (0x00, 0x67, 0xA5),
+    (0xBE, 0x00, 0x32),
+    (0x00, 0x88, 0x56),
+    (0xF3, 0x84, 0x00),
+    (0x87, 0x56, 0x92),
+    (0x84, 0x84, 0x82),
+    (0xE6, 0x8F, 0xAC),
+    (0x88, 0x2D, 0x17),
+    (0x8D, 0xB6, 0x00),
+    (0x60, 0x4E, 0x97),
+    (0xF6, 0xA6, 0x00),
+    (0xB3, 0x44, 0x6C),
+    (0x2B, 0x3D, 0x26),
+    (0xA1, 0xCA, 0xF1),
+    (0xE2, 0x58, 0x22),
+    (0x65, 0x45, 0x22),
+    (0xC2, 0xB2, 0x80),
+    (0xF9, 0x93, 0x79),
+    (0xDC, 0xD3, 0x00),
+    (0x00, 0xA0, 0xA0),
+];
+
+/// The colour of the `i`-th framework of a panel.
+fn color(i: usize) -> RGBAColor {
+    let (r, g, b) = COLORS[i % COLORS.len()];
+    let shade = |c: u8| if i < COLORS.len() { c } else { c / 2 };
+    RGBColor(shade(r), shade(g), shade(b)).to_rgba()
 }
 
 /// One scenario × variant.
@@ -74,9 +112,22 @@ fn panels(rows: &[Row], measure: Measure) -> Vec<Panel> {
         let i = match lines.iter().position(|l| l.label == r.target) {
             Some(i) => i,
             None => {
+                let mut frameworks: Vec<&str> = Vec::new();
+                for l in lines.iter() {
+                    let name = l.label.split(' ').next().unwrap_or_default();
+                    if !l.reference && !frameworks.contains(&name) {
+                        frameworks.push(name);
+                    }
+                }
+                let framework = frameworks
+                    .iter()
+                    .position(|&f| f == r.framework)
+                    .unwrap_or(frameworks.len());
                 lines.push(Line {
                     label: r.target.clone(),
                     reference: r.framework == "raw",
+                    framework,
+                    dashed: r.runtime == "per-core",
                     points: Vec::new(),
                 });
                 lines.len() - 1
@@ -197,21 +248,30 @@ fn draw_panel<DB: Backend>(
         .draw()
         .map_err(plot_error)?;
     let mut legend_entries = Vec::new();
-    for (i, line) in panel.lines.iter().enumerate() {
+    for line in &panel.lines {
         let color = if line.reference {
             BLACK.to_rgba()
         } else {
-            Palette99::pick(i).to_rgba()
+            color(line.framework)
         };
         let width = if line.reference { 3 } else { 2 };
         let mut points = line.points.clone();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        chart
-            .draw_series(LineSeries::new(
-                points.iter().map(|(x, r)| (*x, r.median)),
-                color.stroke_width(width),
-            ))
-            .map_err(plot_error)?;
+        let medians = points.iter().map(|(x, r)| (*x, r.median));
+        if line.dashed {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    medians,
+                    8,
+                    5,
+                    color.stroke_width(width),
+                ))
+                .map_err(plot_error)?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(medians, color.stroke_width(width)))
+                .map_err(plot_error)?;
+        }
         chart
             .draw_series(
                 points
@@ -225,7 +285,7 @@ fn draw_panel<DB: Backend>(
                 PathElement::new(vec![(*x, r.lo), (*x, r.hi)], color.stroke_width(1))
             }))
             .map_err(plot_error)?;
-        legend_entries.push((line.label.clone(), color, width));
+        legend_entries.push((line.label.clone(), color, width, line.dashed));
     }
     draw_legend(&legend, &legend_entries)
 }
@@ -233,16 +293,23 @@ fn draw_panel<DB: Backend>(
 /// The legend as a column of its own beside the plot: a sweep has many lines.
 fn draw_legend<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
-    entries: &[(String, RGBAColor, u32)],
+    entries: &[(String, RGBAColor, u32, bool)],
 ) -> anyhow::Result<()> {
     let step = ((area.dim_in_pixel().1 as i32 - 40) / entries.len().max(1) as i32).clamp(8, 20);
-    for (i, (label, color, width)) in entries.iter().enumerate() {
+    for (i, (label, color, width, dashed)) in entries.iter().enumerate() {
         let y = 40 + i as i32 * step;
-        area.draw(&PathElement::new(
-            vec![(10, y), (40, y)],
-            color.stroke_width(*width),
-        ))
-        .map_err(plot_error)?;
+        let segments: &[(i32, i32)] = if *dashed {
+            &[(10, 18), (22, 30), (34, 40)]
+        } else {
+            &[(10, 40)]
+        };
+        for &(from, to) in segments {
+            area.draw(&PathElement::new(
+                vec![(from, y), (to, y)],
+                color.stroke_width(*width),
+            ))
+            .map_err(plot_error)?;
+        }
         area.draw(&Text::new(
             label.clone(),
             (48, y - 7),

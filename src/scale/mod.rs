@@ -91,6 +91,11 @@ pub struct ScaleArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Measure nothing: draw the charts of `--plot` again from a results file that `scale
+    /// --json` wrote (its rows), for instance after the charts' style changed.
+    #[arg(long, value_name = "JSON", requires = "plot",
+          conflicts_with_all = ["threads", "runtime", "frameworks", "scenarios", "json", "markdown"])]
+    replot: Option<PathBuf>,
     #[command(flatten)]
     baselines: crate::results::BaselineArgs,
     /// Refused: the sweep pins the server and the client itself.
@@ -270,6 +275,11 @@ impl Sweep {
 
 /// `framebench scale`.
 pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
+    if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
+        let rows = read_rows(from).map_err(CliError::fail)?;
+        chart::draw(&rows, plot).map_err(CliError::fail)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     args.baselines.check("scale")?;
     let (sweep, note) = Sweep::from_args(&args)?;
     if let Some(note) = note {
@@ -307,6 +317,23 @@ pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
         eprintln!("error: {failed} rows had a round that did not measure (see above)");
         ExitCode::from(1)
     })
+}
+
+/// The rows of a results file that `scale --json` wrote.
+fn read_rows(path: &std::path::Path) -> anyhow::Result<Vec<summary::Row>> {
+    let results = crate::results::Results::read(path)?;
+    anyhow::ensure!(
+        results.command == "scale",
+        "{} holds `framebench {}` results, not a sweep's",
+        path.display(),
+        results.command
+    );
+    let rows = results
+        .detail
+        .and_then(|mut d| d.get_mut("rows").map(serde_json::Value::take))
+        .ok_or_else(|| anyhow::anyhow!("{} has no rows in its detail", path.display()))?;
+    serde_json::from_value(rows)
+        .map_err(|e| anyhow::anyhow!("{}: the rows are not a sweep's: {e}", path.display()))
 }
 
 /// Every round: at each T, every target in the round's order, each on a fresh server that
