@@ -36,20 +36,26 @@ fn list(threads: &[usize]) -> String {
         .join(", ")
 }
 
+/// `2 s`, `0.2 s`, `0.05 s`: as many decimals as the duration has (a fixed one rounded 0.05 s
+/// of warm-up to 0.1 s).
+fn seconds(d: std::time::Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
 /// What was run, in two lines.
 fn conditions(sweep: &Sweep) -> String {
     let scenarios: Vec<&str> = sweep.scenarios.iter().map(|s| s.name).collect();
     format!(
         "{} × {} targets × T = {} × {} rounds (targets interleaved, their order rotated each \
-         round); {} connections at every T, {:.1} s cells after {:.1} s of warm-up\n\
+         round); {} connections at every T, {} cells after {} of warm-up\n\
          {}; server and client pinned to separate CPUs\n",
         scenarios.join(", "),
         sweep.targets.len(),
         list(&sweep.threads),
         sweep.rounds,
         sweep.connections,
-        sweep.duration.as_secs_f64(),
-        sweep.warmup.as_secs_f64(),
+        seconds(sweep.duration),
+        seconds(sweep.warmup),
         plan::sides_label(&sweep.sides),
     )
 }
@@ -367,4 +373,17 @@ pub(crate) fn results(sweep: &Sweep, rows: &[Row], measured: &[Measured]) -> Res
         "cells": measured,
     }));
     results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_keep_their_decimals() {
+        assert_eq!(seconds(Duration::from_millis(50)), "0.05 s");
+        assert_eq!(seconds(Duration::from_millis(200)), "0.2 s");
+        assert_eq!(seconds(Duration::from_secs(2)), "2 s");
+    }
 }
