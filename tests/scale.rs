@@ -173,6 +173,39 @@ fn a_sweep_runs_in_rotating_rounds_and_writes_what_diff_reads() {
             chart.display()
         );
     }
+
+    // `--replot` draws the same charts again from the JSON, measuring nothing; a results file of
+    // another command is refused in one line.
+    let again = dir.join("again.svg");
+    let replot = run(&[
+        "scale",
+        "--replot",
+        json.to_str().unwrap(),
+        "--plot",
+        again.to_str().unwrap(),
+    ]);
+    assert!(
+        replot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replot.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&again).unwrap(),
+        std::fs::read_to_string(&svg).unwrap()
+    );
+    assert!(dir.join("again-efficiency.svg").is_file());
+    let foreign = dir.join("foreign.json");
+    let mut other = results.clone();
+    other["command"] = "compare".into();
+    std::fs::write(&foreign, other.to_string()).unwrap();
+    let refused = run(&[
+        "scale",
+        "--replot",
+        foreign.to_str().unwrap(),
+        "--plot",
+        again.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&refused, 1, "not a sweep's");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
