@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
 use std::time::Duration;
 
-use crate::cli::CliError;
+use crate::error::CliError;
 use crate::interval::{self, Estimate};
 
 /// `framebench ab` arguments.
@@ -285,7 +285,7 @@ pub fn worker() -> Result<ExitCode, CliError> {
     {
         crate::pinning::pin_current_thread(&[cpu]);
     }
-    let fixtures = crate::fixtures::Fixtures::load_default().map_err(CliError::fail)?;
+    let fixtures = crate::fixtures::Fixtures::load_default()?;
     let config = crate::framework::Config::new(fixtures, None);
     let mut prepared: Option<crate::cell::Prepared> = None;
     let stdin = std::io::stdin();

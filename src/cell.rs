@@ -48,9 +48,9 @@ impl fmt::Display for CellError {
 
 impl std::error::Error for CellError {}
 
-impl From<CellError> for crate::cli::CliError {
+impl From<CellError> for crate::error::CliError {
     fn from(e: CellError) -> Self {
-        crate::cli::CliError(1, e.to_string())
+        crate::error::CliError(1, e.to_string())
     }
 }
 

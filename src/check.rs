@@ -379,7 +379,7 @@ pub fn command(
     names: &[String],
     opts: &crate::cli::OptArgs,
     redis: &crate::cli::RedisArg,
-) -> Result<std::process::ExitCode, crate::cli::CliError> {
+) -> Result<std::process::ExitCode, crate::error::CliError> {
     let entries = crate::cli::frameworks(names, |_| true, "")?;
     let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
     let variants: Vec<Options> = Options::variants(opts.threads.into())
@@ -427,7 +427,7 @@ pub fn command(
 pub fn conformance(
     names: &[String],
     opts: &crate::cli::OptArgs,
-) -> Result<std::process::ExitCode, crate::cli::CliError> {
+) -> Result<std::process::ExitCode, crate::error::CliError> {
     use crate::oracle::conformance::{Dates, DATE_MOVES, DATE_MOVES_WHAT, RULES};
     let entries = crate::cli::frameworks(names, |_| true, "")?;
     let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
@@ -483,7 +483,7 @@ pub fn conformance(
             cells.push(match verdict {
                 Ok(()) => "ok".into(),
                 Err(why) => {
-                    notes.push(format!("FAIL {} {rule}: {why}", entry.name));
+                    notes.push(format!("FAIL {} {rule}: {why:#}", entry.name));
                     "FAIL".into()
                 }
             });

@@ -1,31 +1,16 @@
-//! What every command shares: a failure with its exit code (`main.rs` prints it as one
-//! `error: …` line and exits with the code), the name lookups, the arguments several commands
+//! What every command shares: the name lookups, the arguments several commands
 //! take (Redis, threads, a server's options), the tool and fixture checks before a run, and
 //! `framebench list`.
 
 use std::sync::Arc;
 
+use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
 use crate::options::{Io, Logging, Options, Runtime};
 use crate::oracle::SCENARIOS;
 use crate::table::{Align, Table};
-
-/// A failure with its exit code: 2 for usage errors, 1 for everything else.
-pub struct CliError(pub u8, pub String);
-
-impl CliError {
-    /// A usage error (exit 2): the command line asked for something that cannot be.
-    pub(crate) fn usage(msg: String) -> Self {
-        CliError(2, msg)
-    }
-
-    /// A failure of the run (exit 1), with the whole chain of causes on one line.
-    pub(crate) fn fail(e: anyhow::Error) -> Self {
-        CliError(1, format!("{e:#}"))
-    }
-}
 
 /// The oracle's scenario called `name`, or the usage error every command gives for an unknown
 /// one.
@@ -120,7 +105,7 @@ impl RedisArg {
         if let Some(url) = &url {
             crate::redis::parse_url(url).map_err(|e| CliError::usage(format!("--redis {e:#}")))?;
         }
-        crate::redis::provide(url.as_deref()).map_err(CliError::fail)
+        Ok(crate::redis::provide(url.as_deref())?)
     }
 }
 
@@ -189,7 +174,7 @@ pub(crate) fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) 
 
 /// The fixtures every command serves, or the error that says which one is missing.
 pub(crate) fn load_fixtures() -> Result<Arc<Fixtures>, CliError> {
-    Fixtures::load_default().map_err(CliError::fail)
+    Ok(Fixtures::load_default()?)
 }
 
 /// `framebench list`: every framework compiled in with its exact version, then the scenarios.

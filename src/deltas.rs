@@ -19,6 +19,7 @@
 //! Each side is checked against the oracle ([`crate::cell::prepare`], or the keep-alive
 //! client's checked warm-up) before a round is timed.
 
+use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -29,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use crate::bench::client::KeepAlive;
 use crate::bench::{IO_SCENARIOS, LOOPBACK_THREADS};
 use crate::child::ServerProcess;
-use crate::cli::CliError;
 use crate::env::Environment;
+use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::frameworks::REGISTRY;
@@ -356,8 +357,8 @@ pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
     let entries = entries(&args.frameworks)?;
     let scenarios = scenarios(&args.scenarios)?;
     let rounds = usize::from(args.rounds);
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
-    let redis = crate::redis::provide(None).map_err(CliError::fail)?;
+    let fixtures = Fixtures::load_default()?;
+    let redis = crate::redis::provide(None)?;
     let config = Config::new(Arc::clone(&fixtures), redis.url());
     let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
     let mut cells = Vec::new();
@@ -425,8 +426,7 @@ pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
             rounds,
             &mut record,
             &interrupted,
-        )
-        .map_err(CliError::fail)?;
+        )?;
     }
     let failed = cells.iter().filter(|d| d.error.is_some()).count();
     let report = Report {
@@ -435,16 +435,15 @@ pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
         cells,
     };
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).map_err(|e| CliError(1, e.to_string()))?;
+        let text = serde_json::to_string_pretty(&report).context("cannot serialize the report")?;
         if to_stdout {
             println!("{text}");
         } else {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir)
-                    .map_err(|e| CliError(1, format!("creating {}: {e}", dir.display())))?;
+                    .with_context(|| format!("creating {}", dir.display()))?;
             }
-            std::fs::write(path, text)
-                .map_err(|e| CliError(1, format!("writing {}: {e}", path.display())))?;
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
             println!("wrote {}", path.display());
         }
     }

@@ -22,6 +22,7 @@ pub mod cli;
 pub mod deltas;
 pub mod driver;
 pub(crate) mod env;
+pub mod error;
 pub mod fixtures;
 pub mod framework;
 pub mod frameworks;

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use framebench::cli::{CliError, OptArgs, RedisArg, ServerArgs};
+use framebench::cli::{OptArgs, RedisArg, ServerArgs};
+use framebench::error::CliError;
 use framebench::quick;
 
 /// The system allocator behind a switch that only `framebench allocs` and `framebench profile
@@ -137,15 +138,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            // One line, not clap's usage block: the message lines before the usage, joined.
-            let text = e.render().to_string();
-            let message: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
-                .collect();
-            eprintln!("{} (see framebench --help)", message.join(" "));
+            // One line, not clap's usage block.
+            eprintln!(
+                "error: {} (see framebench --help)",
+                framebench::error::usage_line(&e)
+            );
             return ExitCode::from(2);
         }
     };

@@ -17,8 +17,8 @@ use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::CliError;
 use crate::env::Environment;
+use crate::error::CliError;
 
 /// The version of the results format; a file of another is refused with one line.
 pub const SCHEMA: &str = "framebench-results/1";
@@ -417,7 +417,7 @@ impl BaselineArgs {
         }
         if let Some(name) = &self.save_baseline {
             let path = baseline_path(name, &results.command);
-            results.write(&path).map_err(CliError::fail)?;
+            results.write(&path)?;
             println!("saved baseline '{name}': {}", path.display());
         }
         Ok(())

@@ -4,13 +4,15 @@
 //! `--stats FILE` it writes its own request count, CPU time and peak memory there when it
 //! stops: what a load from other hosts cannot meter.
 
+use anyhow::Context;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::cli::{load_fixtures, CliError, RedisArg};
+use crate::cli::{load_fixtures, RedisArg};
 use crate::driver::output::ServerStats as Stats;
+use crate::error::CliError;
 use crate::framework::Config;
 use crate::options::Options;
 
@@ -68,16 +70,13 @@ pub fn serve(
         crate::bench::cli::install_limit(name, max)?;
     } else if stats.is_some() && entry.counts_requests {
         // The same counting hook as --max-requests, with no limit: the count for --stats.
-        crate::server::limit::install(u64::MAX).map_err(CliError::fail)?;
+        crate::server::limit::install(u64::MAX)?;
     }
     let fixtures = load_fixtures()?;
     // The redis scenario's Redis, alive as long as the server.
     let redis = redis.provide()?;
-    let app = entry
-        .build(&Config::new(fixtures, redis.url()).with(options))
-        .map_err(CliError::fail)?;
-    let listener =
-        crate::server::bind(addr).map_err(|e| CliError(1, format!("cannot bind {addr}: {e}")))?;
+    let app = entry.build(&Config::new(fixtures, redis.url()).with(options))?;
+    let listener = crate::server::bind(addr).with_context(|| format!("cannot bind {addr}"))?;
     // Handlers before the server starts and before the line a supervisor waits for: a signal
     // sent as soon as the line is read must stop the server cleanly, not kill it, and a
     // framework that installs a SIGINT handler of its own (ohkami, through `ctrlc`) puts back
@@ -90,10 +89,10 @@ pub fn serve(
                 signal_hook::consts::SIGINT,
                 signal_hook::consts::SIGTERM,
             ])
-            .map_err(|e| CliError(1, format!("cannot install signal handlers: {e}")))?,
+            .context("cannot install signal handlers")?,
         ),
     };
-    let server = app.serve(listener).map_err(CliError::fail)?;
+    let server = app.serve(listener)?;
     let since = std::time::Instant::now();
     let Some(mut signals) = signals else {
         // `--max-requests`: `install_limit` set the limit before the app was built.
@@ -114,11 +113,10 @@ pub fn serve(
     }
     // Read before the shutdown, which may wait on connections the clients left open.
     let figures = stats_now(name, since);
-    server.shutdown().map_err(CliError::fail)?;
+    server.shutdown()?;
     if let Some(path) = stats {
         let text = serde_json::to_string_pretty(&figures).expect("stats serialize") + "\n";
-        std::fs::write(path, text)
-            .map_err(|e| CliError(1, format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -133,8 +131,6 @@ fn announce(server: &crate::framework::ServerHandle) {
 /// listener its parent passed as descriptor 3, with the parent's Redis as given.
 pub fn child(name: &str, options: Options, redis: Option<&str>) -> Result<ExitCode, CliError> {
     let config = Config::new(load_fixtures()?, redis).with(options);
-    crate::cli::framework(name)?
-        .serve_child(&config)
-        .map_err(CliError::fail)?;
+    crate::cli::framework(name)?.serve_child(&config)?;
     Ok(ExitCode::SUCCESS)
 }

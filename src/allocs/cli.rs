@@ -4,12 +4,13 @@
 //! for the quick compare.
 
 use crate::table::{Align, Table};
+use anyhow::Context;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::CliError;
+use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::oracle::Scenario;
@@ -133,7 +134,7 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
     }
     let entries = entries(&args.frameworks)?;
     let scenarios = scenarios(&args.scenarios)?;
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let fixtures = Fixtures::load_default()?;
     let base = Config::new(fixtures, None);
     let mut cells = Vec::new();
     for entry in &entries {
@@ -153,17 +154,17 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
         repeats: args.repeats.into(),
         cells,
     };
-    let results = report.results().map_err(CliError::fail)?;
+    let results = report.results()?;
     if let Some(p) = &args.bmf {
-        results.write_bmf(p).map_err(CliError::fail)?;
+        results.write_bmf(p)?;
     }
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => {
-            let text = serde_json::to_string(&results).map_err(|e| CliError(1, e.to_string()))?;
+            let text = serde_json::to_string(&results).context("cannot serialize the results")?;
             println!("{text}");
         }
         Some(p) => {
-            results.write(p).map_err(CliError::fail)?;
+            results.write(p)?;
             print_table(&report);
             println!("wrote {}", p.display());
         }

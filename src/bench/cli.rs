@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::cli::CliError;
+use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry, ServerHandle};
 use crate::options::{Io, Logging, Options};
@@ -113,11 +113,10 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
     if args.callgrind {
         return profile_callgrind(&args, entry, scenario, options);
     }
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let fixtures = Fixtures::load_default()?;
     let config = Config::new(fixtures, None).with(options);
     if args.allocs {
-        let text = profile::allocation_sites(entry, scenario, &config, args.depth.into())
-            .map_err(CliError::fail)?;
+        let text = profile::allocation_sites(entry, scenario, &config, args.depth.into())?;
         print!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -132,7 +131,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
         seconds,
         std::process::id()
     );
-    let hot = HotLoop::start(entry, scenario, &config, args.mode).map_err(CliError::fail)?;
+    let hot = HotLoop::start(entry, scenario, &config, args.mode)?;
     let seconds = Duration::from_secs(seconds);
     let (summary, samples) = match &args.flamegraph {
         Some(out) => {
@@ -143,13 +142,13 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
                 mode_name(args.mode),
                 options.label()
             );
-            let written = flamegraph::write(hot, seconds, out, &title).map_err(CliError::fail)?;
+            let written = flamegraph::write(hot, seconds, out, &title)?;
             (written.summary, Some((out, written.samples)))
         }
         None => {
             let mut hot = hot;
-            let summary = hot.run(seconds).map_err(CliError::fail)?;
-            hot.finish().map_err(CliError::fail)?;
+            let summary = hot.run(seconds)?;
+            hot.finish()?;
             (summary, None)
         }
     };
@@ -230,7 +229,7 @@ fn profile_callgrind(
             options.label(),
             args.requests
         );
-        callgrind::run(valgrind, entry, scenario, options, args.requests).map_err(CliError::fail)
+        callgrind::run(valgrind, entry, scenario, options, args.requests)
     };
     let counted = count(entry)?;
     let top = args.top.into();
@@ -262,7 +261,7 @@ pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
     let entry = crate::cli::framework(&args.framework)?;
     let scenario = crate::cli::scenario(&args.scenario)?;
     check_mode(entry, ProfileMode::InProcess)?;
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let fixtures = Fixtures::load_default()?;
     // The options of the callgrind bench's cells: only logging and io are the run's.
     let options = Options {
         logging: args.logging,
@@ -270,7 +269,7 @@ pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
         ..Options::default()
     };
     let config = Config::new(fixtures, None).with(options);
-    callgrind::worker(entry, &config, scenario, args.requests).map_err(CliError::fail)?;
+    callgrind::worker(entry, &config, scenario, args.requests)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -306,6 +305,6 @@ pub(crate) fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<E
         ));
     }
     std::thread::sleep(LINGER);
-    server.shutdown().map_err(CliError::fail)?;
+    server.shutdown()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 use framebench::bench::cli::{callgrind_cell, CallgrindCellArgs};
-use framebench::cli::CliError;
+use framebench::error::CliError;
 
 fn main() -> ExitCode {
     match callgrind_cell(CallgrindCellArgs::parse()) {

@@ -2,6 +2,7 @@
 //! `main.rs` only forwards to these; the quick compare's loopback cells are in
 //! `src/quick/loopback.rs`.
 
+use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use super::output::{EnvJson, Report};
 use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
-use crate::cli::CliError;
+use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::options::{Io, Logging, Options};
 use crate::oracle::{Scenario, SCENARIOS};
@@ -356,7 +357,7 @@ fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
 fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliError> {
     let title = &format!("framebench {command}");
     opts.baselines.check(command)?;
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let fixtures = Fixtures::load_default()?;
     interrupted();
     if plan.params.start_at.is_some() && plan.cells() > 1 {
         return Err(CliError::usage(format!(
@@ -377,12 +378,11 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
     };
     if let Some(p) = &opts.hdr_log {
         super::hdrlog::write(p, &report.cells, opts.hdr_interval.as_secs_f64())
-            .map_err(|e| CliError(1, format!("cannot write {}: {e:#}", p.display())))?;
+            .with_context(|| format!("cannot write {}", p.display()))?;
     }
     print!("{}", report.terminal());
     let write = |path: &PathBuf, text: String| {
-        std::fs::write(path, text)
-            .map_err(|e| CliError(1, format!("cannot write {}: {e}", path.display())))
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
     };
     let results = report.results(command);
     if let Some(p) = &opts.json {
@@ -390,13 +390,13 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
         write(p, text)?;
     }
     if let Some(p) = &opts.bmf {
-        results.write_bmf(p).map_err(CliError::fail)?;
+        results.write_bmf(p)?;
     }
     if let Some(p) = &opts.markdown {
         write(p, report.markdown())?;
     }
     if let Some(p) = &opts.plot {
-        plot::draw(&report.cells, p, title).map_err(CliError::fail)?;
+        plot::draw(&report.cells, p, title)?;
     }
     // After every output is written: a baseline that cannot be read loses nothing measured.
     opts.baselines.apply(&results)?;

@@ -7,12 +7,13 @@
 //! format `load --json` writes, so `diff`, `--markdown` and `--plot` read it as they read one
 //! process's, with one row per process kept below (`run.merged_from`).
 
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::output::{MergedFrom, Report, RunInfo};
 use super::stats::{Bound, CellResult, Latency, PerConnection, Status};
-use crate::cli::CliError;
+use crate::error::CliError;
 
 /// `framebench merge`.
 #[derive(clap::Args, Debug)]
@@ -321,15 +322,17 @@ pub fn command(args: MergeArgs) -> Result<ExitCode, CliError> {
         );
     }
     let results = report.results("load");
-    let fail = |p: &PathBuf, e: String| CliError(1, format!("cannot write {}: {e}", p.display()));
     if let Some(p) = &args.json {
-        results.write(p).map_err(|e| fail(p, format!("{e:#}")))?;
+        results
+            .write(p)
+            .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.markdown {
-        std::fs::write(p, report.markdown()).map_err(|e| fail(p, e.to_string()))?;
+        std::fs::write(p, report.markdown())
+            .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {
-        super::plot::draw(&report.cells, p, "framebench merge").map_err(CliError::fail)?;
+        super::plot::draw(&report.cells, p, "framebench merge")?;
     }
     Ok(ExitCode::SUCCESS)
 }

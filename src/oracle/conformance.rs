@@ -11,6 +11,7 @@ use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+use anyhow::{anyhow, Context, Result};
 use bytes::Bytes;
 
 use super::{Observed, SCENARIOS};
@@ -30,12 +31,12 @@ pub(crate) struct Rule {
     pub(crate) name: &'static str,
     /// What it checks, for the legend under the table.
     pub(crate) what: &'static str,
-    check: fn(SocketAddr, &Fixtures) -> Result<(), String>,
+    check: fn(SocketAddr, &Fixtures) -> Result<()>,
 }
 
 impl Rule {
     /// Runs the rule against the server at `addr`: `Err` says what it saw instead.
-    pub(crate) fn check(&self, addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
+    pub(crate) fn check(&self, addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
         (self.check)(addr, fixtures)
     }
 }
@@ -101,7 +102,7 @@ pub(crate) const DATE_MOVES_WHAT: &str =
 /// The first `Date` a server gave, kept until [`DATE_GAP`] has passed: the check that it
 /// changes runs then, so that a table of many servers waits for the gap once, not per server.
 pub(crate) struct Dates {
-    first: Result<(String, Instant), String>,
+    first: Result<(String, Instant)>,
 }
 
 impl Dates {
@@ -112,12 +113,12 @@ impl Dates {
     }
 
     /// Asks again once [`DATE_GAP`] has passed since the first answer, and compares.
-    pub(crate) fn finish(self, addr: SocketAddr) -> Result<(), String> {
+    pub(crate) fn finish(self, addr: SocketAddr) -> Result<()> {
         let (first, at) = self.first?;
         std::thread::sleep(DATE_GAP.saturating_sub(at.elapsed()));
         let second = date_of(&get(addr, "/")?)?;
         if second == first {
-            Err(format!(
+            Err(anyhow!(
                 "`Date: {first}` again {} s later",
                 DATE_GAP.as_secs()
             ))
@@ -131,58 +132,55 @@ impl Dates {
 type Answer = http::Response<Bytes>;
 
 /// `GET path` on a new connection, closed after the answer.
-fn get(addr: SocketAddr, path: &str) -> Result<Answer, String> {
+fn get(addr: SocketAddr, path: &str) -> Result<Answer> {
     http1::exchange(addr, &http1::get_request(path, Connection::Close), TIMEOUT)
-        .map_err(|e| format!("GET {path}: {e:#}"))
+        .with_context(|| format!("GET {path}"))
 }
 
 /// `raw` on a new connection; one answer.
-fn exchange_raw(addr: SocketAddr, raw: &[u8]) -> Result<Answer, String> {
-    http1::exchange(addr, raw, TIMEOUT).map_err(|e| format!("{e:#}"))
+fn exchange_raw(addr: SocketAddr, raw: &[u8]) -> Result<Answer> {
+    http1::exchange(addr, raw, TIMEOUT)
 }
 
 /// `judge` on the answer to every scenario of the oracle that runs without Redis.
-fn every_answer(
-    addr: SocketAddr,
-    judge: impl Fn(&str, &Answer) -> Result<(), String>,
-) -> Result<(), String> {
+fn every_answer(addr: SocketAddr, judge: impl Fn(&str, &Answer) -> Result<()>) -> Result<()> {
     let mut failed = Vec::new();
     for s in SCENARIOS.iter().filter(|s| !s.needs_redis()) {
         let res = get(addr, s.path)?;
         if let Err(e) = judge(s.name, &res) {
-            failed.push(format!("{}: {e}", s.name));
+            failed.push(format!("{}: {e:#}", s.name));
         }
     }
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(failed.join("; "))
+        Err(anyhow!(failed.join("; ")))
     }
 }
 
 /// `Ok` when `res` has header `name`.
-fn has(res: &Answer, name: &str) -> Result<(), String> {
+fn has(res: &Answer, name: &str) -> Result<()> {
     if res.headers().contains_key(name) {
         Ok(())
     } else {
-        Err(format!("no `{name}` header"))
+        Err(anyhow!("no `{name}` header"))
     }
 }
 
 /// The `Date` header of `res`, checked to be an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn date_of(res: &Answer) -> Result<String, String> {
+fn date_of(res: &Answer) -> Result<String> {
     let date = res
         .headers()
         .get("date")
-        .ok_or("no `Date` header")?
+        .context("no `Date` header")?
         .to_str()
-        .map_err(|_| "a `Date` that is not text".to_owned())?;
-    httpdate::parse_http_date(date).map_err(|_| format!("`Date: {date}` is not an HTTP-date"))?;
+        .map_err(|_| anyhow!("a `Date` that is not text"))?;
+    httpdate::parse_http_date(date).map_err(|_| anyhow!("`Date: {date}` is not an HTTP-date"))?;
     Ok(date.to_owned())
 }
 
 /// `Ok` when `res` says how long it is.
-fn framing(res: &Answer) -> Result<(), String> {
+fn framing(res: &Answer) -> Result<()> {
     let chunked = res
         .headers()
         .get("transfer-encoding")
@@ -191,30 +189,32 @@ fn framing(res: &Answer) -> Result<(), String> {
     if chunked || res.headers().contains_key("content-length") {
         Ok(())
     } else {
-        Err("neither `Content-Length` nor `Transfer-Encoding: chunked`".into())
+        Err(anyhow!(
+            "neither `Content-Length` nor `Transfer-Encoding: chunked`"
+        ))
     }
 }
 
 /// Whether `res` is what the oracle's scenario `name` answers.
-fn matches_scenario(name: &str, fixtures: &Fixtures, res: &Answer) -> Result<(), String> {
+fn matches_scenario(name: &str, fixtures: &Fixtures, res: &Answer) -> Result<()> {
     let scenario = super::scenario(name).expect("a scenario of the oracle");
-    let expected = scenario.expected(fixtures).map_err(|e| format!("{e:#}"))?;
+    let expected = scenario.expected(fixtures)?;
     expected
         .check(&Observed::from_response(res))
-        .map_err(|e| format!("{name}: {e}"))
+        .map_err(|e| anyhow!("{name}: {e}"))
 }
 
 /// A connection with the rule's bounds.
-fn connect(addr: SocketAddr) -> Result<TcpStream, String> {
-    http1::connect(addr, TIMEOUT).map_err(|e| format!("{e:#}"))
+fn connect(addr: SocketAddr) -> Result<TcpStream> {
+    http1::connect(addr, TIMEOUT)
 }
 
 /// Reads until `parse` finds what it needs in the bytes so far, or the peer closes, or the
 /// bound passes. `parse` gets the bytes and whether the peer closed.
 fn read_until<T>(
     stream: &mut TcpStream,
-    mut parse: impl FnMut(&[u8], bool) -> Result<Option<T>, String>,
-) -> Result<T, String> {
+    mut parse: impl FnMut(&[u8], bool) -> Result<Option<T>>,
+) -> Result<T> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     let deadline = Instant::now() + TIMEOUT;
@@ -222,7 +222,7 @@ fn read_until<T>(
         let n = match stream.read(&mut chunk) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => 0,
-            Err(e) => return Err(format!("reading: {e}")),
+            Err(e) => return Err(anyhow!("reading: {e}")),
         };
         buf.extend_from_slice(&chunk[..n]);
         if let Some(t) = parse(&buf, n == 0)? {
@@ -230,84 +230,82 @@ fn read_until<T>(
         }
         if n == 0 {
             return Err(if buf.is_empty() {
-                "closed without an answer".into()
+                anyhow!("closed without an answer")
             } else {
-                "closed mid-answer".into()
+                anyhow!("closed mid-answer")
             });
         }
         if Instant::now() > deadline {
-            return Err(format!("no complete answer in {} s", TIMEOUT.as_secs()));
+            return Err(anyhow!("no complete answer in {} s", TIMEOUT.as_secs()));
         }
     }
 }
 
 /// `Connection: close`: one answer, then the end of the stream.
-fn closes(addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
+fn closes(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
     let mut stream = connect(addr)?;
     stream
         .write_all(&http1::get_request("/", Connection::Close))
-        .map_err(|e| format!("writing: {e}"))?;
+        .context("writing")?;
     let (res, rest) = read_until(&mut stream, |buf, eof| {
-        http1::parse_response(buf, eof)
-            .map_err(|e| format!("{e:#}"))
-            .map(|r| r.map(|(res, used)| (res, buf.len() - used)))
+        http1::parse_response(buf, eof).map(|r| r.map(|(res, used)| (res, buf.len() - used)))
     })?;
     matches_scenario("hello", fixtures, &res)?;
     if rest > 0 {
-        return Err(format!("{rest} bytes after the answer"));
+        return Err(anyhow!("{rest} bytes after the answer"));
     }
     let mut byte = [0u8; 1];
     match stream.read(&mut byte) {
         Ok(0) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => Ok(()),
-        Ok(_) => Err("more bytes after the answer".into()),
+        Ok(_) => Err(anyhow!("more bytes after the answer")),
         Err(e)
             if matches!(
                 e.kind(),
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
             ) =>
         {
-            Err(format!(
+            Err(anyhow!(
                 "answered, then kept the connection open for {} s",
                 TIMEOUT.as_secs()
             ))
         }
-        Err(e) => Err(format!("reading after the answer: {e}")),
+        Err(e) => Err(anyhow!("reading after the answer: {e}")),
     }
 }
 
 /// `HEAD /` and then `GET /json` in one write: the HEAD answer's head, no body, then the json
 /// answer intact.
-fn head(addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
+fn head(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
     let mut stream = connect(addr)?;
     stream
         .write_all(
             b"HEAD / HTTP/1.1\r\nHost: localhost\r\n\r\n\
               GET /json HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
         )
-        .map_err(|e| format!("writing: {e}"))?;
+        .context("writing")?;
     let (status, next) = read_until(&mut stream, |buf, eof| {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut res = httparse::Response::new(&mut headers);
-        let head_len = match res.parse(buf).map_err(|e| format!("HEAD answer: {e}"))? {
+        let head_len = match res.parse(buf).map_err(|e| anyhow!("HEAD answer: {e}"))? {
             httparse::Status::Complete(n) => n,
-            httparse::Status::Partial if eof => return Err("closed mid-head".into()),
+            httparse::Status::Partial if eof => return Err(anyhow!("closed mid-head")),
             httparse::Status::Partial => return Ok(None),
         };
         let status = res.code.unwrap_or(0);
         Ok(http1::parse_response(&buf[head_len..], eof)
-            .map_err(|e| format!("the answer after HEAD's: {e:#} (a body after HEAD's head?)"))?
+            .map_err(|e| anyhow!("the answer after HEAD's: {e:#} (a body after HEAD's head?)"))?
             .map(|(next, _)| (status, next)))
     })?;
     if status != 200 {
-        return Err(format!("HEAD / answered {status}"));
+        return Err(anyhow!("HEAD / answered {status}"));
     }
     matches_scenario("json", fixtures, &next)
-        .map_err(|e| format!("the answer after HEAD's: {e} (a body after HEAD's head?)"))
+        .map_err(|e| anyhow!("the answer after HEAD's: {e:#} (a body after HEAD's head?)"))
 }
 
 /// `GET /`, `GET /json`, `GET /template` in one write: three answers, in that order.
-fn pipelined(addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
+fn pipelined(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
     let names = ["hello", "json", "template"];
     let mut stream = connect(addr)?;
     let mut burst = Vec::new();
@@ -320,14 +318,12 @@ fn pipelined(addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
         };
         burst.extend(http1::get_request(path, last));
     }
-    stream
-        .write_all(&burst)
-        .map_err(|e| format!("writing: {e}"))?;
+    stream.write_all(&burst).context("writing")?;
     let answers = read_until(&mut stream, |buf, eof| {
         let mut answers = Vec::new();
         let mut at = 0;
         while answers.len() < names.len() {
-            match http1::parse_response(&buf[at..], eof).map_err(|e| format!("{e:#}"))? {
+            match http1::parse_response(&buf[at..], eof)? {
                 Some((res, used)) => {
                     answers.push(res);
                     at += used;
@@ -344,7 +340,7 @@ fn pipelined(addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
 }
 
 /// `GET /` written in two segments, 50 ms apart.
-fn split(addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
+fn split(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
     let mut stream = connect(addr)?;
     let request = http1::get_request("/", Connection::Close);
     let (first, second) = request.split_at(9);
@@ -355,12 +351,10 @@ fn split(addr: SocketAddr, fixtures: &Fixtures) -> Result<(), String> {
         stream
             .write_all(part)
             .and_then(|()| stream.flush())
-            .map_err(|e| format!("writing: {e}"))?;
+            .context("writing")?;
     }
     let res = read_until(&mut stream, |buf, eof| {
-        http1::parse_response(buf, eof)
-            .map_err(|e| format!("{e:#}"))
-            .map(|r| r.map(|(res, _)| res))
+        http1::parse_response(buf, eof).map(|r| r.map(|(res, _)| res))
     })?;
     matches_scenario("hello", fixtures, &res)
 }
@@ -411,16 +405,17 @@ mod tests {
         assert!(
             closed
                 .as_ref()
-                .is_err_and(|e| e.contains("kept the connection open")),
+                .is_err_and(|e| format!("{e:#}").contains("kept the connection open")),
             "{closed:?}"
         );
         let date = rule("date").check(addr, &fixtures);
         assert!(
-            date.as_ref().is_err_and(|e| e.contains("no `Date`")),
+            date.as_ref()
+                .is_err_and(|e| format!("{e:#}").contains("no `Date`")),
             "{date:?}"
         );
-        assert_eq!(rule("server").check(addr, &fixtures), Ok(()));
-        assert_eq!(rule("split").check(addr, &fixtures), Ok(()));
+        rule("server").check(addr, &fixtures).unwrap();
+        rule("split").check(addr, &fixtures).unwrap();
         // It answers hello to everything: the json behind HEAD is not json, and HEAD's
         // answer carries a body, which the next answer's parse runs into.
         assert!(rule("head").check(addr, &fixtures).is_err());

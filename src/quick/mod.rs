@@ -17,10 +17,10 @@ use std::time::Duration;
 use crate::allocs::cli::Report as Allocs;
 use crate::cell::CellError;
 use crate::chart::{Bar, Kind, Panel};
-use crate::cli::CliError;
 use crate::driver::output::{bound_mark, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
 use crate::env::Environment;
+use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
@@ -1065,8 +1065,7 @@ pub fn cell_command(framework: &str, scenario: &str) -> Result<ExitCode, CliErro
     let scenario = crate::cli::scenario(scenario)?;
     let config = Config::new(crate::cli::load_fixtures()?, None).with(Options::default());
     let prepared = crate::cell::prepare(entry, &config, scenario)?;
-    let timed =
-        time_per_request(&*prepared.app, prepared.path, SAMPLE, 5).map_err(CliError::fail)?;
+    let timed = time_per_request(&*prepared.app, prepared.path, SAMPLE, 5)?;
     println!("{:.1}", timed.median.as_secs_f64() * 1e9);
     Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,10 @@
 //! The command-line side of `framebench report`; `main.rs` only parses and calls in here.
 
+use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::cli::CliError;
+use crate::error::CliError;
 
 /// `framebench report`.
 #[derive(clap::Args)]
@@ -36,13 +37,13 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
     args.baselines.check("report")?;
     let (text, results) = if args.allocs_only {
         let old = std::fs::read_to_string(&args.out)
-            .map_err(|e| CliError(1, format!("cannot read {}: {e}", args.out.display())))?;
+            .with_context(|| format!("cannot read {}", args.out.display()))?;
         let [dir] = args.target_dir.as_slice() else {
             return Err(CliError::usage(
                 "--allocs-only reads one --target-dir".into(),
             ));
         };
-        let text = super::update_allocs(&old, dir).map_err(CliError::fail)?;
+        let text = super::update_allocs(&old, dir)?;
         println!("--allocs-only: the results file beside the report is left as it was");
         (text, None)
     } else {
@@ -56,19 +57,17 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
         let (text, results) = super::generate(
             &args.target_dir,
             (!args.no_charts).then_some((dir.as_path(), stem.as_str())),
-        )
-        .map_err(CliError::fail)?;
+        )?;
         if !args.no_charts {
             println!("wrote the charts into {}", dir.display());
         }
         (text, Some(results))
     };
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError(1, format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     std::fs::write(&args.out, text)
-        .map_err(|e| CliError(1, format!("cannot write {}: {e}", args.out.display())))?;
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
     println!("wrote {}", args.out.display());
     // Beside it, the same run as a results file: `framebench diff docs/results.json NEW.json`.
     if let Some(results) = results {
@@ -78,10 +77,10 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
         } else {
             args.out.with_extension("json")
         };
-        results.write(&json).map_err(CliError::fail)?;
+        results.write(&json)?;
         println!("wrote {}", json.display());
         if let Some(p) = &args.bmf {
-            results.write_bmf(p).map_err(CliError::fail)?;
+            results.write_bmf(p)?;
             println!("wrote {}", p.display());
         }
         args.baselines.apply(&results)?;

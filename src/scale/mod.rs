@@ -13,14 +13,15 @@ mod output;
 mod plan;
 mod summary;
 
+use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::cli::CliError;
 use crate::driver::cli::parse_duration;
 use crate::driver::{self, LoadParams};
+use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::options::{Io, Logging, Options, Runtime};
 use crate::oracle::Scenario;
@@ -276,8 +277,8 @@ impl Sweep {
 /// `framebench scale`.
 pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
     if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
-        let rows = read_rows(from).map_err(CliError::fail)?;
-        chart::draw(&rows, plot).map_err(CliError::fail)?;
+        let rows = read_rows(from)?;
+        chart::draw(&rows, plot)?;
         return Ok(ExitCode::SUCCESS);
     }
     args.baselines.check("scale")?;
@@ -285,7 +286,7 @@ pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
     if let Some(note) = note {
         eprintln!("{note}");
     }
-    let fixtures = Fixtures::load_default().map_err(CliError::fail)?;
+    let fixtures = Fixtures::load_default()?;
     crate::cli::prepare_entries(sweep.targets.iter().map(|t| t.entry));
     driver::interrupted();
     let measured = run(&sweep, &fixtures, args.quiet);
@@ -293,17 +294,17 @@ pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
     print!("{}", output::terminal(&sweep, &rows));
     let results = output::results(&sweep, &rows, &measured);
     if let Some(p) = &args.json {
-        results.write(p).map_err(CliError::fail)?;
+        results.write(p)?;
     }
     if let Some(p) = &args.markdown {
         std::fs::write(
             p,
             output::markdown(&sweep, &rows, &measured, &results.environment),
         )
-        .map_err(|e| CliError(1, format!("cannot write {}: {e}", p.display())))?;
+        .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {
-        chart::draw(&rows, p).map_err(CliError::fail)?;
+        chart::draw(&rows, p)?;
     }
     args.baselines.apply(&results)?;
     if driver::interrupted().load(Ordering::Relaxed) {

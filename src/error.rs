@@ -1,0 +1,140 @@
+//! The CLI's one error: an exit code and one line. `main.rs` prints it as `error: …` and exits
+//! with the code. Below the commands everything is `anyhow`, with context added where the error
+//! starts; `?` turns an `anyhow::Error` into a failure of the run (exit 1), its chain of causes
+//! on one line, and [`CliError::usage`] marks what the command line asked for that cannot be
+//! (exit 2). A typed error is kept only where a caller branches on its kind (`CellError`).
+
+/// A failure with its exit code: 2 for usage errors, 1 for everything else.
+#[derive(Debug)]
+pub struct CliError(pub u8, pub String);
+
+impl CliError {
+    /// A usage error (exit 2): the command line asked for something that cannot be.
+    pub(crate) fn usage(msg: String) -> Self {
+        CliError(2, msg)
+    }
+}
+
+/// A failure of the run (exit 1), with the whole chain of causes on one line.
+impl From<anyhow::Error> for CliError {
+    fn from(e: anyhow::Error) -> Self {
+        CliError(1, format!("{e:#}"))
+    }
+}
+
+/// A clap error in one line, from its kind and context (the words clap's own renderer uses),
+/// without the usage block clap prints after it; never from clap's rendered text.
+pub fn usage_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ErrorKind};
+    let get = |k: ContextKind| e.get(k).map(ToString::to_string);
+    let quoted = |k: ContextKind| get(k).map_or_else(String::new, |v| format!("'{v}'"));
+    let mut line = match e.kind() {
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let mut l = format!(
+                "invalid value {} for {}",
+                quoted(ContextKind::InvalidValue),
+                quoted(ContextKind::InvalidArg)
+            );
+            if let Some(cause) = std::error::Error::source(e) {
+                l.push_str(&format!(": {cause}"));
+            }
+            l
+        }
+        ErrorKind::UnknownArgument => {
+            format!("unexpected argument {}", quoted(ContextKind::InvalidArg))
+        }
+        ErrorKind::InvalidSubcommand => format!(
+            "unrecognized subcommand {}",
+            quoted(ContextKind::InvalidSubcommand)
+        ),
+        ErrorKind::MissingRequiredArgument => format!(
+            "the following required arguments were not provided: {}",
+            get(ContextKind::InvalidArg).unwrap_or_default()
+        ),
+        ErrorKind::ArgumentConflict => format!(
+            "the argument {} cannot be used with {}",
+            quoted(ContextKind::InvalidArg),
+            get(ContextKind::PriorArg)
+                .map_or_else(|| "another argument".into(), |v| format!("'{v}'"))
+        ),
+        ErrorKind::TooManyValues => format!(
+            "unexpected value {} for {}",
+            quoted(ContextKind::InvalidValue),
+            quoted(ContextKind::InvalidArg)
+        ),
+        kind => kind.as_str().unwrap_or("invalid arguments").to_owned(),
+    };
+    if let Some(valid) = get(ContextKind::ValidValue) {
+        line.push_str(&format!(" (possible values: {valid})"));
+    }
+    for k in [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+        ContextKind::SuggestedSubcommand,
+    ] {
+        if let Some(s) = get(k) {
+            line.push_str(&format!(" (did you mean '{s}'?)"));
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn a_chain_of_causes_is_one_line_and_exit_1() {
+        let e: Result<(), anyhow::Error> =
+            Err(std::io::Error::other("disk full")).context("cannot write out.json");
+        let CliError(code, line) = e.unwrap_err().into();
+        assert_eq!(
+            (code, line.as_str()),
+            (1, "cannot write out.json: disk full")
+        );
+        assert_eq!(CliError::usage("no such framework".into()).0, 2);
+    }
+
+    #[derive(clap::Parser, Debug)]
+    struct Args {
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=8))]
+        threads: Option<u16>,
+        #[arg(long, value_parser = ["off", "sink"])]
+        logging: Option<String>,
+        #[arg(long, conflicts_with = "threads")]
+        rate: Option<u32>,
+    }
+
+    fn line(args: &[&str]) -> String {
+        use clap::Parser;
+        let e =
+            Args::try_parse_from(std::iter::once("fb").chain(args.iter().copied())).unwrap_err();
+        usage_line(&e)
+    }
+
+    #[test]
+    fn clap_errors_become_one_line_by_kind() {
+        let l = line(&["--threads", "9"]);
+        assert!(
+            l.starts_with("invalid value '9' for '--threads <THREADS>': "),
+            "{l}"
+        );
+        assert!(l.contains("1..=8"), "{l}");
+        assert_eq!(
+            line(&["--logging", "loud"]),
+            "invalid value 'loud' for '--logging <LOGGING>' (possible values: off, sink)"
+        );
+        assert_eq!(
+            line(&["--thread", "2"]),
+            "unexpected argument '--thread' (did you mean '--threads'?)"
+        );
+        assert_eq!(
+            line(&["--threads", "2", "--rate", "5"]),
+            "the argument '--threads <THREADS>' cannot be used with '--rate <RATE>'"
+        );
+        for args in [&["--threads", "9"][..], &["--bogus"]] {
+            assert!(!line(args).contains('\n') && !line(args).contains("Usage"));
+        }
+    }
+}
