@@ -1,20 +1,43 @@
-//! The module layout stays a tree: no two top-level modules of `src/` use each other
-//! (`crate::a` in `b` and `crate::b` in `a`), the circle issue 24 removed between `allocs` and
-//! `bench` (and `bench` and `deltas`).
+//! The module layout stays a tree: no file of `src/` uses, through any number of others, a
+//! module that uses it back. A use is any path through `crate::`, `super::` or `self::`, in a
+//! `use` (with its `{…}` groups, nested) or inline; it counts against the module it names (the
+//! longest one that is a file), and a child's use of its own parent or an ancestor does not count,
+//! since the parent declares the child. Issue 24 removed the circles between `allocs` and
+//! `bench` (and `bench` and `deltas`), issue 40 the one inside `quick/`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Every `.rs` file under `dir`.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
+/// Every `.rs` file under `dir`, as (module path, source): `src/quick/mod.rs` is `quick`,
+/// `src/quick/hello.rs` is `quick::hello`. The binaries and `lib.rs` are left out.
+fn modules(src: &Path) -> BTreeMap<String, String> {
+    fn walk(dir: &Path, src: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, src, out);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if ["main", "bin", "lib"].contains(&parts[0].as_str()) {
+                continue;
+            }
+            if parts.last().is_some_and(|p| p == "mod") {
+                parts.pop();
+            }
+            out.insert(parts.join("::"), std::fs::read_to_string(&path).unwrap());
         }
     }
+    let mut out = BTreeMap::new();
+    walk(src, src, &mut out);
+    out
 }
 
 /// `text` without its `//` comments.
@@ -25,63 +48,218 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
-/// Whether `code` names top-level module `m`: `crate::m::…`, `crate::m;` or inside a
-/// `use crate::{…}` group.
-fn names(code: &str, m: &str) -> bool {
-    let direct = code.match_indices(&format!("crate::{m}")).any(|(i, _)| {
-        let rest = &code[i + "crate::".len() + m.len()..];
-        !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_')
-    });
-    let grouped = code.split("use crate::{").skip(1).any(|g| {
-        g.split('}')
-            .next()
-            .unwrap_or("")
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .any(|w| w == m)
-    });
-    direct || grouped
+fn ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
-#[test]
-fn no_two_top_level_modules_use_each_other() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut modules: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for entry in std::fs::read_dir(&src).unwrap().flatten() {
-        let path = entry.path();
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        if ["lib", "main", "bin"].contains(&name.as_str()) {
-            continue;
+/// The paths of a `use` group's body (`a, b::{c, d}, e as f`), each prefixed with `prefix`.
+fn expand(prefix: &[String], body: &str, out: &mut Vec<Vec<String>>) {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
         }
-        let mut files = Vec::new();
-        if path.is_dir() {
-            sources(&path, &mut files);
-        } else {
-            files.push(path);
-        }
-        modules.entry(name).or_default().extend(files);
     }
-    assert!(modules.len() > 10, "{modules:?}");
-    let mut uses: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (m, files) in &modules {
-        let text: String = files
-            .iter()
-            .map(|f| code(&std::fs::read_to_string(f).unwrap()))
-            .collect();
-        for other in modules.keys().filter(|o| *o != m) {
-            if names(&text, other) {
-                uses.entry(m).or_default().insert(other);
+    parts.push(&body[start..]);
+    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+        let segments = |s: &str| -> Vec<String> {
+            s.split("::")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut path = prefix.to_vec();
+        if let Some((head, inner)) = part.split_once('{') {
+            path.extend(segments(head));
+            expand(&path, inner.strip_suffix('}').unwrap_or(inner), out);
+        } else {
+            path.extend(segments(part.split(" as ").next().unwrap_or(part)));
+            out.push(path);
+        }
+    }
+}
+
+/// Every path in `code` that starts at `crate`, `super` or `self`.
+fn paths(code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    for root in ["crate", "super", "self"] {
+        for (i, _) in code.match_indices(root) {
+            if i > 0 && ident(bytes[i - 1] as char) {
+                continue;
+            }
+            // The path: roots and identifiers joined by `::`, then maybe a group.
+            let rest = &code[i..];
+            let end = rest
+                .char_indices()
+                .find(|&(_, c)| !(ident(c) || c == ':'))
+                .map_or(rest.len(), |(j, _)| j);
+            let head = rest[..end].trim_end_matches(':');
+            let group = rest[end..].starts_with('{') && rest[..end].ends_with("::");
+            if !group && !head.contains("::") {
+                continue;
+            }
+            let segments: Vec<String> = head.split("::").map(str::to_owned).collect();
+            if group {
+                let body = &rest[end + 1..];
+                let mut depth = 1;
+                let close = body
+                    .char_indices()
+                    .find(|&(_, c)| {
+                        match c {
+                            '{' => depth += 1,
+                            '}' => depth -= 1,
+                            _ => {}
+                        }
+                        depth == 0
+                    })
+                    .map_or(body.len(), |(j, _)| j);
+                expand(&segments, &body[..close], &mut out);
+            } else {
+                out.push(segments);
             }
         }
     }
-    let circles: Vec<(&str, &str)> = uses
-        .iter()
-        .flat_map(|(a, bs)| bs.iter().map(move |b| (*a, *b)))
-        .filter(|(a, b)| a < b && uses.get(b).is_some_and(|s| s.contains(a)))
-        .collect();
-    assert!(
-        circles.is_empty(),
-        "modules that use each other: {circles:?}"
-    );
-    // The scan itself finds uses: `report` reads `deltas`' files.
+    out
+}
+
+/// Which modules each module uses: every path resolved from the module that holds it to the
+/// longest module it names, leaving out itself and its ancestors.
+fn uses(modules: &BTreeMap<String, String>) -> BTreeMap<&str, BTreeSet<&str>> {
+    let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (name, text) in modules {
+        let me: Vec<&str> = name.split("::").collect();
+        for path in paths(&code(text)) {
+            let mut full: Vec<&str> = Vec::new();
+            let mut rest = path.iter().map(String::as_str).peekable();
+            match rest.next() {
+                Some("crate") => {}
+                Some("self") => full.extend(&me),
+                Some("super") => {
+                    let mut up = 1;
+                    while rest.peek() == Some(&"super") {
+                        rest.next();
+                        up += 1;
+                    }
+                    full.extend(&me[..me.len().saturating_sub(up)]);
+                }
+                _ => continue,
+            }
+            full.extend(rest);
+            let target = (1..=full.len())
+                .rev()
+                .map(|k| full[..k].join("::"))
+                .find_map(|m| modules.get_key_value(&m).map(|(k, _)| k.as_str()));
+            let Some(target) = target else { continue };
+            let ancestor = name.starts_with(&format!("{target}::"));
+            if target != name && !ancestor {
+                out.entry(name.as_str()).or_default().insert(target);
+            }
+        }
+    }
+    out
+}
+
+/// The cycles of `uses`: its strongly connected components of more than one module (Tarjan).
+fn cycles<'a>(uses: &BTreeMap<&'a str, BTreeSet<&'a str>>) -> Vec<Vec<&'a str>> {
+    struct Tarjan<'a, 'b> {
+        uses: &'b BTreeMap<&'a str, BTreeSet<&'a str>>,
+        index: BTreeMap<&'a str, (usize, usize)>,
+        stack: Vec<&'a str>,
+        out: Vec<Vec<&'a str>>,
+    }
+    impl<'a> Tarjan<'a, '_> {
+        fn visit(&mut self, v: &'a str) {
+            let n = self.index.len();
+            self.index.insert(v, (n, n));
+            self.stack.push(v);
+            for &w in self.uses.get(v).into_iter().flatten() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.index[w].1.min(self.index[v].1);
+                    self.index.get_mut(v).unwrap().1 = low;
+                } else if self.stack.contains(&w) {
+                    let low = self.index[w].0.min(self.index[v].1);
+                    self.index.get_mut(v).unwrap().1 = low;
+                }
+            }
+            if self.index[v].0 == self.index[v].1 {
+                let at = self.stack.iter().rposition(|&x| x == v).unwrap();
+                let component: Vec<&str> = self.stack.split_off(at);
+                if component.len() > 1 {
+                    self.out.push(component);
+                }
+            }
+        }
+    }
+    let mut t = Tarjan {
+        uses,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        out: Vec::new(),
+    };
+    for &v in uses.keys() {
+        if !t.index.contains_key(v) {
+            t.visit(v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn no_module_uses_one_that_uses_it_back() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = modules(&src);
+    assert!(modules.len() > 40, "{:?}", modules.keys());
+    let uses = uses(&modules);
+    assert_eq!(cycles(&uses), Vec::<Vec<&str>>::new(), "modules in a cycle");
+    // The scan itself finds uses of every kind: `report` reads `deltas`' files, `quick::hello`
+    // takes `super::passes`, and the driver's client a grouped `crate::{…}` path.
     assert!(uses["report"].contains("deltas"), "{uses:?}");
+    assert!(uses["quick::hello"].contains("quick::passes"), "{uses:?}");
+    assert!(
+        uses["quick::loopback"].contains("quick::passes"),
+        "{uses:?}"
+    );
+}
+
+/// A cycle through three files, each use written a different way (a `use`, an inline path, a
+/// nested group), is found; a child's use of its parent is not a use, and a chain is no cycle.
+#[test]
+fn a_planted_three_module_cycle_is_found() {
+    let sources = |files: &[(&str, &str)]| -> BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|(m, t)| ((*m).to_owned(), (*t).to_owned()))
+            .collect()
+    };
+    let planted = sources(&[
+        ("a", "use crate::b::Thing;\nmod inner;"),
+        ("a::inner", "use super::Parent; // the child of a, using a"),
+        ("b", "pub(crate) fn f() { crate::c::g() }"),
+        ("c", "use crate::{x::{y, z as w}, a::Back};"),
+        ("x", "pub(crate) fn y() {}"),
+    ]);
+    let uses_planted = uses(&planted);
+    assert!(!uses_planted.contains_key("a::inner"), "{uses_planted:?}");
+    assert_eq!(uses_planted["c"], BTreeSet::from(["a", "x"]));
+    let mut found = cycles(&uses_planted);
+    for c in &mut found {
+        c.sort_unstable();
+    }
+    assert_eq!(found, vec![vec!["a", "b", "c"]], "{uses_planted:?}");
+    let chain = sources(&[
+        ("a", "use crate::b::B;"),
+        ("b", "use crate::c::C;"),
+        ("c", ""),
+    ]);
+    assert!(cycles(&uses(&chain)).is_empty());
 }

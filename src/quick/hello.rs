@@ -162,7 +162,7 @@ pub(crate) fn measure(
     }
     let [churn, bill, standing] = passes;
     Hello {
-        churn: super::loopback::best_of(churn),
+        churn: super::passes::best_of(churn),
         bill: cheapest_of(bill),
         standing: cheapest_of(standing),
         connections,
@@ -172,7 +172,7 @@ pub(crate) fn measure(
 /// One result per cell from several open-loop passes: a pass that did not end `ok` wins (a
 /// failure is never hidden), then a sustained pass over one that was not, then the pass whose
 /// server spent the least CPU time per request. Its CPU time is split into user and system by
-/// the shares of every `ok` pass, weighted by requests, as [`super::loopback::best_of`] does: a
+/// the shares of every `ok` pass, weighted by requests, as [`super::passes::best_of`] does: a
 /// 0.5 s pass at 10 k req/s holds only a few 10 ms clock ticks.
 pub(crate) fn cheapest_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
     let failed = |c: &CellResult| {
@@ -184,7 +184,7 @@ pub(crate) fn cheapest_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
     // Per cell: the best pass so far, and user and system µs summed over its `ok` passes.
     let mut best: Vec<(CellResult, [f64; 2])> = Vec::new();
     for cell in passes.into_iter().flatten() {
-        let split = super::loopback::split_weight(&cell);
+        let split = super::passes::split_weight(&cell);
         let Some((b, sum)) = best.iter_mut().find(|(b, _)| b.target == cell.target) else {
             best.push((cell, split));
             continue;
@@ -207,7 +207,7 @@ pub(crate) fn cheapest_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
     best.into_iter()
         .map(|(mut b, [user, system])| {
             if let Ok(total) = cpu_us_per_request(&b) {
-                super::loopback::split_pooled(&mut b, total, [user, system]);
+                super::passes::split_pooled(&mut b, total, [user, system]);
             }
             b
         })

@@ -9,6 +9,7 @@
 
 mod hello;
 mod loopback;
+mod passes;
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
