@@ -6,8 +6,7 @@
 //! [`crate::framework::Config`]. An app built without a URL answers 503 on `/get`. The clients the
 //! frameworks read it with are in [`crate::store`].
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -122,22 +121,19 @@ impl Drop for RedisServer {
     }
 }
 
-/// Stores [`SEED`] with plain RESP commands over one connection.
+/// Stores [`SEED`] over one connection of the `redis` crate, the client every Rust framework's
+/// redis scenario uses.
 pub(crate) fn seed(addr: SocketAddr) -> anyhow::Result<()> {
-    let stream = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)?;
-    stream.set_read_timeout(Some(COMMAND_TIMEOUT))?;
-    stream.set_write_timeout(Some(COMMAND_TIMEOUT))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut writer = stream;
+    let client = ::redis::Client::open(format!("redis://{addr}"))?;
+    let mut con = client.get_connection_with_timeout(CONNECT_TIMEOUT)?;
+    con.set_read_timeout(Some(COMMAND_TIMEOUT))?;
+    con.set_write_timeout(Some(COMMAND_TIMEOUT))?;
     for (key, value) in SEED {
-        let mut cmd = b"*3\r\n$3\r\nSET\r\n".to_vec();
-        for arg in [key, value] {
-            cmd.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
-        }
-        writer.write_all(&cmd)?;
-        let mut line = String::new();
-        reader.read_line(&mut line)?;
-        anyhow::ensure!(line == "+OK\r\n", "SET {key}: {:?}", line.trim_end());
+        ::redis::cmd("SET")
+            .arg(key)
+            .arg(value)
+            .query::<()>(&mut con)
+            .with_context(|| format!("SET {key}"))?;
     }
     Ok(())
 }
