@@ -35,6 +35,8 @@ pub(crate) mod logging;
 pub mod options;
 pub mod oracle;
 pub mod pinning;
+pub(crate) mod plotting;
+pub(crate) mod proc;
 pub mod quick;
 pub mod redis;
 pub mod report;

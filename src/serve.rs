@@ -13,13 +13,21 @@ use std::time::Duration;
 use crate::cli::{load_fixtures, RedisArg};
 use crate::driver::output::ServerStats as Stats;
 use crate::error::CliError;
-use crate::framework::Config;
+use crate::framework::{Config, ServerHandle};
 use crate::options::Options;
+use crate::server::limit::{self, Limit};
+
+/// How long `serve --max-requests` waits for its requests before giving up.
+pub(crate) const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long `serve --max-requests` keeps serving after the last counted request, so that its
+/// response reaches the client before the server stops.
+pub(crate) const LINGER: Duration = Duration::from_millis(300);
 
 /// This process's figures now, for `--stats`.
 fn stats_now(framework: &str, since: std::time::Instant) -> Stats {
     let pid = std::process::id();
-    let times = crate::driver::proc::tree_cpu_times(pid);
+    let times = crate::proc::tree_cpu_times(pid);
     let (user, system) = times.as_ref().and_then(|t| t.split()).unwrap_or((0.0, 0.0));
     Stats {
         framework: framework.to_owned(),
@@ -27,7 +35,7 @@ fn stats_now(framework: &str, since: std::time::Instant) -> Stats {
         user_s: user,
         system_s: system,
         cpu_s: times.as_ref().map_or(0.0, |t| t.total()),
-        peak_rss_bytes: crate::driver::proc::peak_rss(pid),
+        peak_rss_bytes: crate::proc::peak_rss(pid),
         wall_s: since.elapsed().as_secs_f64(),
     }
 }
@@ -67,7 +75,7 @@ pub fn serve(
     }
     crate::cli::for_runtime(&[name.to_owned()], vec![entry], options.runtime)?;
     if let Some(max) = max_requests {
-        crate::bench::cli::install_limit(name, max)?;
+        install_limit(name, max)?;
     } else if stats.is_some() && entry.counts_requests {
         // The same counting hook as --max-requests, with no limit: the count for --stats.
         crate::server::limit::install(u64::MAX)?;
@@ -99,7 +107,7 @@ pub fn serve(
         let limit = crate::server::limit::active()
             .ok_or_else(|| CliError(1, "--max-requests set no limit".into()))?;
         announce(&server);
-        return crate::bench::cli::serve_until_limit(server, limit);
+        return serve_until_limit(server, limit);
     };
     announce(&server);
     loop {
@@ -132,5 +140,41 @@ fn announce(server: &crate::framework::ServerHandle) {
 pub fn child(name: &str, options: Options, redis: Option<&str>) -> Result<ExitCode, CliError> {
     let config = Config::new(load_fixtures()?, redis).with(options);
     crate::cli::framework(name)?.serve_child(&config)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Installs the `--max-requests` limit for `framework`, before its app is built.
+pub(crate) fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
+    if !crate::frameworks::find(framework).is_some_and(|e| e.counts_requests) {
+        let counting: Vec<_> = crate::frameworks::REGISTRY
+            .iter()
+            .filter(|e| e.counts_requests)
+            .map(|e| e.name)
+            .collect();
+        return Err(CliError::usage(format!(
+            "{framework} does not count requests; --max-requests works with: {}",
+            counting.join(", ")
+        )));
+    }
+    limit::install(max)
+        .map(|_| ())
+        .map_err(|e| CliError::usage(format!("{e:#}")))
+}
+
+/// Serves until the limit is reached, then stops the server and exits. Fails if the limit is
+/// not reached within [`LIMIT_TIMEOUT`].
+pub(crate) fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<ExitCode, CliError> {
+    if !limit.wait(LIMIT_TIMEOUT) {
+        return Err(CliError(
+            1,
+            format!(
+                "--max-requests not reached within {} s ({} requests counted)",
+                LIMIT_TIMEOUT.as_secs(),
+                limit.count()
+            ),
+        ));
+    }
+    std::thread::sleep(LINGER);
+    server.shutdown()?;
     Ok(ExitCode::SUCCESS)
 }

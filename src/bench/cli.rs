@@ -7,24 +7,16 @@ use std::time::Duration;
 
 use crate::error::CliError;
 use crate::fixtures::Fixtures;
-use crate::framework::{Config, Entry, ServerHandle};
+use crate::framework::{Config, Entry};
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
 
 use super::profile::{self, HotLoop, ProfileMode};
 use super::{callgrind, flamegraph};
-use crate::server::limit::{self, Limit};
 use crate::tools::Tool;
 
 /// Longest `profile --seconds`.
 pub(crate) const MAX_SECONDS: u64 = 3600;
-
-/// How long `serve --max-requests` waits for its requests before giving up.
-pub(crate) const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// How long `serve --max-requests` keeps serving after the last counted request, so that its
-/// response reaches the client before the server stops.
-pub(crate) const LINGER: Duration = Duration::from_millis(300);
 
 /// `framebench profile`.
 #[derive(clap::Args)]
@@ -270,41 +262,5 @@ pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
     };
     let config = Config::new(fixtures, None).with(options);
     callgrind::worker(entry, &config, scenario, args.requests)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Installs the `--max-requests` limit for `framework`, before its app is built.
-pub(crate) fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
-    if !crate::frameworks::find(framework).is_some_and(|e| e.counts_requests) {
-        let counting: Vec<_> = crate::frameworks::REGISTRY
-            .iter()
-            .filter(|e| e.counts_requests)
-            .map(|e| e.name)
-            .collect();
-        return Err(CliError::usage(format!(
-            "{framework} does not count requests; --max-requests works with: {}",
-            counting.join(", ")
-        )));
-    }
-    limit::install(max)
-        .map(|_| ())
-        .map_err(|e| CliError::usage(format!("{e:#}")))
-}
-
-/// Serves until the limit is reached, then stops the server and exits. Fails if the limit is
-/// not reached within [`LIMIT_TIMEOUT`].
-pub(crate) fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<ExitCode, CliError> {
-    if !limit.wait(LIMIT_TIMEOUT) {
-        return Err(CliError(
-            1,
-            format!(
-                "--max-requests not reached within {} s ({} requests counted)",
-                LIMIT_TIMEOUT.as_secs(),
-                limit.count()
-            ),
-        ));
-    }
-    std::thread::sleep(LINGER);
-    server.shutdown()?;
     Ok(ExitCode::SUCCESS)
 }

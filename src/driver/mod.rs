@@ -16,7 +16,6 @@ pub(crate) mod intervals;
 pub mod merge;
 pub(crate) mod output;
 pub(crate) mod plot;
-pub(crate) mod proc;
 pub(crate) mod stats;
 pub(crate) mod threads;
 
@@ -35,6 +34,7 @@ use crate::http1::{self, Connection};
 use crate::options::Options;
 use crate::oracle::{Expected, Observed, Scenario};
 use crate::pinning::Pinning;
+use crate::proc;
 
 use stats::{rate_spread, Bound, CellResult, Latency, PerConnection, Status};
 

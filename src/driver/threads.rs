@@ -45,7 +45,7 @@ impl Snapshot {
     /// Every thread of `pid` and of the processes below it, now.
     pub(crate) fn take(pid: u32) -> Snapshot {
         let mut tasks = BTreeMap::new();
-        for p in super::proc::process_tree(pid) {
+        for p in crate::proc::process_tree(pid) {
             let Ok(dir) = std::fs::read_dir(format!("/proc/{p}/task")) else {
                 continue;
             };

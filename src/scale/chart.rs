@@ -9,7 +9,7 @@ use anyhow::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::driver::plot::{plot_error, to_file, Backend, Drawing, FONT};
+use crate::plotting::{plot_error, to_file, Backend, Drawing, FONT};
 
 use super::summary::{Range, Row};
 

@@ -1,5 +1,6 @@
-//! Linux process plumbing for the driver: CPU time and peak RSS read from `/proc/<pid>`, for a
-//! server and every process below it.
+//! Linux process plumbing: CPU time and peak RSS read from `/proc/<pid>`, for a process and
+//! every process below it. The driver meters its server and client with it, `serve --stats`
+//! itself, and the thread check walks the same process tree.
 
 use std::time::Instant;
 
