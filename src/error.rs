@@ -15,10 +15,30 @@ impl CliError {
     }
 }
 
-/// A failure of the run (exit 1), with the whole chain of causes on one line.
+/// A file from outside (a results file, a gungraun summary, a criterion estimate) that cannot be
+/// read as what it claims to be: bad input, so exit 2 like a bad flag, wherever in the chain of
+/// causes it sits.
+#[derive(Debug)]
+pub(crate) struct BadInput(pub(crate) String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// A failure of the run (exit 1), with the whole chain of causes on one line; exit 2 where a
+/// cause is [`BadInput`].
 impl From<anyhow::Error> for CliError {
     fn from(e: anyhow::Error) -> Self {
-        CliError(1, format!("{e:#}"))
+        let code = if e.chain().any(|c| c.is::<BadInput>()) {
+            2
+        } else {
+            1
+        };
+        CliError(code, format!("{e:#}"))
     }
 }
 
@@ -94,6 +114,12 @@ mod tests {
             (1, "cannot write out.json: disk full")
         );
         assert_eq!(CliError::usage("no such framework".into()).0, 2);
+        let bad: anyhow::Error = anyhow::Error::new(BadInput("version 6".into()));
+        let CliError(code, line) = bad.context("target/x/summary.json").into();
+        assert_eq!(
+            (code, line.as_str()),
+            (2, "target/x/summary.json: version 6")
+        );
     }
 
     #[derive(clap::Parser, Debug)]

@@ -199,15 +199,16 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
         r#"{"mean":{"confidence_interval":{"confidence_level":0.95,"lower_bound":40.0,"upper_bound":44.0},"point_estimate":42.0,"standard_error":1.0},"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":40.0,"upper_bound":44.0},"point_estimate":41.0,"standard_error":1.0},"median_abs_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":0.0,"upper_bound":1.0},"point_estimate":0.5,"standard_error":0.1},"slope":null,"std_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":0.0,"upper_bound":1.0},"point_estimate":0.5,"standard_error":0.1}}"#,
     )
     .unwrap();
-    // A gungraun summary.json (trimmed to the fields the report reads), for in-process hello,
-    // logging off, `null` (its module names the benchmark function).
+    // A gungraun summary.json as gungraun 0.20.0 writes it (version 7; some fields left out),
+    // for in-process hello, logging off, `null` (its module names the benchmark function). A
+    // summary of another version is refused in one line, exit 2, naming the file.
     let cg = dir.join("gungraun/framebench/callgrind/in_process/null.hello_off");
     std::fs::create_dir_all(&cg).unwrap();
-    std::fs::write(
-        cg.join("summary.json"),
-        r#"{"module_path":"callgrind::in_process::null","id":"hello_off","profiles":[{"data":{"parts":[],"total":{"metrics":{"Callgrind":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}}},"regressions":[]}}}]}"#,
-    )
-    .unwrap();
+    let summary = r#"{"version":"7","module_path":"callgrind::in_process::null","id":"hello_off","profiles":[{"tool":"Callgrind","data":{"parts":[],"total":{"metrics":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}},"regressions":[]}}}]}"#;
+    std::fs::write(cg.join("summary.json"), summary.replace(r#""7""#, r#""6""#)).unwrap();
+    let out = report(&dir, &out_file, &[]);
+    assert_usage_error(&out, "summary.json: a gungraun summary of version 6, not 7");
+    std::fs::write(cg.join("summary.json"), summary).unwrap();
     let out = report(&dir, &out_file, &[]);
     assert!(out.status.success(), "{out:?}");
     let text = std::fs::read_to_string(&out_file).unwrap();

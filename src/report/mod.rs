@@ -8,6 +8,7 @@
 
 mod charts;
 pub mod cli;
+mod gungraun;
 
 use crate::table::{Align, Table};
 use std::collections::BTreeMap;
@@ -55,7 +56,7 @@ pub(crate) struct Count {
     pub(crate) instructions: f64,
 }
 
-fn files_named(root: &Path, name: &str, out: &mut Vec<PathBuf>) {
+pub(crate) fn files_named(root: &Path, name: &str, out: &mut Vec<PathBuf>) {
     let Ok(dir) = std::fs::read_dir(root) else {
         return;
     };
@@ -249,7 +250,7 @@ fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
     let mut names: Vec<Vec<String>> = Vec::new();
     for (shard, dir) in dirs.iter().enumerate() {
         let (mut timings, newest) = read_criterion(&dir.join("criterion"))?;
-        let counts = read_gungraun(&dir.join("gungraun"))?;
+        let counts = gungraun::read(&dir.join("gungraun"))?;
         // The baselines are built into every shard (`null`, `raw`): the tables show the first
         // shard's figures.
         for t in &mut timings {
@@ -768,131 +769,6 @@ fn floor_ratio(out: &mut String, names: &[String], timings: &Timings) {
             t / null
         );
     }
-}
-
-/// Every callgrind count under `gungraun_dir` (see [`read_gungraun_summary`]).
-pub(crate) fn read_gungraun(gungraun_dir: &Path) -> anyhow::Result<Vec<Count>> {
-    let mut files = Vec::new();
-    files_named(gungraun_dir, "summary.json", &mut files);
-    let mut out = Vec::new();
-    for f in files {
-        out.push(read_gungraun_summary(&read_json(&f)?)?);
-    }
-    Ok(loopback_per_request(out))
-}
-
-/// The first number in `v`, depth first.
-fn first_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.parse().ok(),
-        Value::Array(a) => a.iter().find_map(first_number),
-        Value::Object(o) => o.values().find_map(first_number),
-        _ => None,
-    }
-}
-
-/// The value under the first key named `key`, depth first.
-fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    match v {
-        Value::Object(o) => o
-            .get(key)
-            .or_else(|| o.values().find_map(|x| find_key(x, key))),
-        Value::Array(a) => a.iter().find_map(|x| find_key(x, key)),
-        _ => None,
-    }
-}
-
-/// Reads one gungraun `summary.json`: the callgrind total of instructions (`Ir`), named as
-/// `benches/callgrind.rs` and `benches/callgrind_loopback.rs` name their benchmarks.
-pub(crate) fn read_gungraun_summary(summary: &Value) -> anyhow::Result<Option<Count>> {
-    let module = summary
-        .get("module_path")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let id = summary
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let function = module.rsplit("::").next().unwrap_or_default();
-    let Some(total) = summary
-        .get("profiles")
-        .and_then(|p| find_key(p, "total"))
-        .and_then(|t| find_key(t, "Ir"))
-        .and_then(|ir| find_key(ir, "values"))
-        .and_then(|v| v.get("new").or(Some(v)))
-        .and_then(first_number)
-    else {
-        return Ok(None);
-    };
-    if module.starts_with("callgrind_loopback::") {
-        // `<framework>_n<N>`
-        let Some((fw, n)) = id.rsplit_once("_n") else {
-            return Ok(None);
-        };
-        let fw = REGISTRY
-            .iter()
-            .map(|e| e.name)
-            .find(|name| name.replace('-', "_") == fw)
-            .unwrap_or(fw);
-        return Ok(Some(Count {
-            key: format!("loopback-raw/{function}/{n}"),
-            framework: fw.to_owned(),
-            instructions: total,
-        }));
-    }
-    if module.starts_with("callgrind::") {
-        // `callgrind::in_process::<module>`, id `<scenario>_<logging>`.
-        let Some((scenario, logging)) = id.rsplit_once('_') else {
-            return Ok(None);
-        };
-        let Some(entry) = REGISTRY
-            .iter()
-            .find(|e| e.in_process && e.module == function)
-        else {
-            return Ok(None);
-        };
-        return Ok(Some(Count {
-            key: format!("in_process/{scenario}/{logging}"),
-            framework: entry.name.to_owned(),
-            instructions: total,
-        }));
-    }
-    Ok(None)
-}
-
-/// Turns the two loopback runs of each framework into instructions per request.
-fn loopback_per_request(counts: Vec<Option<Count>>) -> Vec<Count> {
-    let counts: Vec<Count> = counts.into_iter().flatten().collect();
-    let mut runs: BTreeMap<(String, String), Vec<(u64, f64)>> = BTreeMap::new();
-    let mut out = Vec::new();
-    for c in counts {
-        match c.key.strip_prefix("loopback-raw/") {
-            Some(rest) => {
-                if let Some((scenario, n)) = rest.split_once('/') {
-                    if let Ok(n) = n.parse::<u64>() {
-                        runs.entry((c.framework.clone(), scenario.to_owned()))
-                            .or_default()
-                            .push((n, c.instructions));
-                    }
-                }
-            }
-            None => out.push(c),
-        }
-    }
-    for ((framework, scenario), mut v) in runs {
-        v.sort_by_key(|(n, _)| *n);
-        if let (Some(&(n1, i1)), Some(&(n2, i2))) = (v.first(), v.last()) {
-            if n2 > n1 {
-                out.push(Count {
-                    key: format!("loopback/{scenario}"),
-                    framework,
-                    instructions: (i2 - i1) / (n2 - n1) as f64,
-                });
-            }
-        }
-    }
-    out
 }
 
 /// The heading [`write_allocs`] starts its section with.
