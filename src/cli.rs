@@ -91,19 +91,29 @@ pub(crate) fn for_runtime(
 pub struct RedisArg {
     /// Redis for the redis scenario (`redis://127.0.0.1:PORT`, loopback only; its keys are
     /// seeded). Default: `$FRAMEBENCH_REDIS`, else a `redis-server` started for the run.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = redis_url)]
     pub(crate) redis: Option<String>,
+}
+
+/// `--redis`, checked while the command line is parsed, before anything runs: a bad URL is one
+/// line, not a line after the tools were prepared (a Go build's progress line, for one).
+fn redis_url(text: &str) -> Result<String, String> {
+    crate::redis::parse_url(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| format!("{e:#}"))
 }
 
 impl RedisArg {
     /// The run's Redis (see `crate::redis::provide`); keep the result alive.
     pub(crate) fn provide(&self) -> Result<crate::redis::Redis, CliError> {
+        // `--redis` was checked by its parser; the variable is checked here.
         let url = self
             .redis
             .clone()
             .or_else(|| std::env::var(crate::redis::REDIS_ENV).ok());
         if let Some(url) = &url {
-            crate::redis::parse_url(url).map_err(|e| CliError::usage(format!("--redis {e:#}")))?;
+            crate::redis::parse_url(url)
+                .map_err(|e| CliError::usage(format!("${} {e:#}", crate::redis::REDIS_ENV)))?;
         }
         Ok(crate::redis::provide(url.as_deref())?)
     }

@@ -196,7 +196,12 @@ fn a_bad_redis_url_is_a_one_line_usage_error() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{url}: {err}");
         assert_eq!(err.lines().count(), 1, "{url}: {err}");
-        assert!(err.starts_with("error: --redis"), "{url}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: invalid value '{url}' for '--redis <URL>': {url}"
+            )),
+            "{url}: {err}"
+        );
     }
 }
 
