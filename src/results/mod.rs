@@ -1,0 +1,343 @@
+//! One results file for the measuring commands (schema [`SCHEMA`]: the quick compare, `allocs`,
+//! `load`, `compare` and `report` write it; `deltas` keeps its own), and `framebench diff`,
+//! which compares two of them, or two frameworks within one, and gates on a regression.
+//!
+//! A file is a list of [`Figure`]s, each one number about one cell: a bench (`allocs`,
+//! `callgrind/in_process`, `criterion/loopback`, …), a framework, a scenario, a variant and a
+//! [`Metric`], with the interval of a timed figure. Counts (instructions, allocations, bytes)
+//! repeat exactly on one build, so their change is printed exactly and a gate on them never
+//! flakes. A time or a rate is compared only through its interval: a change whose interval
+//! holds zero prints `≈` (the rule of [`crate::interval`]) and never crosses a gate.
+//!
+//! This file holds the schema and its reading and writing; [`diff`] the comparison, the gates
+//! and the baselines; [`bmf`] the Bencher Metric Format.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::Environment;
+
+/// The version of the results format; a file of another is refused with one line.
+pub const SCHEMA: &str = "framebench-results/1";
+
+/// Where a results file was measured: the machine, the compiler, and framebench's own build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RunEnvironment {
+    /// `rustc -V`.
+    pub(crate) rustc: String,
+    /// `release` or `debug`.
+    pub(crate) profile: String,
+    /// CPU model.
+    pub(crate) cpu: String,
+    /// Cores available.
+    pub(crate) cores: usize,
+    /// Kernel release.
+    pub(crate) kernel: String,
+    /// framebench's `git rev-parse HEAD` when it was built (`unknown` outside a checkout).
+    pub(crate) git_revision: String,
+    /// framebench's enabled Cargo features.
+    pub(crate) features: Vec<String>,
+    /// Framework → the crate and exact version measured.
+    pub(crate) versions: BTreeMap<String, String>,
+}
+
+impl RunEnvironment {
+    /// This process's environment.
+    pub(crate) fn current() -> Self {
+        let e = Environment::current();
+        RunEnvironment {
+            rustc: e.rustc.to_owned(),
+            profile: e.profile.to_owned(),
+            cpu: e.cpu,
+            cores: e.cores,
+            kernel: e.kernel,
+            git_revision: crate::env::GIT_REVISION.to_owned(),
+            features: crate::env::FEATURES
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            versions: crate::frameworks::REGISTRY
+                .iter()
+                .map(|e| (e.name.to_owned(), e.version().to_owned()))
+                .collect(),
+        }
+    }
+
+    /// The fields that differ from `other`, as `rustc: A → B` lines (framework versions one
+    /// line each).
+    pub(crate) fn differences(&self, other: &RunEnvironment) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut field = |name: &str, a: &str, b: &str| {
+            if a != b {
+                out.push(format!("{name}: {a} → {b}"));
+            }
+        };
+        field("rustc", &self.rustc, &other.rustc);
+        field("profile", &self.profile, &other.profile);
+        field("cpu", &self.cpu, &other.cpu);
+        field("cores", &self.cores.to_string(), &other.cores.to_string());
+        field("kernel", &self.kernel, &other.kernel);
+        field("framebench", &self.git_revision, &other.git_revision);
+        field(
+            "features",
+            &self.features.join(","),
+            &other.features.join(","),
+        );
+        for (fw, v) in &self.versions {
+            if let Some(w) = other.versions.get(fw) {
+                field(fw, v, w);
+            }
+        }
+        out
+    }
+}
+
+/// What a figure measures, and which way is worse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Metric {
+    /// Instructions per request (callgrind): exact.
+    Instructions,
+    /// Allocation calls per request (`alloc` + `realloc`): exact.
+    Allocs,
+    /// Bytes allocated per request: exact.
+    Bytes,
+    /// Nanoseconds per request, with an interval.
+    Time,
+    /// Requests per second, with an interval; lower is worse.
+    Rps,
+}
+
+impl Metric {
+    /// Every metric, by the name the gate uses.
+    pub(crate) const ALL: [Metric; 5] = [
+        Metric::Instructions,
+        Metric::Allocs,
+        Metric::Bytes,
+        Metric::Time,
+        Metric::Rps,
+    ];
+
+    /// The name used in files and gates.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Metric::Instructions => "instructions",
+            Metric::Allocs => "allocs",
+            Metric::Bytes => "bytes",
+            Metric::Time => "time",
+            Metric::Rps => "rps",
+        }
+    }
+
+    /// Whether the figure repeats exactly on one build (no interval needed).
+    pub(crate) fn exact(self) -> bool {
+        matches!(self, Metric::Instructions | Metric::Allocs | Metric::Bytes)
+    }
+
+    /// +1 when more is worse, −1 when less is (a rate).
+    fn worse(self) -> f64 {
+        if self == Metric::Rps {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+}
+
+/// One number about one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Figure {
+    /// What measured it: `allocs`, `callgrind/in_process`, `callgrind/loopback`,
+    /// `criterion/in_process`, `criterion/loopback`, `load`, `quick/in_process`, …
+    pub(crate) bench: String,
+    /// Framework name.
+    pub(crate) framework: String,
+    /// Scenario name.
+    pub(crate) scenario: String,
+    /// `log=off,io=memory`, `c32`, … (what else defines the cell).
+    pub(crate) variant: String,
+    /// What the value is.
+    pub(crate) metric: Metric,
+    /// The value.
+    pub(crate) value: f64,
+    /// The interval of a timed value (absent for an exact count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lo: Option<f64>,
+    /// See `lo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) hi: Option<f64>,
+    /// For a figure of several rounds (`scale`): how many, `value` being their median and
+    /// `lo`–`hi` their range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rounds: Option<usize>,
+}
+
+impl Figure {
+    /// An exact count.
+    pub(crate) fn count(
+        bench: &str,
+        fw: &str,
+        scenario: &str,
+        variant: &str,
+        m: Metric,
+        v: f64,
+    ) -> Self {
+        Figure {
+            bench: bench.to_owned(),
+            framework: fw.to_owned(),
+            scenario: scenario.to_owned(),
+            variant: variant.to_owned(),
+            metric: m,
+            value: v,
+            lo: None,
+            hi: None,
+            rounds: None,
+        }
+    }
+
+    /// A timed value with its interval.
+    pub(crate) fn timed(
+        bench: &str,
+        fw: &str,
+        scenario: &str,
+        variant: &str,
+        m: Metric,
+        e: crate::interval::Estimate,
+    ) -> Self {
+        let bounded = e.bounded();
+        Figure {
+            lo: bounded.then_some(e.lo),
+            hi: bounded.then_some(e.hi),
+            ..Figure::count(bench, fw, scenario, variant, m, e.point)
+        }
+    }
+
+    /// The cell and metric, without the framework (which `--pair` maps).
+    fn slot(&self) -> (String, String, String, Metric) {
+        (
+            self.bench.clone(),
+            self.scenario.clone(),
+            self.variant.clone(),
+            self.metric,
+        )
+    }
+
+    fn name(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            self.bench, self.framework, self.scenario, self.variant
+        )
+    }
+}
+
+/// A results file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    /// [`SCHEMA`].
+    pub(crate) schema: String,
+    /// The command that wrote it: `allocs`, `report`, `load`, `compare`, `quick`.
+    pub(crate) command: String,
+    /// Where.
+    pub(crate) environment: RunEnvironment,
+    /// What.
+    pub(crate) figures: Vec<Figure>,
+    /// The command's own detail, for its own readers (`allocs`: its cells with every count
+    /// and error, which `framebench report` prints); `diff` reads only `figures`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) detail: Option<serde_json::Value>,
+}
+
+impl Results {
+    /// A file of `command` measured here.
+    pub(crate) fn new(command: &str, figures: Vec<Figure>) -> Self {
+        Results {
+            schema: SCHEMA.to_owned(),
+            command: command.to_owned(),
+            environment: RunEnvironment::current(),
+            figures,
+            detail: None,
+        }
+    }
+
+    /// Writes it as pretty JSON, creating the folder.
+    pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
+        write_json(path, self)
+    }
+
+    /// Reads a results file; anything else (not JSON, no schema, another schema) is one line.
+    pub(crate) fn read(path: &Path) -> anyhow::Result<Results> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        Results::parse(&text, &path.display().to_string())
+    }
+
+    /// [`Results::read`] of text already read; `what` names it in errors.
+    pub fn parse(text: &str, what: &str) -> anyhow::Result<Results> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|_| anyhow::anyhow!("{what} is not JSON"))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => {
+                anyhow::bail!("{what} has results schema {other}; this framebench reads {SCHEMA}")
+            }
+            None => anyhow::bail!(
+                "{what} is not a framebench results file (no \"schema\"); write one with --json"
+            ),
+        }
+        serde_json::from_value(value)
+            .map_err(|e| anyhow::anyhow!("{what}: not a {SCHEMA} file: {e}"))
+    }
+}
+
+/// Writes `value` as pretty JSON to `path`, creating its folder.
+fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
+/// The cargo target folder framebench keeps its own files under: `$CARGO_TARGET_DIR`, else
+/// `target`.
+pub fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::PathBuf::from("target"),
+        std::path::PathBuf::from,
+    )
+}
+
+mod bmf;
+mod diff;
+
+pub(crate) use diff::BaselineArgs;
+pub use diff::{run, DiffArgs, Gate};
+
+/// Figures for the tests of [`diff`] and [`bmf`].
+#[cfg(test)]
+pub(crate) mod test_figures {
+    use super::{Figure, Metric};
+
+    pub(crate) fn count(fw: &str, m: Metric, v: f64) -> Figure {
+        Figure::count("allocs", fw, "hello", "log=off", m, v)
+    }
+
+    pub(crate) fn timed(fw: &str, v: f64, lo: f64, hi: f64) -> Figure {
+        Figure {
+            lo: Some(lo),
+            hi: Some(hi),
+            ..Figure::count(
+                "criterion/in_process",
+                fw,
+                "hello",
+                "log=off",
+                Metric::Time,
+                v,
+            )
+        }
+    }
+}
