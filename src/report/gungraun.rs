@@ -18,11 +18,10 @@ use crate::frameworks::REGISTRY;
 /// The summary format this reader knows: gungraun 0.20.0's (Cargo.lock pins it).
 const SCHEMA_VERSION: &str = "7";
 
-/// One benchmark's `summary.json`, as far as framebench reads it.
+/// One benchmark's `summary.json`, as far as framebench reads it (its `version` is checked
+/// before, in [`parse`]).
 #[derive(Debug, Deserialize)]
 struct Summary {
-    /// The format's version (`"7"`).
-    version: String,
     /// `callgrind::in_process::axum` or `callgrind_loopback::loopback::hello`.
     module_path: String,
     /// The benchmark's id (`hello_off`, `axum_n1000`).
@@ -99,25 +98,24 @@ pub(crate) fn read(gungraun_dir: &Path) -> anyhow::Result<Vec<Count>> {
 /// One `summary.json`: its count, or `None` for a benchmark that is not one of framebench's or
 /// ran no callgrind.
 fn parse(text: &str) -> anyhow::Result<Option<Count>> {
-    let version = serde_json::from_str::<serde_json::Value>(text)
-        .context("not JSON")?
-        .get("version")
-        .and_then(|v| v.as_str().map(str::to_owned));
-    if version.as_deref() != Some(SCHEMA_VERSION) {
+    // Parsed once; the version first, so that a file of another version is named as such
+    // instead of failing on whichever field its format moved.
+    let value: serde_json::Value = serde_json::from_str(text).context("not JSON")?;
+    let version = value.get("version").and_then(serde_json::Value::as_str);
+    if version != Some(SCHEMA_VERSION) {
         bail!(
             "a gungraun summary of version {}, not {SCHEMA_VERSION} (gungraun 0.20.0's): rerun \
              the benches with the pinned gungraun-runner",
-            version.as_deref().unwrap_or("(none)")
+            version.unwrap_or("(none)")
         );
     }
-    let summary: Summary = serde_json::from_str(text)
+    let summary = Summary::deserialize(value)
         .map_err(|e| anyhow::anyhow!("not a gungraun summary of version {SCHEMA_VERSION}: {e}"))?;
     count(&summary)
 }
 
 /// The callgrind `Ir` total of `summary`, named as the two callgrind benches name their cells.
 fn count(summary: &Summary) -> anyhow::Result<Option<Count>> {
-    debug_assert_eq!(summary.version, SCHEMA_VERSION);
     let module = summary.module_path.as_str();
     let id = summary.id.as_deref().unwrap_or_default();
     let function = module.rsplit("::").next().unwrap_or_default();

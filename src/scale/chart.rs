@@ -91,6 +91,8 @@ fn color(i: usize) -> RGBAColor {
 struct Panel {
     title: String,
     lines: Vec<Line>,
+    /// Its frameworks but raw, in the order they first appear: a line's colour is its index.
+    frameworks: Vec<String>,
 }
 
 fn panels(rows: &[Row], measure: Measure) -> Vec<Panel> {
@@ -104,28 +106,29 @@ fn panels(rows: &[Row], measure: Measure) -> Vec<Panel> {
                 out.push(Panel {
                     title,
                     lines: Vec::new(),
+                    frameworks: Vec::new(),
                 });
                 out.len() - 1
             }
         };
-        let lines = &mut out[p].lines;
+        let Panel {
+            lines, frameworks, ..
+        } = &mut out[p];
         let i = match lines.iter().position(|l| l.label == r.target) {
             Some(i) => i,
             None => {
-                let mut frameworks: Vec<&str> = Vec::new();
-                for l in lines.iter() {
-                    let name = l.label.split(' ').next().unwrap_or_default();
-                    if !l.reference && !frameworks.contains(&name) {
-                        frameworks.push(name);
+                let reference = r.framework == "raw";
+                let framework = match frameworks.iter().position(|f| *f == r.framework) {
+                    Some(f) => f,
+                    None if reference => 0,
+                    None => {
+                        frameworks.push(r.framework.clone());
+                        frameworks.len() - 1
                     }
-                }
-                let framework = frameworks
-                    .iter()
-                    .position(|&f| f == r.framework)
-                    .unwrap_or(frameworks.len());
+                };
                 lines.push(Line {
                     label: r.target.clone(),
-                    reference: r.framework == "raw",
+                    reference,
                     framework,
                     dashed: r.runtime == "per-core",
                     points: Vec::new(),
