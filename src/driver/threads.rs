@@ -123,11 +123,8 @@ pub(crate) struct ThreadCheck {
     /// blocking pool, Go's threads for blocking syscalls) shows here, not in `busy`.
     #[serde(default)]
     pub(crate) spill_pct: f64,
-    /// Those threads, the ones that used at least 1 % of a CPU.
-    #[serde(default)]
-    pub(crate) spill: Vec<ThreadUse>,
     /// How many threads beyond the T busiest used any CPU: a blocking pool can spread its
-    /// share over hundreds, each under 1 %, which `spill` leaves out.
+    /// share over hundreds, each under 1 %.
     #[serde(default)]
     pub(crate) spill_threads: usize,
     /// Their names with their counts ([`names`]).
@@ -166,11 +163,6 @@ impl ThreadCheck {
         let used: Vec<ThreadUse> = beyond.iter().filter(|t| t.cpu_pct > 0.0).cloned().collect();
         check.spill_threads = used.len();
         check.spill_names = names(&used);
-        check.spill = beyond
-            .iter()
-            .filter(|t| t.cpu_pct >= 1.0)
-            .cloned()
-            .collect();
         check.busy.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
         check
     }
@@ -377,7 +369,6 @@ mod tests {
             ThreadCheck::of(used, 1, &[0])
         };
         let (a, b, quiet) = (round(0.9), round(0.5), round(0.1));
-        assert!(a.spill.is_empty());
         assert_eq!(
             merged(&[&a]),
             vec!["36 % of a CPU in 40 thread(s) beyond T = 1 (tokio-runtime-w ×40)"]
