@@ -21,7 +21,6 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
 use std::time::Duration;
 
-use crate::error::CliError;
 use crate::interval::{self, Estimate};
 
 /// `framebench ab` arguments.
@@ -57,7 +56,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn start(exe: &PathBuf, cpus: &[usize]) -> Result<Worker, CliError> {
+    fn start(exe: &PathBuf, cpus: &[usize]) -> anyhow::Result<Worker> {
         let mut cmd = Command::new(exe);
         cmd.arg("ab-worker")
             .stdin(Stdio::piped())
@@ -69,7 +68,7 @@ impl Worker {
         }
         let mut child = cmd
             .spawn()
-            .map_err(|e| CliError::usage(format!("cannot run {}: {e}", exe.display())))?;
+            .map_err(|e| crate::error::usage(format!("cannot run {}: {e}", exe.display())))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
         let mut w = Worker {
@@ -81,7 +80,7 @@ impl Worker {
         // A binary without the worker (not framebench, or one older than `ab`) says nothing.
         match w.ask("hello") {
             Ok(line) if line == "framebench-ab/1" => Ok(w),
-            _ => Err(CliError::usage(format!(
+            _ => Err(crate::error::usage(format!(
                 "{} is not a framebench build with `ab-worker` (framebench-ab/1)",
                 exe.display()
             ))),
@@ -135,7 +134,7 @@ struct Row {
 }
 
 /// Runs `framebench ab`.
-pub fn run(args: AbArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: AbArgs) -> anyhow::Result<ExitCode> {
     let pinning = crate::pinning::Pinning::one_core_each();
     let cpus = pinning.server_cpus.clone();
     // Both binaries must answer before anything is timed.
@@ -203,10 +202,9 @@ pub fn run(args: AbArgs) -> Result<ExitCode, CliError> {
     }
     let failed = rows.iter().filter(|r| r.ratio.is_err()).count();
     if failed > 0 {
-        return Err(CliError(
-            1,
-            format!("{failed} cell(s) not compared (FAIL above)"),
-        ));
+        return Err(anyhow::anyhow!(format!(
+            "{failed} cell(s) not compared (FAIL above)"
+        ),));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -229,7 +227,7 @@ fn cell(
     let measured = (|| -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
         let (mut olds, mut ratios) = (Vec::new(), Vec::new());
         for k in 0..restarts {
-            let start = |exe| Worker::start(exe, cpus).map_err(|e| anyhow::anyhow!("{}", e.1));
+            let start = |exe| Worker::start(exe, cpus);
             // Started in turn order, so neither build is always the first in memory.
             let (mut old, mut new) = if k % 2 == 0 {
                 let o = start(old_exe)?;
@@ -278,7 +276,7 @@ fn cell(
 /// or end of input. `hello` → `framebench-ab/1`; `prepare FW SCENARIO` → `ok` or `error …`
 /// (builds the cell, checked against the oracle); `time N` → ns per request of N dispatches
 /// ([`crate::bench::timed_batch`]).
-pub fn worker() -> Result<ExitCode, CliError> {
+pub fn worker() -> anyhow::Result<ExitCode> {
     if let Some(cpu) = std::env::var("FRAMEBENCH_AB_CPU")
         .ok()
         .and_then(|c| c.parse::<usize>().ok())

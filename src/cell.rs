@@ -48,12 +48,6 @@ impl fmt::Display for CellError {
 
 impl std::error::Error for CellError {}
 
-impl From<CellError> for crate::error::CliError {
-    fn from(e: CellError) -> Self {
-        crate::error::CliError(1, e.to_string())
-    }
-}
-
 /// An app built for one cell, whose response was checked against the oracle.
 pub struct Prepared {
     /// The built app.

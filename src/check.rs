@@ -379,7 +379,7 @@ pub fn command(
     names: &[String],
     opts: &crate::cli::OptArgs,
     redis: &crate::cli::RedisArg,
-) -> Result<std::process::ExitCode, crate::error::CliError> {
+) -> anyhow::Result<std::process::ExitCode> {
     let entries = crate::cli::frameworks(names, |_| true, "")?;
     let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
     let variants: Vec<Options> = Options::variants(opts.threads.into())
@@ -427,7 +427,7 @@ pub fn command(
 pub fn conformance(
     names: &[String],
     opts: &crate::cli::OptArgs,
-) -> Result<std::process::ExitCode, crate::error::CliError> {
+) -> anyhow::Result<std::process::ExitCode> {
     use crate::oracle::conformance::{Dates, DATE_MOVES, DATE_MOVES_WHAT, RULES};
     let entries = crate::cli::frameworks(names, |_| true, "")?;
     let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;

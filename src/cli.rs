@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
@@ -14,9 +13,9 @@ use crate::table::{Align, Table};
 
 /// The oracle's scenario called `name`, or the usage error every command gives for an unknown
 /// one.
-pub(crate) fn scenario(name: &str) -> Result<&'static crate::oracle::Scenario, CliError> {
+pub(crate) fn scenario(name: &str) -> anyhow::Result<&'static crate::oracle::Scenario> {
     crate::oracle::scenario(name).ok_or_else(|| {
-        CliError::usage(format!(
+        crate::error::usage(format!(
             "unknown scenario '{name}' (one of: {})",
             crate::oracle::names().join(", ")
         ))
@@ -24,9 +23,9 @@ pub(crate) fn scenario(name: &str) -> Result<&'static crate::oracle::Scenario, C
 }
 
 /// The registry entry called `name`, or the usage error every command gives for an unknown one.
-pub(crate) fn framework(name: &str) -> Result<&'static crate::framework::Entry, CliError> {
+pub(crate) fn framework(name: &str) -> anyhow::Result<&'static crate::framework::Entry> {
     crate::frameworks::find(name).ok_or_else(|| {
-        CliError::usage(format!(
+        crate::error::usage(format!(
             "unknown framework '{name}' (compiled in: {}; others need their Cargo feature)",
             crate::frameworks::names().join(", ")
         ))
@@ -40,7 +39,7 @@ pub(crate) fn frameworks(
     names: &[String],
     can: impl Fn(&Entry) -> bool,
     cannot: &str,
-) -> Result<Vec<&'static Entry>, CliError> {
+) -> anyhow::Result<Vec<&'static Entry>> {
     if names.is_empty() {
         return Ok(REGISTRY.iter().filter(|e| can(e)).collect());
     }
@@ -51,7 +50,7 @@ pub(crate) fn frameworks(
             if can(e) {
                 Ok(e)
             } else {
-                Err(CliError::usage(format!("{n} {cannot}")))
+                Err(crate::error::usage(format!("{n} {cannot}")))
             }
         })
         .collect()
@@ -69,7 +68,7 @@ pub(crate) fn for_runtime(
     names: &[String],
     entries: Vec<&'static Entry>,
     runtime: Runtime,
-) -> Result<Vec<&'static Entry>, CliError> {
+) -> anyhow::Result<Vec<&'static Entry>> {
     if runtime == Runtime::WorkStealing {
         return Ok(entries);
     }
@@ -77,7 +76,7 @@ pub(crate) fn for_runtime(
     if !left.is_empty() {
         let list = left.iter().map(|e| e.name).collect::<Vec<_>>().join(", ");
         if !names.is_empty() {
-            return Err(CliError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "--runtime {runtime}: {list} cannot take it ({NO_PER_CORE})"
             )));
         }
@@ -105,7 +104,7 @@ fn redis_url(text: &str) -> Result<String, String> {
 
 impl RedisArg {
     /// The run's Redis (see `crate::redis::provide`); keep the result alive.
-    pub(crate) fn provide(&self) -> Result<crate::redis::Redis, CliError> {
+    pub(crate) fn provide(&self) -> anyhow::Result<crate::redis::Redis> {
         // `--redis` was checked by its parser; the variable is checked here.
         let url = self
             .redis
@@ -113,7 +112,7 @@ impl RedisArg {
             .or_else(|| std::env::var(crate::redis::REDIS_ENV).ok());
         if let Some(url) = &url {
             crate::redis::parse_url(url)
-                .map_err(|e| CliError::usage(format!("${} {e:#}", crate::redis::REDIS_ENV)))?;
+                .map_err(|e| crate::error::usage(format!("${} {e:#}", crate::redis::REDIS_ENV)))?;
         }
         Ok(crate::redis::provide(url.as_deref())?)
     }
@@ -159,15 +158,12 @@ pub struct OptArgs {
 
 /// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
 /// Go peers must build).
-pub fn prepare_tools() -> Result<(), CliError> {
-    crate::tools::check_required().map_err(|e| CliError(1, e))?;
+pub fn prepare_tools() -> anyhow::Result<()> {
+    crate::tools::check_required().map_err(|e| anyhow::anyhow!(e))?;
     for entry in REGISTRY {
         if let Some(tool) = entry.tool.filter(|t| t.required()) {
             entry.available().map_err(|e| {
-                CliError(
-                    1,
-                    format!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()),
-                )
+                anyhow::anyhow!(format!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()),)
             })?;
         }
     }
@@ -183,7 +179,7 @@ pub(crate) fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) 
 }
 
 /// The fixtures every command serves, or the error that says which one is missing.
-pub(crate) fn load_fixtures() -> Result<Arc<Fixtures>, CliError> {
+pub(crate) fn load_fixtures() -> anyhow::Result<Arc<Fixtures>> {
     Ok(Fixtures::load_default()?)
 }
 

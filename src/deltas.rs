@@ -31,7 +31,6 @@ use crate::bench::client::KeepAlive;
 use crate::bench::{IO_SCENARIOS, LOOPBACK_THREADS};
 use crate::child::ServerProcess;
 use crate::env::Environment;
-use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::frameworks::REGISTRY;
@@ -338,14 +337,14 @@ fn print_row(d: &Delta) {
 }
 
 /// The frameworks named, or all of them; each kind then takes the ones it applies to.
-fn entries(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
+fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
     if names.is_empty() {
         return Ok(REGISTRY.iter().filter(|e| !e.baseline).collect());
     }
     names.iter().map(|n| crate::cli::framework(n)).collect()
 }
 
-fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
+fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
     if names.is_empty() {
         return Ok(SCENARIOS.iter().collect());
     }
@@ -353,7 +352,7 @@ fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
 }
 
 /// Runs `framebench deltas`.
-pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
     let entries = entries(&args.frameworks)?;
     let scenarios = scenarios(&args.scenarios)?;
     let rounds = usize::from(args.rounds);
@@ -453,10 +452,9 @@ pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(130));
     }
     if failed > 0 {
-        return Err(CliError(
-            1,
-            format!("{failed} difference(s) not measured (FAIL above)"),
-        ));
+        return Err(anyhow::anyhow!(format!(
+            "{failed} difference(s) not measured (FAIL above)"
+        ),));
     }
     Ok(ExitCode::SUCCESS)
 }

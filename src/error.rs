@@ -1,23 +1,31 @@
-//! The CLI's one error: an exit code and one line. `main.rs` prints it as `error: …` and exits
-//! with the code. Below the commands everything is `anyhow`, with context added where the error
-//! starts; `?` turns an `anyhow::Error` into a failure of the run (exit 1), its chain of causes
-//! on one line, and [`CliError::usage`] marks what the command line asked for that cannot be
-//! (exit 2). A typed error is kept only where a caller branches on its kind (`CellError`).
+//! The CLI's one error: an exit code and one line. Everything below the binaries' `main` is
+//! `anyhow`, the commands included, with context added where the error starts; the one boundary
+//! is [`CliError::from`], which `main` calls and prints as `error: …`: a failure of the run
+//! (exit 1), its chain of causes on one line, or exit 2 where a cause is [`BadInput`] ([`usage`]
+//! makes one). A typed error is kept only where a caller branches on its kind (`CellError`).
 
-/// A failure with its exit code: 2 for usage errors, 1 for everything else.
+use std::process::ExitCode;
+
+/// A failure with its exit code: 2 for bad input (a flag, a name, a file), 1 for everything else.
 #[derive(Debug)]
 pub struct CliError(pub u8, pub String);
 
 impl CliError {
-    /// A usage error (exit 2): the command line asked for something that cannot be.
-    pub(crate) fn usage(msg: String) -> Self {
-        CliError(2, msg)
+    /// Prints `error: <the line>` on stderr and returns the exit code.
+    pub fn exit(self) -> ExitCode {
+        eprintln!("error: {}", self.1.replace('\n', " "));
+        ExitCode::from(self.0)
     }
 }
 
-/// A file from outside (a results file, a gungraun summary, a criterion estimate) that cannot be
-/// read as what it claims to be: bad input, so exit 2 like a bad flag, wherever in the chain of
-/// causes it sits.
+/// A usage error (exit 2): the command line asked for something that cannot be.
+pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadInput(msg.into()))
+}
+
+/// Bad input: the command line, or a file from outside (a results file, a gungraun summary, a
+/// criterion estimate) that cannot be read as what it claims to be. Exit 2 like a bad flag,
+/// wherever in the chain of causes it sits.
 #[derive(Debug)]
 pub(crate) struct BadInput(pub(crate) String);
 
@@ -113,7 +121,7 @@ mod tests {
             (code, line.as_str()),
             (1, "cannot write out.json: disk full")
         );
-        assert_eq!(CliError::usage("no such framework".into()).0, 2);
+        assert_eq!(CliError::from(usage("no such framework")).0, 2);
         let bad: anyhow::Error = anyhow::Error::new(BadInput("version 6".into()));
         let CliError(code, line) = bad.context("target/x/summary.json").into();
         assert_eq!(

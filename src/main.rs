@@ -146,16 +146,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(cli) {
-        Ok(code) => code,
-        Err(CliError(code, msg)) => {
-            eprintln!("error: {}", msg.replace('\n', " "));
-            ExitCode::from(code)
-        }
-    }
+    // The one error boundary (src/error.rs).
+    run(cli).unwrap_or_else(|e| CliError::from(e).exit())
 }
 
-fn run(cli: Cli) -> Result<ExitCode, CliError> {
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // Commands that run frameworks for the user detect the optional tools first, build what
     // they need (the Go peers), and honour FRAMEBENCH_REQUIRE. `serve` (the driver's child),
     // `list`, `report` and `allocs` (in-process only, no Redis) need none of it.

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use crate::cli::{load_fixtures, RedisArg};
 use crate::driver::output::ServerStats as Stats;
-use crate::error::CliError;
 use crate::framework::{Config, ServerHandle};
 use crate::options::Options;
 use crate::server::limit::{self, Limit};
@@ -41,12 +40,12 @@ fn stats_now(framework: &str, since: std::time::Instant) -> Stats {
 }
 
 /// Where `serve` may bind: loopback, or any address with `allow_remote` (with a warning).
-fn check_addr(addr: SocketAddr, allow_remote: bool) -> Result<(), CliError> {
+fn check_addr(addr: SocketAddr, allow_remote: bool) -> anyhow::Result<()> {
     if addr.ip().is_loopback() {
         return Ok(());
     }
     if !allow_remote {
-        return Err(CliError::usage(format!(
+        return Err(crate::error::usage(format!(
             "refusing to bind {addr}: framebench serves on loopback addresses only \
              (--allow-remote serves other hosts)"
         )));
@@ -65,11 +64,11 @@ pub fn serve(
     max_requests: Option<u64>,
     stats: Option<&std::path::Path>,
     redis: &RedisArg,
-) -> Result<ExitCode, CliError> {
+) -> anyhow::Result<ExitCode> {
     let entry = crate::cli::framework(name)?;
     check_addr(addr, allow_remote)?;
     if !entry.loopback {
-        return Err(CliError::usage(format!(
+        return Err(crate::error::usage(format!(
             "{name} has no server (in-process only)"
         )));
     }
@@ -105,7 +104,7 @@ pub fn serve(
     let Some(mut signals) = signals else {
         // `--max-requests`: `install_limit` set the limit before the app was built.
         let limit = crate::server::limit::active()
-            .ok_or_else(|| CliError(1, "--max-requests set no limit".into()))?;
+            .ok_or_else(|| anyhow::anyhow!("--max-requests set no limit"))?;
         announce(&server);
         return serve_until_limit(server, limit);
     };
@@ -115,7 +114,9 @@ pub fn serve(
             break;
         }
         if server.has_died() {
-            return Err(CliError(1, format!("{name} server stopped unexpectedly")));
+            return Err(anyhow::anyhow!(format!(
+                "{name} server stopped unexpectedly"
+            )));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -137,42 +138,39 @@ fn announce(server: &crate::framework::ServerHandle) {
 
 /// `framebench child`: serves a framework that runs in a child process (may-minihttp) on the
 /// listener its parent passed as descriptor 3, with the parent's Redis as given.
-pub fn child(name: &str, options: Options, redis: Option<&str>) -> Result<ExitCode, CliError> {
+pub fn child(name: &str, options: Options, redis: Option<&str>) -> anyhow::Result<ExitCode> {
     let config = Config::new(load_fixtures()?, redis).with(options);
     crate::cli::framework(name)?.serve_child(&config)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Installs the `--max-requests` limit for `framework`, before its app is built.
-pub(crate) fn install_limit(framework: &str, max: u64) -> Result<(), CliError> {
+pub(crate) fn install_limit(framework: &str, max: u64) -> anyhow::Result<()> {
     if !crate::frameworks::find(framework).is_some_and(|e| e.counts_requests) {
         let counting: Vec<_> = crate::frameworks::REGISTRY
             .iter()
             .filter(|e| e.counts_requests)
             .map(|e| e.name)
             .collect();
-        return Err(CliError::usage(format!(
+        return Err(crate::error::usage(format!(
             "{framework} does not count requests; --max-requests works with: {}",
             counting.join(", ")
         )));
     }
     limit::install(max)
         .map(|_| ())
-        .map_err(|e| CliError::usage(format!("{e:#}")))
+        .map_err(|e| crate::error::usage(format!("{e:#}")))
 }
 
 /// Serves until the limit is reached, then stops the server and exits. Fails if the limit is
 /// not reached within [`LIMIT_TIMEOUT`].
-pub(crate) fn serve_until_limit(server: ServerHandle, limit: &Limit) -> Result<ExitCode, CliError> {
+pub(crate) fn serve_until_limit(server: ServerHandle, limit: &Limit) -> anyhow::Result<ExitCode> {
     if !limit.wait(LIMIT_TIMEOUT) {
-        return Err(CliError(
-            1,
-            format!(
-                "--max-requests not reached within {} s ({} requests counted)",
-                LIMIT_TIMEOUT.as_secs(),
-                limit.count()
-            ),
-        ));
+        return Err(anyhow::anyhow!(format!(
+            "--max-requests not reached within {} s ({} requests counted)",
+            LIMIT_TIMEOUT.as_secs(),
+            limit.count()
+        ),));
     }
     std::thread::sleep(LINGER);
     server.shutdown()?;

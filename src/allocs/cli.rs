@@ -10,7 +10,6 @@ use std::process::{Command, ExitCode, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::oracle::Scenario;
@@ -92,7 +91,7 @@ impl Report {
 }
 
 /// The in-process frameworks named, or all of them.
-fn entries(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
+fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
     crate::cli::frameworks(
         names,
         |e| e.in_process,
@@ -101,7 +100,7 @@ fn entries(names: &[String]) -> Result<Vec<&'static Entry>, CliError> {
 }
 
 /// The scenarios named, or every one without Redis.
-fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
+fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
     if names.is_empty() {
         return Ok(super::scenarios().collect());
     }
@@ -109,7 +108,7 @@ fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
         .iter()
         .map(|n| match crate::cli::scenario(n)? {
             s if !s.needs_redis() => Ok(s),
-            _ => Err(CliError::usage(format!(
+            _ => Err(crate::error::usage(format!(
                 "{n}: allocations are counted without Redis; pick another scenario"
             ))),
         })
@@ -117,19 +116,17 @@ fn scenarios(names: &[String]) -> Result<Vec<&'static Scenario>, CliError> {
 }
 
 /// Runs `framebench allocs`.
-pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: AllocsArgs) -> anyhow::Result<ExitCode> {
     if !super::installed() {
-        return Err(CliError(
-            1,
-            "this binary's global allocator is not framebench::allocs::Global: nothing can be counted".into(),
+        return Err(anyhow::anyhow!("this binary's global allocator is not framebench::allocs::Global: nothing can be counted",
         ));
     }
     args.baselines.check("allocs")?;
     if args.json.as_deref() == Some(std::path::Path::new("-"))
         && (args.baselines.baseline.is_some() || args.baselines.save_baseline.is_some())
     {
-        return Err(CliError::usage(
-            "--json - writes only JSON to stdout: use --json PATH with a baseline".into(),
+        return Err(crate::error::usage(
+            "--json - writes only JSON to stdout: use --json PATH with a baseline",
         ));
     }
     let entries = entries(&args.frameworks)?;
@@ -183,15 +180,12 @@ pub fn run(args: AllocsArgs) -> Result<ExitCode, CliError> {
     if failed.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    Err(CliError(
-        1,
-        format!(
-            "{} of {} cells not counted: {}",
-            failed.len(),
-            report.cells.len(),
-            failed.join("; ")
-        ),
-    ))
+    Err(anyhow::anyhow!(format!(
+        "{} of {} cells not counted: {}",
+        failed.len(),
+        report.cells.len(),
+        failed.join("; ")
+    ),))
 }
 
 /// One row per cell.

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::options::{Io, Logging, Options};
@@ -92,7 +91,7 @@ pub struct CallgrindCellArgs {
 }
 
 /// Runs `framebench profile`.
-pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
+pub fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     let entry = crate::cli::framework(&args.framework)?;
     let scenario = crate::cli::scenario(&args.scenario)?;
     check_mode(entry, args.mode)?;
@@ -165,13 +164,13 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode, CliError> {
 }
 
 /// A usage error when `entry` cannot run in `mode`.
-fn check_mode(entry: &Entry, mode: ProfileMode) -> Result<(), CliError> {
+fn check_mode(entry: &Entry, mode: ProfileMode) -> anyhow::Result<()> {
     match mode {
-        ProfileMode::InProcess if !entry.in_process => Err(CliError::usage(format!(
+        ProfileMode::InProcess if !entry.in_process => Err(crate::error::usage(format!(
             "{} is loopback only: use --mode loopback",
             entry.name
         ))),
-        ProfileMode::Loopback if !entry.loopback => Err(CliError::usage(format!(
+        ProfileMode::Loopback if !entry.loopback => Err(crate::error::usage(format!(
             "{} has no server: use --mode in-process",
             entry.name
         ))),
@@ -193,12 +192,11 @@ fn profile_callgrind(
     entry: &'static Entry,
     scenario: &'static oracle::Scenario,
     options: Options,
-) -> Result<ExitCode, CliError> {
+) -> anyhow::Result<ExitCode> {
     if args.mode == ProfileMode::Loopback {
-        return Err(CliError::usage(
+        return Err(crate::error::usage(
             "--callgrind counts in-process dispatches; over loopback use `cargo bench --bench \
-             callgrind_loopback`"
-                .into(),
+             callgrind_loopback`",
         ));
     }
     let against = match &args.against {
@@ -239,16 +237,13 @@ fn profile_callgrind(
 }
 
 /// Runs `framebench-callgrind-cell` (see [`callgrind::worker`]).
-pub fn callgrind_cell(args: CallgrindCellArgs) -> Result<ExitCode, CliError> {
+pub fn callgrind_cell(args: CallgrindCellArgs) -> anyhow::Result<ExitCode> {
     if args.build != crate::env::BUILD {
-        return Err(CliError(
-            1,
-            format!(
-                "{} is from another build than the framebench that started it: build both \
+        return Err(anyhow::anyhow!(format!(
+            "{} is from another build than the framebench that started it: build both \
                  with `cargo build --release`",
-                callgrind::CELL_BIN
-            ),
-        ));
+            callgrind::CELL_BIN
+        ),));
     }
     let entry = crate::cli::framework(&args.framework)?;
     let scenario = crate::cli::scenario(&args.scenario)?;

@@ -14,11 +14,6 @@ use framebench::bench::cli::{callgrind_cell, CallgrindCellArgs};
 use framebench::error::CliError;
 
 fn main() -> ExitCode {
-    match callgrind_cell(CallgrindCellArgs::parse()) {
-        Ok(code) => code,
-        Err(CliError(code, msg)) => {
-            eprintln!("error: {}", msg.replace('\n', " "));
-            ExitCode::from(code)
-        }
-    }
+    // The one error boundary (src/error.rs).
+    callgrind_cell(CallgrindCellArgs::parse()).unwrap_or_else(|e| CliError::from(e).exit())
 }

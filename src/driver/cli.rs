@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use super::output::{EnvJson, Report};
 use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
-use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::options::{Io, Logging, Options};
 use crate::oracle::{Scenario, SCENARIOS};
@@ -199,7 +198,7 @@ pub(crate) fn parse_url(text: &str, allow_remote: bool) -> Result<SocketAddr, St
 pub(crate) fn scenarios(
     names: &[String],
     url_target: bool,
-) -> Result<Vec<&'static Scenario>, CliError> {
+) -> anyhow::Result<Vec<&'static Scenario>> {
     let chosen: Vec<&'static Scenario> = if names.is_empty() {
         SCENARIOS.iter().collect()
     } else {
@@ -230,7 +229,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
     out
 }
 
-fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, CliError> {
+fn framework_targets(names: &[String], opts: &LoadOpts) -> anyhow::Result<Vec<Target>> {
     let entries = crate::cli::frameworks(names, |e| e.loopback, "has no server (in-process only)")?;
     let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
     let mut out = Vec::new();
@@ -242,11 +241,11 @@ fn framework_targets(names: &[String], opts: &LoadOpts) -> Result<Vec<Target>, C
     Ok(out)
 }
 
-fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, CliError> {
+fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Result<LoadParams> {
     let all = pinning::allowed_cpus();
     for CpuList(cpus) in [&opts.server_cpus, &opts.client_cpus].into_iter().flatten() {
         if let Some(c) = cpus.iter().find(|c| !all.contains(c)) {
-            return Err(CliError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "cpu {c} is not available (this process may use {})",
                 pinning::format_cpus(&all)
             )));
@@ -257,7 +256,7 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
         if !at.is_finite() || at < now - 1.0 || at > now + 3600.0 {
-            return Err(CliError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "--start-at {at}: want a time within the next hour (now is {now:.0})"
             )));
         }
@@ -265,15 +264,15 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
     if let Some(shard) = opts.shard {
         let connections = opts.connections.as_deref().unwrap_or(&[]);
         if connections.iter().any(|&c| shard.part(c.into()) == 0) {
-            return Err(CliError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "--shard {}/{}: every shard needs a connection; give -c at least {}",
                 shard.index, shard.count, shard.count
             )));
         }
     }
     if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
-        return Err(CliError::usage(
-            "--requests-per-connection sends one request at a time: drop --pipeline".into(),
+        return Err(crate::error::usage(
+            "--requests-per-connection sends one request at a time: drop --pipeline",
         ));
     }
     Ok(LoadParams {
@@ -306,10 +305,10 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> Result<LoadParams, Cli
 }
 
 /// `framebench load`.
-pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
+pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let url_target = args.target.contains("://");
     let targets = if url_target {
-        let addr = parse_url(&args.target, args.allow_remote).map_err(CliError::usage)?;
+        let addr = parse_url(&args.target, args.allow_remote).map_err(crate::error::usage)?;
         if !addr.ip().is_loopback() {
             eprintln!("warning: loading {addr}, another host, over the network (--allow-remote)");
         }
@@ -328,7 +327,7 @@ pub fn load(args: LoadArgs) -> Result<ExitCode, CliError> {
 }
 
 /// `framebench compare`: frameworks × scenarios × connection counts.
-pub fn compare(args: CompareArgs) -> Result<ExitCode, CliError> {
+pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan {
         targets: framework_targets(&args.frameworks, &args.opts)?,
         scenarios: scenarios(&args.scenarios, false)?,
@@ -354,13 +353,13 @@ fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
     }
 }
 
-fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliError> {
+fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Result<ExitCode> {
     let title = &format!("framebench {command}");
     opts.baselines.check(command)?;
     let fixtures = Fixtures::load_default()?;
     interrupted();
     if plan.params.start_at.is_some() && plan.cells() > 1 {
-        return Err(CliError::usage(format!(
+        return Err(crate::error::usage(format!(
             "--start-at aligns one cell; this run has {} (one scenario, one -c)",
             plan.cells()
         )));
@@ -418,7 +417,7 @@ struct FullSweep {
 }
 
 /// `framebench --full`: `compare` with its defaults.
-pub fn full_sweep() -> Result<ExitCode, CliError> {
+pub fn full_sweep() -> anyhow::Result<ExitCode> {
     use clap::Parser as _;
     compare(FullSweep::parse_from(["framebench"]).args)
 }

@@ -13,7 +13,6 @@ use std::process::ExitCode;
 
 use super::output::{MergedFrom, Report, RunInfo};
 use super::stats::{Bound, CellResult, Latency, PerConnection, Status};
-use crate::error::CliError;
 
 /// `framebench merge`.
 #[derive(clap::Args, Debug)]
@@ -241,24 +240,24 @@ fn merge_cell(parts: &[Part], k: usize) -> Result<CellResult, String> {
 }
 
 /// `framebench merge`.
-pub fn command(args: MergeArgs) -> Result<ExitCode, CliError> {
+pub fn command(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let parts: Vec<Part> = args
         .files
         .iter()
         .map(|f| read_part(f))
         .collect::<Result<_, _>>()
-        .map_err(CliError::usage)?;
-    same_run(&parts).map_err(CliError::usage)?;
+        .map_err(crate::error::usage)?;
+    same_run(&parts).map_err(crate::error::usage)?;
     let stats = args
         .server_stats
         .as_ref()
         .map(|p| super::output::ServerStats::read(p))
         .transpose()
-        .map_err(CliError::usage)?;
+        .map_err(crate::error::usage)?;
     let mut cells = (0..parts[0].report.cells.len())
         .map(|k| merge_cell(&parts, k))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(CliError::usage)?;
+        .map_err(crate::error::usage)?;
     if let (Some(s), [cell]) = (&stats, cells.as_mut_slice()) {
         // The server's whole life, warm-up and checks included, over every request it served.
         if let Some(n) = s.requests.filter(|&n| n > 0) {

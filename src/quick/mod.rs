@@ -21,7 +21,6 @@ use crate::chart::{Bar, Kind, Panel};
 use crate::driver::output::{bound_mark, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
 use crate::env::Environment;
-use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
@@ -1061,7 +1060,7 @@ fn loopback_texts(
 
 /// `framebench quick-cell`: one in-process cell of the quick compare, checked, then timed
 /// with the quick compare's sample and batch count.
-pub fn cell_command(framework: &str, scenario: &str) -> Result<ExitCode, CliError> {
+pub fn cell_command(framework: &str, scenario: &str) -> anyhow::Result<ExitCode> {
     let entry = crate::cli::framework(framework)?;
     let scenario = crate::cli::scenario(scenario)?;
     let config = Config::new(crate::cli::load_fixtures()?, None).with(Options::default());
@@ -1075,7 +1074,7 @@ pub fn cell_command(framework: &str, scenario: &str) -> Result<ExitCode, CliErro
 /// child process) and the loopback cells in what is left of the time budget; the compact view
 /// (or the long table with `long`) on screen, the long table, results file and chart in
 /// `target/quick/`. Exit 1 when a cell failed the oracle, 130 when interrupted.
-pub fn command(long: bool) -> Result<ExitCode, CliError> {
+pub fn command(long: bool) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let fixtures = crate::cli::load_fixtures()?;
     crate::cli::prepare_entries(crate::frameworks::REGISTRY);

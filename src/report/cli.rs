@@ -4,8 +4,6 @@ use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::error::CliError;
-
 /// `framebench report`.
 #[derive(clap::Args)]
 pub struct ReportArgs {
@@ -33,15 +31,13 @@ pub struct ReportArgs {
 }
 
 /// Runs `framebench report`.
-pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
+pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     args.baselines.check("report")?;
     let (text, results) = if args.allocs_only {
         let old = std::fs::read_to_string(&args.out)
             .with_context(|| format!("cannot read {}", args.out.display()))?;
         let [dir] = args.target_dir.as_slice() else {
-            return Err(CliError::usage(
-                "--allocs-only reads one --target-dir".into(),
-            ));
+            return Err(crate::error::usage("--allocs-only reads one --target-dir"));
         };
         let text = super::update_allocs(&old, dir)?;
         println!("--allocs-only: the results file beside the report is left as it was");

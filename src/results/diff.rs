@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::error::CliError;
 use crate::table::{Align, Table};
 
 use super::{target_dir, Figure, Metric, Results};
@@ -29,7 +28,7 @@ pub(crate) struct BaselineArgs {
 impl BaselineArgs {
     /// Checks the names before anything is measured (a bad name is a usage error, and a
     /// missing baseline is one too: nothing to compare with).
-    pub(crate) fn check(&self, command: &str) -> Result<(), CliError> {
+    pub(crate) fn check(&self, command: &str) -> anyhow::Result<()> {
         for name in [&self.save_baseline, &self.baseline].into_iter().flatten() {
             let ok = !name.is_empty()
                 && name
@@ -37,7 +36,7 @@ impl BaselineArgs {
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
                 && !name.starts_with('.');
             if !ok {
-                return Err(CliError::usage(format!(
+                return Err(crate::error::usage(format!(
                     "baseline name '{name}': use letters, digits, '-', '_' and '.'"
                 )));
             }
@@ -45,7 +44,7 @@ impl BaselineArgs {
         if let Some(name) = &self.baseline {
             let path = baseline_path(name, command);
             if !path.exists() {
-                return Err(CliError::usage(format!(
+                return Err(crate::error::usage(format!(
                     "no baseline '{name}' for `{command}` ({} not found): save one with \
                      --save-baseline {name}",
                     path.display()
@@ -56,10 +55,10 @@ impl BaselineArgs {
     }
 
     /// After a run: compares it with `--baseline`, then saves it as `--save-baseline`.
-    pub(crate) fn apply(&self, results: &Results) -> Result<(), CliError> {
+    pub(crate) fn apply(&self, results: &Results) -> anyhow::Result<()> {
         if let Some(name) = &self.baseline {
             let path = baseline_path(name, &results.command);
-            let base = Results::read(&path).map_err(|e| CliError::usage(format!("{e:#}")))?;
+            let base = Results::read(&path).map_err(|e| crate::error::usage(format!("{e:#}")))?;
             let c = compare(&base.figures, &results.figures, None, &Filter::default());
             let changed = c.changes.iter().filter(|ch| ch.separated).count();
             println!(
@@ -421,17 +420,17 @@ fn kind(command: &str) -> &str {
 }
 
 /// Runs `framebench diff`: 0 when no gate fails, 1 when one does, 2 for bad input.
-pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let gates: Vec<Gate> = args
         .fail_if
         .iter()
         .map(|g| parse_gates(g))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(CliError::usage)?
+        .map_err(crate::error::usage)?
         .into_iter()
         .flatten()
         .collect();
-    let read = |p: &Path| Results::read(p).map_err(|e| CliError::usage(format!("{e:#}")));
+    let read = |p: &Path| Results::read(p).map_err(|e| crate::error::usage(format!("{e:#}")));
     let base = read(&args.base)?;
     let pair = match &args.pair {
         None => None,
@@ -439,7 +438,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
             p.split_once(':')
                 .filter(|(a, b)| !a.is_empty() && !b.is_empty())
                 .ok_or_else(|| {
-                    CliError::usage(format!("--pair '{p}': expected OLD:NEW, e.g. axum07:axum"))
+                    crate::error::usage(format!("--pair '{p}': expected OLD:NEW, e.g. axum07:axum"))
                 })?,
         ),
     };
@@ -447,14 +446,14 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         (Some(path), _) => read(path)?,
         (None, Some(_)) => base.clone(),
         (None, None) => {
-            return Err(CliError::usage(
-                "diff needs two files, or one file and --pair OLD:NEW".into(),
+            return Err(crate::error::usage(
+                "diff needs two files, or one file and --pair OLD:NEW",
             ))
         }
     };
     let new_path = args.new.as_deref().unwrap_or(&args.base);
     if kind(&base.command) != kind(&new.command) {
-        return Err(CliError::usage(format!(
+        return Err(crate::error::usage(format!(
             "{} holds `{}` results and {} `{}` results: compare files of one kind",
             args.base.display(),
             base.command,
@@ -465,7 +464,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     if let Some((a, b)) = pair {
         for (fw, file, path) in [(a, &base, args.base.as_path()), (b, &new, new_path)] {
             if !file.figures.iter().any(|f| f.framework == fw) {
-                return Err(CliError::usage(format!(
+                return Err(crate::error::usage(format!(
                     "--pair: no figures of '{fw}' in {}",
                     path.display()
                 )));
@@ -483,7 +482,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         ("--scenarios", &args.scenarios, |f: &Figure| &f.scenario),
     ] {
         if let Some(n) = names.iter().find(|n| !all().any(|f| of(f) == *n)) {
-            return Err(CliError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "{flag}: no figures of '{n}' in either file"
             )));
         }
@@ -497,7 +496,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     // A gate that has nothing to check would pass whatever happened: refuse it.
     for g in &gates {
         if !c.changes.iter().any(|ch| ch.base.metric == g.metric) {
-            return Err(CliError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "--fail-if {}: no {} figures compared (the files hold: {})",
                 g.metric.name(),
                 g.metric.name(),

@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use crate::driver::cli::parse_duration;
 use crate::driver::{self, LoadParams};
-use crate::error::CliError;
 use crate::fixtures::Fixtures;
 use crate::options::{Io, Logging, Options, Runtime};
 use crate::oracle::Scenario;
@@ -121,7 +120,7 @@ pub struct ScaleArgs {
 
 impl ScaleArgs {
     /// The flags of `load` and `compare` that would break the sweep, with why.
-    fn refused(&self) -> Result<(), CliError> {
+    fn refused(&self) -> anyhow::Result<()> {
         let refusals = [
             (
                 self.server_cpus.is_some(),
@@ -155,7 +154,7 @@ impl ScaleArgs {
             ),
         ];
         match refusals.iter().find(|(given, ..)| *given) {
-            Some((_, flag, why)) => Err(CliError::usage(format!(
+            Some((_, flag, why)) => Err(crate::error::usage(format!(
                 "framebench scale does not take {flag}: {why}"
             ))),
             None => Ok(()),
@@ -188,7 +187,7 @@ pub(crate) struct Sweep {
 
 impl Sweep {
     /// The sweep the arguments ask for on this machine, or the one line that refuses them.
-    fn from_args(args: &ScaleArgs) -> Result<(Sweep, Option<String>), CliError> {
+    fn from_args(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
         args.refused()?;
         let sides = Sides::here();
         let allowed = sides.server.len() + sides.client.len();
@@ -197,7 +196,7 @@ impl Sweep {
             .as_ref()
             .map(|v| v.iter().map(|&t| t.into()).collect());
         let (threads, note) = plan::thread_list(asked.as_deref(), sides.server.len(), allowed)
-            .map_err(CliError::usage)?;
+            .map_err(crate::error::usage)?;
         let runtimes = if args.runtime.is_empty() {
             vec![Runtime::WorkStealing, Runtime::PerCore]
         } else {
@@ -233,8 +232,8 @@ impl Sweep {
         };
         let scenarios = crate::driver::cli::scenarios(&names, false)?;
         if scenarios.is_empty() {
-            return Err(CliError::usage(
-                "no scenario left to run (the redis scenario needs a redis-server)".into(),
+            return Err(crate::error::usage(
+                "no scenario left to run (the redis scenario needs a redis-server)",
             ));
         }
         let widest = threads.last().copied().unwrap_or(1);
@@ -275,7 +274,7 @@ impl Sweep {
 }
 
 /// `framebench scale`.
-pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
+pub fn command(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
         let rows = read_rows(from)?;
         chart::draw(&rows, plot)?;
