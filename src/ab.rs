@@ -18,37 +18,16 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use crate::interval::{self, Estimate};
 
-/// `framebench ab` arguments.
-#[derive(Debug, clap::Args)]
-pub struct AbArgs {
-    /// The old build's `framebench` binary.
-    pub(crate) old: PathBuf,
-    /// The new build's `framebench` binary (the same path compares a build with itself).
-    pub(crate) new: PathBuf,
-    /// In-process frameworks to compare (default: every one of this build; a framework the
-    /// other build lacks is a FAIL row).
-    pub(crate) frameworks: Vec<String>,
-    /// Scenarios, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "hello")]
-    pub(crate) scenarios: Vec<String>,
-    /// Fresh pairs of worker processes per cell (at least 6, which bounds a median at 95 %).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(6..=1000))]
-    pub(crate) restarts: u16,
-    /// Paired rounds per pair of workers.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
-    pub(crate) rounds: u16,
-}
-
 /// One batch of each side takes about this long.
-const BATCH: Duration = Duration::from_millis(2);
+pub(crate) const BATCH: Duration = Duration::from_millis(2);
 
 /// A worker process of one build.
-struct Worker {
+pub(crate) struct Worker {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -56,7 +35,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn start(exe: &PathBuf, cpus: &[usize]) -> anyhow::Result<Worker> {
+    pub(crate) fn start(exe: &PathBuf, cpus: &[usize]) -> anyhow::Result<Worker> {
         let mut cmd = Command::new(exe);
         cmd.arg("ab-worker")
             .stdin(Stdio::piped())
@@ -126,91 +105,15 @@ impl Drop for Worker {
 }
 
 /// One compared cell.
-struct Row {
-    framework: String,
-    scenario: String,
-    old_ns: Option<Estimate>,
-    ratio: Result<Estimate, String>,
-}
-
-/// Runs `framebench ab`.
-pub fn run(args: AbArgs) -> anyhow::Result<ExitCode> {
-    let pinning = crate::pinning::Pinning::one_core_each();
-    let cpus = pinning.server_cpus.clone();
-    // Both binaries must answer before anything is timed.
-    drop(Worker::start(&args.old, &cpus)?);
-    drop(Worker::start(&args.new, &cpus)?);
-    let frameworks: Vec<String> = if args.frameworks.is_empty() {
-        crate::frameworks::REGISTRY
-            .iter()
-            .filter(|e| e.in_process && !e.baseline)
-            .map(|e| e.name.to_owned())
-            .collect()
-    } else {
-        args.frameworks.clone()
-    };
-    for s in &args.scenarios {
-        crate::cli::scenario(s)?;
-    }
-    println!(
-        "framebench ab: {} fresh pairs of workers per cell, {} paired rounds each, batches of about \
-         {} ms, both builds pinned to {}; NEW / OLD time per request, the median over the pairs \
-         with its 95 % interval, `≈` when it holds 1.00",
-        args.restarts,
-        args.rounds,
-        BATCH.as_millis(),
-        pinning
-            .server_cpus
-            .first()
-            .map_or("no core (pinning unavailable)".to_owned(), |c| format!("core {c}"))
-    );
-    println!("old: {}\nnew: {}", args.old.display(), args.new.display());
-    println!(
-        "{:<14} {:<10} {:>12}  new / old",
-        "framework", "scenario", "old"
-    );
-    let mut rows = Vec::new();
-    for fw in &frameworks {
-        for scenario in &args.scenarios {
-            let binaries = (&args.old, &args.new, cpus.as_slice());
-            let row = cell(
-                binaries,
-                fw,
-                scenario,
-                args.restarts.into(),
-                args.rounds.into(),
-            );
-            let text = match &row.ratio {
-                Ok(r) if r.separated(1.0) => format!(
-                    "{:.3} ±{:.3} ({:+.1} %)",
-                    r.point,
-                    r.half_width(),
-                    100.0 * (r.point - 1.0)
-                ),
-                Ok(r) => format!("≈ (±{:.3})", r.half_width()),
-                Err(e) => format!("FAIL {e}"),
-            };
-            let old_ns = row
-                .old_ns
-                .map_or("–".to_owned(), |e| crate::units::fmt_ns(e.point));
-            println!(
-                "{:<14} {:<10} {:>12}  {text}",
-                row.framework, row.scenario, old_ns
-            );
-            rows.push(row);
-        }
-    }
-    let failed = rows.iter().filter(|r| r.ratio.is_err()).count();
-    if failed > 0 {
-        return Err(anyhow::anyhow!(format!(
-            "{failed} cell(s) not compared (FAIL above)"
-        ),));
-    }
-    Ok(ExitCode::SUCCESS)
+pub(crate) struct Row {
+    pub(crate) framework: String,
+    pub(crate) scenario: String,
+    pub(crate) old_ns: Option<Estimate>,
+    pub(crate) ratio: Result<Estimate, String>,
 }
 
 /// Times one cell: `restarts` fresh pairs of workers, `rounds` paired rounds from each.
-fn cell(
+pub(crate) fn cell(
     (old_exe, new_exe, cpus): (&PathBuf, &PathBuf, &[usize]),
     fw: &str,
     scenario: &str,
@@ -272,55 +175,7 @@ fn cell(
     row
 }
 
-/// `framebench ab-worker`: answers the parent's lines on stdin, one line each, until `quit`
-/// or end of input. `hello` → `framebench-ab/1`; `prepare FW SCENARIO` → `ok` or `error …`
-/// (builds the cell, checked against the oracle); `time N` → ns per request of N dispatches
-/// ([`crate::bench::timed_batch`]).
-pub fn worker() -> anyhow::Result<ExitCode> {
-    if let Some(cpu) = std::env::var("FRAMEBENCH_AB_CPU")
-        .ok()
-        .and_then(|c| c.parse::<usize>().ok())
-    {
-        crate::pinning::pin_current_thread(&[cpu]);
-    }
-    let fixtures = crate::fixtures::Fixtures::load_default()?;
-    let config = crate::framework::Config::new(fixtures, None);
-    let mut prepared: Option<crate::cell::Prepared> = None;
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let reply = match words[..] {
-            ["hello"] => "framebench-ab/1".to_owned(),
-            ["quit"] => break,
-            ["prepare", fw, scenario] => {
-                prepared = None;
-                match prepare(&config, fw, scenario) {
-                    Ok(p) => {
-                        prepared = Some(p);
-                        "ok".to_owned()
-                    }
-                    Err(e) => format!("error {e:#}"),
-                }
-            }
-            ["time", n] => match (&prepared, n.parse::<usize>()) {
-                (Some(p), Ok(n)) if n > 0 => match crate::bench::timed_batch(&*p.app, p.path, n) {
-                    Ok(t) => format!("{:.3}", t.as_secs_f64() * 1e9 / n as f64),
-                    Err(e) => format!("error {e:#}"),
-                },
-                _ => "error no cell prepared, or a bad count".to_owned(),
-            },
-            _ => format!("error unknown request '{line}'"),
-        };
-        if writeln!(out, "{reply}").and_then(|()| out.flush()).is_err() {
-            break;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn prepare(
+pub(crate) fn prepare(
     config: &crate::framework::Config,
     fw: &str,
     scenario: &str,

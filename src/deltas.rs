@@ -19,23 +19,19 @@
 //! Each side is checked against the oracle ([`crate::cell::prepare`], or the keep-alive
 //! client's checked warm-up) before a round is timed.
 
-use anyhow::Context;
-use std::path::PathBuf;
-use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::bench::client::KeepAlive;
-use crate::bench::{IO_SCENARIOS, LOOPBACK_THREADS};
+use crate::bench::LOOPBACK_THREADS;
 use crate::child::ServerProcess;
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::frameworks::REGISTRY;
 use crate::interval::{self, Estimate};
-use crate::options::{Io, Logging, Options};
+use crate::options::Options;
 use crate::oracle::{Scenario, SCENARIOS};
 
 /// Rounds per difference unless `--rounds` says otherwise: 30 rounds bound the median by the
@@ -72,26 +68,6 @@ impl Kind {
             Kind::VsRaw => "vs-raw",
         }
     }
-}
-
-/// `framebench deltas`.
-#[derive(clap::Args)]
-pub struct DeltasArgs {
-    /// Frameworks (default: every one that has the path a difference needs).
-    pub(crate) frameworks: Vec<String>,
-    /// Scenarios, comma-separated (default: all; redis needs `redis-server`).
-    #[arg(long, value_delimiter = ',')]
-    pub(crate) scenarios: Vec<String>,
-    /// Which differences, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Kind::Logging, Kind::Disk, Kind::VsRaw])]
-    pub(crate) kinds: Vec<Kind>,
-    /// Paired rounds per difference (at least 6: fewer cannot bound a median at 95 %).
-    #[arg(long, default_value_t = ROUNDS, value_parser = clap::value_parser!(u16).range(6..=1000))]
-    pub(crate) rounds: u16,
-    /// Write the results as JSON to this file (`-`: stdout, instead of the table), e.g.
-    /// `target/deltas/deltas.json`, which `framebench report` reads.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) json: Option<PathBuf>,
 }
 
 /// One measured difference.
@@ -209,7 +185,10 @@ pub(crate) fn paired(
 }
 
 /// `delta` with the estimates of a measurement's batch size and paired rounds, or its error.
-fn finish(mut delta: Delta, measured: anyhow::Result<(usize, Vec<f64>, Vec<f64>)>) -> Delta {
+pub(crate) fn finish(
+    mut delta: Delta,
+    measured: anyhow::Result<(usize, Vec<f64>, Vec<f64>)>,
+) -> Delta {
     match measured {
         Ok((batch, a, b)) => {
             delta.batch = batch;
@@ -221,7 +200,7 @@ fn finish(mut delta: Delta, measured: anyhow::Result<(usize, Vec<f64>, Vec<f64>)
 }
 
 /// The estimates of two sides' paired rounds.
-fn estimates(delta: &mut Delta, a: &[f64], b: &[f64]) {
+pub(crate) fn estimates(delta: &mut Delta, a: &[f64], b: &[f64]) {
     let diffs: Vec<f64> = a.iter().zip(b).map(|(a, b)| b - a).collect();
     let ratios: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
     delta.rounds = a.len();
@@ -232,7 +211,13 @@ fn estimates(delta: &mut Delta, a: &[f64], b: &[f64]) {
 }
 
 /// A difference not measured yet.
-fn empty(kind: Kind, framework: &str, scenario: &str, base: String, with: String) -> Delta {
+pub(crate) fn empty(
+    kind: Kind,
+    framework: &str,
+    scenario: &str,
+    base: String,
+    with: String,
+) -> Delta {
     Delta {
         kind,
         framework: framework.to_owned(),
@@ -250,7 +235,7 @@ fn empty(kind: Kind, framework: &str, scenario: &str, base: String, with: String
 }
 
 /// One in-process difference: `base` and `with` options of `entry` × `scenario`.
-fn in_process(
+pub(crate) fn in_process(
     kind: Kind,
     entry: &Entry,
     config: &Config,
@@ -277,7 +262,7 @@ fn in_process(
 }
 
 /// One loopback difference: `raw`'s server against `entry`'s, one keep-alive connection each.
-fn vs_raw(
+pub(crate) fn vs_raw(
     entry: &Entry,
     scenario: &'static Scenario,
     fixtures: &Fixtures,
@@ -315,7 +300,7 @@ fn vs_raw(
 }
 
 /// One line of the terminal table.
-fn print_row(d: &Delta) {
+pub(crate) fn print_row(d: &Delta) {
     let what = match &d.error {
         Some(e) => format!("FAIL {e}"),
         None => d.text().unwrap_or_else(|| "–".into()),
@@ -337,131 +322,23 @@ fn print_row(d: &Delta) {
 }
 
 /// The frameworks named, or all of them; each kind then takes the ones it applies to.
-fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
+pub(crate) fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
     if names.is_empty() {
         return Ok(REGISTRY.iter().filter(|e| !e.baseline).collect());
     }
-    names.iter().map(|n| crate::cli::framework(n)).collect()
+    names.iter().map(|n| crate::select::framework(n)).collect()
 }
 
-fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
+pub(crate) fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
     if names.is_empty() {
         return Ok(SCENARIOS.iter().collect());
     }
-    names.iter().map(|n| crate::cli::scenario(n)).collect()
-}
-
-/// Runs `framebench deltas`.
-pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
-    let entries = entries(&args.frameworks)?;
-    let scenarios = scenarios(&args.scenarios)?;
-    let rounds = usize::from(args.rounds);
-    let fixtures = Fixtures::load_default()?;
-    let redis = crate::redis::provide(None)?;
-    let config = Config::new(Arc::clone(&fixtures), redis.url());
-    let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
-    let mut cells = Vec::new();
-    let mut record = |d: Delta| {
-        if !to_stdout {
-            print_row(&d);
-        }
-        cells.push(d);
-    };
-    if !to_stdout {
-        println!(
-            "framebench deltas: {rounds} paired rounds per difference; the median with its 95 % \
-             interval, `≈` when it holds no change; `‡`: faster than raw, `†`: less time with \
-             the variant, both beyond the interval and no saving to take at its word \
-             (docs/methodology.md, \"Time against the counts\")"
-        );
-        println!("environment: {}", Environment::current());
-        println!(
-            "{:<8} {:<14} {:<10} {:>10} {:>10}  difference",
-            "kind", "framework", "scenario", "base", "with"
-        );
-    }
-    let runnable: Vec<&&Scenario> = scenarios
-        .iter()
-        .filter(|s| s.skip_reason(&config).is_none())
-        .collect();
-    let off = Options::default();
-    let stop = crate::tools::interrupted();
-    let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
-    for kind in [Kind::Logging, Kind::Disk] {
-        if !args.kinds.contains(&kind) {
-            continue;
-        }
-        for entry in entries.iter().filter(|e| e.in_process && !e.baseline) {
-            for scenario in &runnable {
-                if interrupted() {
-                    break;
-                }
-                let pair = match kind {
-                    Kind::Logging => (
-                        off,
-                        Options {
-                            logging: Logging::Sink,
-                            ..off
-                        },
-                    ),
-                    _ if !IO_SCENARIOS.contains(&scenario.name) => continue,
-                    _ => (
-                        off,
-                        Options {
-                            io: Io::Disk,
-                            ..off
-                        },
-                    ),
-                };
-                record(in_process(kind, entry, &config, scenario, pair, rounds));
-            }
-        }
-    }
-    if args.kinds.contains(&Kind::VsRaw) {
-        loopback(
-            &entries,
-            &runnable,
-            &fixtures,
-            rounds,
-            &mut record,
-            &interrupted,
-        )?;
-    }
-    let failed = cells.iter().filter(|d| d.error.is_some()).count();
-    let report = Report {
-        schema: SCHEMA.to_owned(),
-        environment: environment_json(),
-        cells,
-    };
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).context("cannot serialize the report")?;
-        if to_stdout {
-            println!("{text}");
-        } else {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-            }
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-            println!("wrote {}", path.display());
-        }
-    }
-    // Interrupted: what was measured is written above; the exit says it is not the whole run.
-    if interrupted() {
-        eprintln!("interrupted: {} difference(s) measured", report.cells.len());
-        return Ok(ExitCode::from(130));
-    }
-    if failed > 0 {
-        return Err(anyhow::anyhow!(format!(
-            "{failed} difference(s) not measured (FAIL above)"
-        ),));
-    }
-    Ok(ExitCode::SUCCESS)
+    names.iter().map(|n| crate::select::scenario(n)).collect()
 }
 
 /// The `vs-raw` differences: one server per framework and one for raw, started first and
 /// pinned to the server core, this thread to the client core.
-fn loopback(
+pub(crate) fn loopback(
     entries: &[&'static Entry],
     scenarios: &[&&'static Scenario],
     fixtures: &Fixtures,
@@ -513,7 +390,7 @@ fn loopback(
 }
 
 /// The environment as JSON.
-fn environment_json() -> serde_json::Value {
+pub(crate) fn environment_json() -> serde_json::Value {
     let env = Environment::current();
     serde_json::json!({
         "rustc": env.rustc,

@@ -2,6 +2,8 @@
 //! count with thousands separators, a rate in thousands, a share, a size, a ratio in three
 //! significant digits. A dash stands for a figure that was not measured.
 
+use std::time::Duration;
+
 /// `456 ns`, `1.23 µs`, `4.56 ms`.
 pub(crate) fn fmt_ns(ns: f64) -> String {
     let a = ns.abs();
@@ -82,6 +84,27 @@ pub(crate) fn sig3(v: f64) -> String {
     } else {
         format!("{v:.0}")
     }
+}
+
+/// Parses `10s`, `500ms`, `2m`, `1.5s`.
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = t
+        .find(|c: char| c.is_ascii_alphabetic())
+        .map_or((t, "s"), |i| t.split_at(i));
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("bad duration {text:?} (want e.g. 10s, 500ms, 2m)"))?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" => v * 60.0,
+        _ => return Err(format!("bad duration unit in {text:?} (ms, s or m)")),
+    };
+    if !(0.0..=86_400.0).contains(&secs) || !secs.is_finite() {
+        return Err(format!("duration {text:?} out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 #[cfg(test)]

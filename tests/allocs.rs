@@ -5,7 +5,7 @@
 
 use std::process::{Command, Output};
 
-use framebench::allocs::cli::Report;
+use framebench::allocs::report::Report;
 use framebench::allocs::Counts;
 use framebench::frameworks::{self, REGISTRY};
 

@@ -14,8 +14,8 @@
 //! and writes them as JSON for `framebench report` and the quick compare, which runs it as a
 //! child process so that no cell shares a process with the timed runs.
 
-pub mod cli;
 pub(crate) mod gate;
+pub mod report;
 pub(crate) mod sites;
 
 use std::alloc::{GlobalAlloc, Layout};

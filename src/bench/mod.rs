@@ -8,7 +8,6 @@
 
 pub mod callgrind;
 pub(crate) mod callgrind_out;
-pub mod cli;
 pub mod client;
 pub(crate) mod flamegraph;
 pub(crate) mod profile;

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use framebench::bench::cli::{callgrind_cell, CallgrindCellArgs};
+use framebench::cmd::callgrind_cell::{run as callgrind_cell, CallgrindCellArgs};
 use framebench::error::CliError;
 
 fn main() -> ExitCode {

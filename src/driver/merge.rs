@@ -7,44 +7,21 @@
 //! format `load --json` writes, so `diff`, `--markdown` and `--plot` read it as they read one
 //! process's, with one row per process kept below (`run.merged_from`).
 
-use anyhow::Context;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use super::output::{MergedFrom, Report, RunInfo};
+use super::output::Report;
 use super::stats::{Bound, CellResult, Latency, PerConnection, Status};
 
-/// `framebench merge`.
-#[derive(clap::Args, Debug)]
-pub struct MergeArgs {
-    /// The results of each process (`load --json`), two or more of one run.
-    #[arg(required = true, num_args = 1..)]
-    pub(crate) files: Vec<PathBuf>,
-    /// Write the merged result here (the format `load --json` writes).
-    #[arg(long)]
-    pub(crate) json: Option<PathBuf>,
-    /// Also write it as Markdown tables.
-    #[arg(long)]
-    pub(crate) markdown: Option<PathBuf>,
-    /// Also draw it (.svg or .png), as `load --plot` does.
-    #[arg(long)]
-    pub(crate) plot: Option<PathBuf>,
-    /// The server's own statistics (`serve --stats`): its request count and CPU time, for the
-    /// server's CPU time per request of a run whose server the clients could not meter.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) server_stats: Option<PathBuf>,
-}
-
 /// One process's result and its interval log.
-struct Part {
-    file: PathBuf,
-    report: Report,
-    intervals: Vec<super::hdrlog::Interval>,
+pub(crate) struct Part {
+    pub(crate) file: PathBuf,
+    pub(crate) report: Report,
+    pub(crate) intervals: Vec<super::hdrlog::Interval>,
 }
 
 /// Reads one process's result and the interval log it names (relative to the result's folder
 /// when not found as given).
-fn read_part(file: &Path) -> Result<Part, String> {
+pub(crate) fn read_part(file: &Path) -> Result<Part, String> {
     let what = file.display();
     let results = crate::results::Results::read(file).map_err(|e| format!("{e:#}"))?;
     if !matches!(results.command.as_str(), "load" | "merge") {
@@ -115,7 +92,7 @@ fn server_key(target: &str) -> String {
 }
 
 /// Refuses results that are not one run: different settings, or one shard twice.
-fn same_run(parts: &[Part]) -> Result<(), String> {
+pub(crate) fn same_run(parts: &[Part]) -> Result<(), String> {
     let first = &parts[0];
     let want = experiment(&first.report);
     for p in &parts[1..] {
@@ -151,7 +128,7 @@ fn requests_within(part: &Part, tag: &str, from: f64, to: f64) -> f64 {
 }
 
 /// Merges cell `k` of every part.
-fn merge_cell(parts: &[Part], k: usize) -> Result<CellResult, String> {
+pub(crate) fn merge_cell(parts: &[Part], k: usize) -> Result<CellResult, String> {
     let cells: Vec<&CellResult> = parts.iter().map(|p| &p.report.cells[k]).collect();
     let mut m = cells[0].clone();
     let mut histogram = None::<hdrhistogram::Histogram<u64>>;
@@ -237,101 +214,4 @@ fn merge_cell(parts: &[Part], k: usize) -> Result<CellResult, String> {
     m.bound = Bound::Unknown;
     m.hdr_tag = None;
     Ok(m)
-}
-
-/// `framebench merge`.
-pub fn command(args: MergeArgs) -> anyhow::Result<ExitCode> {
-    let parts: Vec<Part> = args
-        .files
-        .iter()
-        .map(|f| read_part(f))
-        .collect::<Result<_, _>>()
-        .map_err(crate::error::usage)?;
-    same_run(&parts).map_err(crate::error::usage)?;
-    let stats = args
-        .server_stats
-        .as_ref()
-        .map(|p| super::output::ServerStats::read(p))
-        .transpose()
-        .map_err(crate::error::usage)?;
-    let mut cells = (0..parts[0].report.cells.len())
-        .map(|k| merge_cell(&parts, k))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(crate::error::usage)?;
-    if let (Some(s), [cell]) = (&stats, cells.as_mut_slice()) {
-        // The server's whole life, warm-up and checks included, over every request it served.
-        if let Some(n) = s.requests.filter(|&n| n > 0) {
-            cell.server_user_us_per_req = Some(s.user_s * 1e6 / n as f64);
-            cell.server_sys_us_per_req = Some(s.system_s * 1e6 / n as f64);
-            cell.server_peak_rss = s.peak_rss_bytes;
-        }
-    }
-    let first = &parts[0].report;
-    let mut params = first.params.clone();
-    params.rate = parts.iter().map(|p| p.report.params.rate).sum();
-    params.requests = parts.iter().map(|p| p.report.params.requests).sum();
-    params.shard = None;
-    let report = Report {
-        environment: first.environment.clone(),
-        params,
-        cells,
-        run: RunInfo {
-            host: "merged".into(),
-            hdr_log: None,
-            merged_from: parts
-                .iter()
-                .map(|p| MergedFrom {
-                    file: p.file.display().to_string(),
-                    host: p.report.run.host.clone(),
-                    shard: p.report.params.shard,
-                    cells: p.report.cells.clone(),
-                })
-                .collect(),
-        },
-    };
-    print!("{}", report.terminal());
-    println!(
-        "merged from {} processes: {}",
-        parts.len(),
-        report
-            .run
-            .merged_from
-            .iter()
-            .map(|m| {
-                let rps: f64 = m.cells.iter().map(|c| c.rps).sum();
-                format!(
-                    "{} ({}{:.0} req/s)",
-                    m.host,
-                    m.shard.map_or(String::new(), |s| format!(
-                        "shard {}/{}, ",
-                        s.index, s.count
-                    )),
-                    rps
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    if let Some(s) = &stats {
-        println!(
-            "server (serve --stats): {} requests served in all, CPU {:.3} s user + {:.3} s system",
-            s.requests.map_or("uncounted".into(), |n| n.to_string()),
-            s.user_s,
-            s.system_s
-        );
-    }
-    let results = report.results("load");
-    if let Some(p) = &args.json {
-        results
-            .write(p)
-            .with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    if let Some(p) = &args.markdown {
-        std::fs::write(p, report.markdown())
-            .with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    if let Some(p) = &args.plot {
-        super::plot::draw(&report.cells, p, "framebench merge")?;
-    }
-    Ok(ExitCode::SUCCESS)
 }

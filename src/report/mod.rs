@@ -7,7 +7,6 @@
 //! The file is generated; it is never edited by hand. Every figure in it comes from those files.
 
 mod charts;
-pub mod cli;
 mod gungraun;
 
 use crate::table::{Align, Table};
@@ -353,7 +352,7 @@ fn results_of(
             c.instructions,
         ));
     }
-    let allocs = crate::allocs::cli::Report {
+    let allocs = crate::allocs::report::Report {
         repeats: 0,
         cells: allocs.to_vec(),
     };
@@ -823,7 +822,7 @@ pub(crate) fn read_allocs(path: &Path) -> anyhow::Result<Vec<crate::allocs::Meas
         return Ok(Vec::new());
     }
     let results = crate::results::Results::read(path)?;
-    let report = crate::allocs::cli::Report::from_results(results)
+    let report = crate::allocs::report::Report::from_results(results)
         .with_context(|| format!("reading {}", path.display()))?;
     Ok(report.cells)
 }
@@ -1284,7 +1283,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("framebench-report-{}", std::process::id()));
         let json = dir.join(ALLOCS_JSON);
         std::fs::create_dir_all(json.parent().unwrap()).unwrap();
-        let report = crate::allocs::cli::Report {
+        let report = crate::allocs::report::Report {
             repeats: 5,
             cells: cells(),
         };

@@ -225,7 +225,7 @@ impl Figure {
         )
     }
 
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!(
             "{} {} {} {}",
             self.bench, self.framework, self.scenario, self.variant
@@ -312,10 +312,10 @@ pub fn target_dir() -> std::path::PathBuf {
 }
 
 mod bmf;
-mod diff;
+pub(crate) mod diff;
 
 pub(crate) use diff::BaselineArgs;
-pub use diff::{run, DiffArgs, Gate};
+pub use diff::Gate;
 
 /// Figures for the tests of [`diff`] and [`bmf`].
 #[cfg(test)]

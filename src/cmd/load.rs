@@ -1,6 +1,5 @@
-//! Command-line surface of the driver: `framebench load`, `framebench compare` and `--full`.
-//! `main.rs` only forwards to these; the quick compare's loopback cells are in
-//! `src/quick/loopback.rs`.
+//! `framebench load`: one target (a framework served by a child process, or a URL) under the
+//! driver; and the options, targets and output that `compare` shares with it.
 
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -9,33 +8,12 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::output::{EnvJson, Report};
-use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
+use crate::driver::output::{EnvJson, Report};
+use crate::driver::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
 use crate::options::{Io, Logging, Options};
-use crate::oracle::{Scenario, SCENARIOS};
 use crate::pinning::{self, Pinning};
-
-/// Parses `10s`, `500ms`, `2m`, `1.5s`.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (num, unit) = t
-        .find(|c: char| c.is_ascii_alphabetic())
-        .map_or((t, "s"), |i| t.split_at(i));
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("bad duration {text:?} (want e.g. 10s, 500ms, 2m)"))?;
-    let secs = match unit {
-        "ms" => v / 1000.0,
-        "s" => v,
-        "m" => v * 60.0,
-        _ => return Err(format!("bad duration unit in {text:?} (ms, s or m)")),
-    };
-    if !(0.0..=86_400.0).contains(&secs) || !secs.is_finite() {
-        return Err(format!("duration {text:?} out of range"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
+use crate::units::parse_duration;
 
 /// A parsed `--server-cpus` / `--client-cpus` list.
 #[derive(Debug, Clone)]
@@ -139,7 +117,7 @@ pub(crate) struct LoadOpts {
     /// This process's share of a load run by several: I of N takes 1/N of the connections,
     /// the rate and the request count (the remainders to the first shards).
     #[arg(long, value_name = "I/N")]
-    pub(crate) shard: Option<super::Shard>,
+    pub(crate) shard: Option<crate::driver::Shard>,
 }
 
 /// `framebench load`.
@@ -155,19 +133,6 @@ pub struct LoadArgs {
     /// Scenarios, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "hello")]
     pub(crate) scenario: Vec<String>,
-    #[command(flatten)]
-    pub(crate) opts: LoadOpts,
-}
-
-/// `framebench compare`.
-#[derive(clap::Args, Debug)]
-pub struct CompareArgs {
-    /// Frameworks, comma-separated (default: every one that serves).
-    #[arg(long, value_delimiter = ',')]
-    pub(crate) frameworks: Vec<String>,
-    /// Scenarios, comma-separated (default: all).
-    #[arg(long, value_delimiter = ',')]
-    pub(crate) scenarios: Vec<String>,
     #[command(flatten)]
     pub(crate) opts: LoadOpts,
 }
@@ -192,28 +157,6 @@ pub(crate) fn parse_url(text: &str, allow_remote: bool) -> Result<SocketAddr, St
     Ok(addr)
 }
 
-/// The scenarios named (default: all). For framework targets, whose servers need a local
-/// redis-server for the redis scenario, that scenario is skipped with one line without one; a
-/// URL target brings its own server.
-pub(crate) fn scenarios(
-    names: &[String],
-    url_target: bool,
-) -> anyhow::Result<Vec<&'static Scenario>> {
-    let chosen: Vec<&'static Scenario> = if names.is_empty() {
-        SCENARIOS.iter().collect()
-    } else {
-        names
-            .iter()
-            .map(|n| crate::cli::scenario(n))
-            .collect::<Result<_, _>>()?
-    };
-    // Without a Redis the redis scenario is skipped with one line, asked for or not.
-    Ok(chosen
-        .into_iter()
-        .filter(|s| url_target || crate::redis::children_can_serve(s))
-        .collect())
-}
-
 fn variants(opts: &LoadOpts) -> Vec<Options> {
     let mut out = Vec::new();
     for &logging in &opts.logging {
@@ -229,9 +172,10 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
     out
 }
 
-fn framework_targets(names: &[String], opts: &LoadOpts) -> anyhow::Result<Vec<Target>> {
-    let entries = crate::cli::frameworks(names, |e| e.loopback, "has no server (in-process only)")?;
-    let entries = crate::cli::for_runtime(names, entries, opts.runtime)?;
+pub(crate) fn framework_targets(names: &[String], opts: &LoadOpts) -> anyhow::Result<Vec<Target>> {
+    let entries =
+        crate::select::frameworks(names, |e| e.loopback, "has no server (in-process only)")?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
     let mut out = Vec::new();
     for e in entries {
         for o in variants(opts) {
@@ -241,7 +185,7 @@ fn framework_targets(names: &[String], opts: &LoadOpts) -> anyhow::Result<Vec<Ta
     Ok(out)
 }
 
-fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Result<LoadParams> {
+pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Result<LoadParams> {
     let all = pinning::allowed_cpus();
     for CpuList(cpus) in [&opts.server_cpus, &opts.client_cpus].into_iter().flatten() {
         if let Some(c) = cpus.iter().find(|c| !all.contains(c)) {
@@ -305,7 +249,7 @@ fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Result<LoadPar
 }
 
 /// `framebench load`.
-pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let url_target = args.target.contains("://");
     let targets = if url_target {
         let addr = parse_url(&args.target, args.allow_remote).map_err(crate::error::usage)?;
@@ -318,7 +262,7 @@ pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = Plan {
         targets,
-        scenarios: scenarios(&args.scenario, url_target)?,
+        scenarios: crate::select::served_scenarios(&args.scenario, url_target)?,
         connections: conns(&args.opts, &[10]),
         params: params(&args.opts, Duration::from_secs(10))?,
         server_per_target: false,
@@ -326,20 +270,8 @@ pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     execute(plan, &args.opts, "load")
 }
 
-/// `framebench compare`: frameworks × scenarios × connection counts.
-pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    let plan = Plan {
-        targets: framework_targets(&args.frameworks, &args.opts)?,
-        scenarios: scenarios(&args.scenarios, false)?,
-        connections: conns(&args.opts, &[5, 10, 25, 50, 100, 500]),
-        params: params(&args.opts, Duration::from_secs(5))?,
-        server_per_target: false,
-    };
-    execute(plan, &args.opts, "compare")
-}
-
 /// The connection counts of the run, each this shard's part of it under `--shard`.
-fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
+pub(crate) fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
     let all = opts.connections.as_ref().map_or_else(
         || default.to_vec(),
         |v| v.iter().map(|&c| c as usize).collect(),
@@ -353,7 +285,7 @@ fn conns(opts: &LoadOpts, default: &[usize]) -> Vec<usize> {
     }
 }
 
-fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Result<ExitCode> {
+pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Result<ExitCode> {
     let title = &format!("framebench {command}");
     opts.baselines.check(command)?;
     let fixtures = Fixtures::load_default()?;
@@ -369,14 +301,14 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Result<ExitCod
         environment: EnvJson::current(),
         params: plan.params,
         cells,
-        run: super::output::RunInfo {
-            host: super::hdrlog::hostname(),
+        run: crate::driver::output::RunInfo {
+            host: crate::driver::hdrlog::hostname(),
             hdr_log: opts.hdr_log.as_ref().map(|p| p.display().to_string()),
             merged_from: Vec::new(),
         },
     };
     if let Some(p) = &opts.hdr_log {
-        super::hdrlog::write(p, &report.cells, opts.hdr_interval.as_secs_f64())
+        crate::driver::hdrlog::write(p, &report.cells, opts.hdr_interval.as_secs_f64())
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     print!("{}", report.terminal());
@@ -408,18 +340,6 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Result<ExitCod
     } else {
         ExitCode::from(1)
     })
-}
-
-#[derive(clap::Parser)]
-struct FullSweep {
-    #[command(flatten)]
-    args: CompareArgs,
-}
-
-/// `framebench --full`: `compare` with its defaults.
-pub fn full_sweep() -> anyhow::Result<ExitCode> {
-    use clap::Parser as _;
-    compare(FullSweep::parse_from(["framebench"]).args)
 }
 
 #[cfg(test)]

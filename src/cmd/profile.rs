@@ -1,5 +1,5 @@
-//! The command-line side of `framebench profile` and
-//! `framebench serve --max-requests`; `main.rs` only parses and calls in here.
+//! `framebench profile`: one framework × scenario in a hot loop for a bounded time (for `perf
+//! record`), sampled into a flamegraph, or counted under callgrind.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,8 +10,8 @@ use crate::framework::{Config, Entry};
 use crate::options::{Io, Logging, Options};
 use crate::oracle;
 
-use super::profile::{self, HotLoop, ProfileMode};
-use super::{callgrind, flamegraph};
+use crate::bench::profile::{self, HotLoop, ProfileMode};
+use crate::bench::{callgrind, flamegraph};
 use crate::tools::Tool;
 
 /// Longest `profile --seconds`.
@@ -67,33 +67,10 @@ pub struct ProfileArgs {
     pub(crate) top: u16,
 }
 
-/// `framebench-callgrind-cell`: the process `profile --callgrind` runs under valgrind.
-#[derive(clap::Parser)]
-#[command(name = "framebench-callgrind-cell")]
-pub struct CallgrindCellArgs {
-    /// The build id of the `framebench` that started it ([`crate::env::BUILD`]): refused when
-    /// it is not this binary's.
-    #[arg(long)]
-    pub(crate) build: String,
-    /// Framework name.
-    pub(crate) framework: String,
-    /// Scenario name.
-    pub(crate) scenario: String,
-    /// Request logging.
-    #[arg(long, value_enum, default_value_t = Logging::Off)]
-    pub(crate) logging: Logging,
-    /// Where static files and pastes are read from.
-    #[arg(long, value_enum, default_value_t = Io::Memory)]
-    pub(crate) io: Io,
-    /// Dispatches counted.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) requests: u32,
-}
-
 /// Runs `framebench profile`.
-pub fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
-    let entry = crate::cli::framework(&args.framework)?;
-    let scenario = crate::cli::scenario(&args.scenario)?;
+pub fn run(args: ProfileArgs) -> anyhow::Result<ExitCode> {
+    let entry = crate::select::framework(&args.framework)?;
+    let scenario = crate::select::scenario(&args.scenario)?;
     check_mode(entry, args.mode)?;
     let options = Options {
         logging: args.logging,
@@ -164,7 +141,7 @@ pub fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A usage error when `entry` cannot run in `mode`.
-fn check_mode(entry: &Entry, mode: ProfileMode) -> anyhow::Result<()> {
+pub(crate) fn check_mode(entry: &Entry, mode: ProfileMode) -> anyhow::Result<()> {
     match mode {
         ProfileMode::InProcess if !entry.in_process => Err(crate::error::usage(format!(
             "{} is loopback only: use --mode loopback",
@@ -201,7 +178,7 @@ fn profile_callgrind(
     }
     let against = match &args.against {
         Some(name) => {
-            let other = crate::cli::framework(name)?;
+            let other = crate::select::framework(name)?;
             check_mode(other, ProfileMode::InProcess)?;
             Some(other)
         }
@@ -233,29 +210,5 @@ fn profile_callgrind(
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Runs `framebench-callgrind-cell` (see [`callgrind::worker`]).
-pub fn callgrind_cell(args: CallgrindCellArgs) -> anyhow::Result<ExitCode> {
-    if args.build != crate::env::BUILD {
-        return Err(anyhow::anyhow!(format!(
-            "{} is from another build than the framebench that started it: build both \
-                 with `cargo build --release`",
-            callgrind::CELL_BIN
-        ),));
-    }
-    let entry = crate::cli::framework(&args.framework)?;
-    let scenario = crate::cli::scenario(&args.scenario)?;
-    check_mode(entry, ProfileMode::InProcess)?;
-    let fixtures = Fixtures::load_default()?;
-    // The options of the callgrind bench's cells: only logging and io are the run's.
-    let options = Options {
-        logging: args.logging,
-        io: args.io,
-        ..Options::default()
-    };
-    let config = Config::new(fixtures, None).with(options);
-    callgrind::worker(entry, &config, scenario, args.requests)?;
     Ok(ExitCode::SUCCESS)
 }

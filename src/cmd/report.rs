@@ -31,7 +31,7 @@ pub struct ReportArgs {
 }
 
 /// Runs `framebench report`.
-pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     args.baselines.check("report")?;
     let (text, results) = if args.allocs_only {
         let old = std::fs::read_to_string(&args.out)
@@ -39,7 +39,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         let [dir] = args.target_dir.as_slice() else {
             return Err(crate::error::usage("--allocs-only reads one --target-dir"));
         };
-        let text = super::update_allocs(&old, dir)?;
+        let text = crate::report::update_allocs(&old, dir)?;
         println!("--allocs-only: the results file beside the report is left as it was");
         (text, None)
     } else {
@@ -50,7 +50,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
             .file_stem()
             .map_or("results".into(), |s| s.to_string_lossy().into_owned());
         let dir = args.out.with_file_name(&stem);
-        let (text, results) = super::generate(
+        let (text, results) = crate::report::generate(
             &args.target_dir,
             (!args.no_charts).then_some((dir.as_path(), stem.as_str())),
         )?;

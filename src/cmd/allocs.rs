@@ -1,23 +1,16 @@
 //! `framebench allocs`: counts allocations per request for frameworks × scenarios × logging,
 //! prints a table or writes JSON (`--json PATH`, `-` for stdout), and exits 1 with one line
-//! when a cell fails the oracle or its repeats disagree. [`spawn`] runs it as a child process
-//! for the quick compare.
+//! when a cell fails the oracle or its repeats disagree.
 
-use crate::table::{Align, Table};
 use anyhow::Context;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
-use serde::{Deserialize, Serialize};
-
+use crate::allocs::report::{Report, REPEATS};
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
 use crate::oracle::Scenario;
-
-use super::Measured;
-
-/// Repeats per cell unless `--repeats` says otherwise.
-pub(crate) const REPEATS: u16 = 5;
+use crate::table::{Align, Table};
 
 /// `framebench allocs`.
 #[derive(clap::Args)]
@@ -44,55 +37,9 @@ pub struct AllocsArgs {
     pub(crate) baselines: crate::results::BaselineArgs,
 }
 
-/// What `--json` writes.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Report {
-    /// Dispatches counted per cell.
-    pub(crate) repeats: usize,
-    /// Every cell, in registry × scenario × logging order.
-    pub cells: Vec<Measured>,
-}
-
-impl Report {
-    /// The results file `--json` writes: every cell's allocation calls (`alloc` + `realloc`)
-    /// and bytes allocated as figures for `framebench diff`, and the whole report as its detail.
-    pub(crate) fn results(&self) -> anyhow::Result<crate::results::Results> {
-        use crate::results::{Figure, Metric};
-        let figures = self
-            .cells
-            .iter()
-            .filter_map(|c| c.counts.map(|n| (c, n)))
-            .flat_map(|(c, n)| {
-                let variant = format!("log={}", c.logging);
-                [
-                    (Metric::Allocs, (n.allocs + n.reallocs) as f64),
-                    (Metric::Bytes, n.bytes_allocated as f64),
-                ]
-                .map(|(m, v)| Figure::count("allocs", &c.framework, &c.scenario, &variant, m, v))
-            })
-            .collect();
-        let mut results = crate::results::Results::new("allocs", figures);
-        results.detail = Some(serde_json::to_value(self)?);
-        Ok(results)
-    }
-
-    /// The report inside a results file `allocs --json` wrote.
-    pub fn from_results(results: crate::results::Results) -> anyhow::Result<Report> {
-        anyhow::ensure!(
-            results.command == "allocs",
-            "a `{}` results file, not one of `framebench allocs`",
-            results.command
-        );
-        let detail = results
-            .detail
-            .ok_or_else(|| anyhow::anyhow!("the allocs results file has no detail"))?;
-        Ok(serde_json::from_value(detail)?)
-    }
-}
-
 /// The in-process frameworks named, or all of them.
 fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
-    crate::cli::frameworks(
+    crate::select::frameworks(
         names,
         |e| e.in_process,
         "has no in-process path: its allocations cannot be counted here",
@@ -102,11 +49,11 @@ fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
 /// The scenarios named, or every one without Redis.
 fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
     if names.is_empty() {
-        return Ok(super::scenarios().collect());
+        return Ok(crate::allocs::scenarios().collect());
     }
     names
         .iter()
-        .map(|n| match crate::cli::scenario(n)? {
+        .map(|n| match crate::select::scenario(n)? {
             s if !s.needs_redis() => Ok(s),
             _ => Err(crate::error::usage(format!(
                 "{n}: allocations are counted without Redis; pick another scenario"
@@ -117,7 +64,7 @@ fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
 
 /// Runs `framebench allocs`.
 pub fn run(args: AllocsArgs) -> anyhow::Result<ExitCode> {
-    if !super::installed() {
+    if !crate::allocs::installed() {
         return Err(anyhow::anyhow!("this binary's global allocator is not framebench::allocs::Global: nothing can be counted",
         ));
     }
@@ -137,7 +84,7 @@ pub fn run(args: AllocsArgs) -> anyhow::Result<ExitCode> {
     for entry in &entries {
         for scenario in &scenarios {
             for logging in &args.logging {
-                cells.push(super::measure(
+                cells.push(crate::allocs::measure(
                     entry,
                     &base,
                     scenario,
@@ -231,33 +178,4 @@ fn print_table(report: &Report) {
         table.row(names.into_iter().chain(counts));
     }
     print!("{}", table.markdown_aligned());
-}
-
-/// Runs `framebench allocs --json -` as a child of this process (the same binary) for
-/// `frameworks` with `logging`, and reads its cells. The child exits 1 when a cell fails; its
-/// cells are read all the same, failures with their reason.
-pub(crate) fn spawn(
-    frameworks: &[&str],
-    logging: crate::options::Logging,
-    repeats: usize,
-) -> anyhow::Result<Report> {
-    let exe = std::env::current_exe()?;
-    let out = Command::new(exe)
-        .arg("allocs")
-        .args(frameworks)
-        .args(["--logging", &logging.to_string()])
-        .args(["--repeats", &repeats.to_string(), "--json", "-"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().rev().find(|l| l.starts_with('{'));
-    match line {
-        Some(l) => Report::from_results(crate::results::Results::parse(l, "`framebench allocs`")?),
-        None => anyhow::bail!(
-            "`framebench allocs` wrote no cells ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-    }
 }

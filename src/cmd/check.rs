@@ -1,0 +1,166 @@
+//! `framebench check`: frameworks × scenarios × variants against the oracle, in-process and over
+//! loopback (exit 1 on a mismatch); with `--conformance`, a report of each server against the
+//! protocol rules (`crate::check`, `crate::oracle::conformance`).
+
+use std::process::ExitCode;
+
+use super::args::{OptArgs, RedisArg};
+use crate::check::bind_local;
+use crate::check::{check_framework, print_table};
+use crate::framework::Config;
+use crate::options::Options;
+use crate::table::{Align, Table};
+
+/// `framebench check`.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Frameworks to check (default: all).
+    frameworks: Vec<String>,
+    /// Report each server against TechEmpower's header rules and HttpArena's protocol
+    /// checks (Server, Date, framing, Connection: close, HEAD, HTTP/1.0, pipelining, split
+    /// requests): a table, not a gate.
+    #[arg(long)]
+    conformance: bool,
+    #[command(flatten)]
+    opts: OptArgs,
+    #[command(flatten)]
+    redis: RedisArg,
+}
+
+/// `framebench check`, or `check --conformance`.
+pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    if args.conformance {
+        conformance(&args.frameworks, &args.opts)
+    } else {
+        check(&args.frameworks, &args.opts, &args.redis)
+    }
+}
+
+/// `framebench check`: `names` (every framework when empty) × scenarios × variants against the
+/// oracle; exit 1 on any mismatch, 130 when interrupted.
+fn check(
+    names: &[String],
+    opts: &OptArgs,
+    redis: &RedisArg,
+) -> anyhow::Result<std::process::ExitCode> {
+    let entries = crate::select::frameworks(names, |_| true, "")?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
+    let variants: Vec<Options> = Options::variants(opts.threads.into())
+        .into_iter()
+        .map(|o| Options {
+            runtime: opts.runtime,
+            ..o
+        })
+        .collect();
+    let fixtures = crate::select::load_fixtures()?;
+    crate::select::prepare_entries(entries.iter().copied());
+    let redis = redis.provide()?;
+    let base = crate::framework::Config::new(fixtures, redis.url());
+    let mut rows = Vec::new();
+    let stop = crate::tools::interrupted();
+    for entry in entries {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("interrupted");
+            return Ok(std::process::ExitCode::from(130));
+        }
+        rows.extend(check_framework(entry, &base, &variants));
+    }
+    if rows.is_empty() {
+        // Every framework named was skipped (a missing tool, said above): nothing failed.
+        println!("no rows checked: every framework named was skipped");
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let failing = print_table(&rows);
+    if failing > 0 {
+        eprintln!(
+            "error: {failing} of {} rows do not match the oracle",
+            rows.len()
+        );
+        return Ok(std::process::ExitCode::from(1));
+    }
+    println!("all {} rows match the oracle", rows.len());
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `framebench check --conformance`: every serving framework named (all when none) against the
+/// protocol rules ([`crate::oracle::conformance`]), as a table with a note per failure and the
+/// rules' legend. A report: it exits 0 whatever the servers answer. Every server is started
+/// first and asked for its `Date`, so that the one rule that needs two answers 3 s apart waits
+/// for the gap once.
+fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<std::process::ExitCode> {
+    use crate::oracle::conformance::{Dates, DATE_MOVES, DATE_MOVES_WHAT, RULES};
+    let entries = crate::select::frameworks(names, |_| true, "")?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
+    let (threads, runtime) = (opts.threads.into(), opts.runtime);
+    let fixtures = crate::select::load_fixtures()?;
+    crate::select::prepare_entries(entries.iter().copied());
+    let config = Config::new(std::sync::Arc::clone(&fixtures), None).with(Options {
+        threads,
+        runtime,
+        ..Options::default()
+    });
+    let mut table = Table::new(
+        [("framework", Align::Left)]
+            .into_iter()
+            .chain(RULES.iter().map(|r| (r.name, Align::Left)))
+            .chain([(DATE_MOVES, Align::Left)]),
+    );
+    let mut notes = Vec::new();
+    // Every server up and asked for its first `Date`; a framework that cannot serve here says
+    // why in its row.
+    let mut started = Vec::new();
+    for entry in entries.into_iter().filter(|e| e.loopback) {
+        let served = entry.available().map_err(|why| (true, why)).and_then(|()| {
+            let app = entry
+                .build(&config)
+                .map_err(|e| (false, format!("build: {e:#}")))?;
+            let server = app
+                .serve(bind_local().map_err(|e| (false, format!("{e:#}")))?)
+                .map_err(|e| (false, format!("serve: {e:#}")))?;
+            let dates = Dates::start(server.addr());
+            Ok((app, server, dates))
+        });
+        match served {
+            Ok(s) => started.push((entry, s)),
+            Err((skipped, why)) => {
+                let mark = if skipped { "skip" } else { "FAIL" };
+                table.row(
+                    std::iter::once(entry.name.to_string())
+                        .chain(std::iter::repeat_n(mark.to_string(), RULES.len() + 1)),
+                );
+                notes.push(format!("{mark} {}: {why}", entry.name));
+            }
+        }
+    }
+    for (entry, (_app, server, dates)) in started {
+        let addr = server.addr();
+        let mut cells = vec![entry.name.to_string()];
+        let verdicts = RULES
+            .iter()
+            .map(|r| (r.name, r.check(addr, &fixtures)))
+            .chain([(DATE_MOVES, dates.finish(addr))]);
+        for (rule, verdict) in verdicts {
+            cells.push(match verdict {
+                Ok(()) => "ok".into(),
+                Err(why) => {
+                    notes.push(format!("FAIL {} {rule}: {why:#}", entry.name));
+                    "FAIL".into()
+                }
+            });
+        }
+        table.row(cells);
+        if let Err(e) = server.shutdown() {
+            notes.push(format!("{}: stopping its server: {e:#}", entry.name));
+        }
+    }
+    print!("{}", table.terminal(""));
+    for n in &notes {
+        println!("{n}");
+    }
+    println!("rules (a report, not a gate: docs/methodology.md says which failures change a server's numbers):");
+    for r in RULES {
+        println!("  {:<11} {}", r.name, r.what);
+    }
+    println!("  {DATE_MOVES:<11} {DATE_MOVES_WHAT}");
+    Ok(std::process::ExitCode::SUCCESS)
+}

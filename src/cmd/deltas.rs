@@ -1,0 +1,146 @@
+//! `framebench deltas`: the differences the report prints, measured in paired rounds (the
+//! measurement itself is `crate::deltas`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::bench::IO_SCENARIOS;
+use crate::deltas::{
+    entries, environment_json, in_process, loopback, print_row, scenarios, Delta, Kind, Report,
+};
+use crate::deltas::{ROUNDS, SCHEMA};
+use crate::env::Environment;
+use crate::fixtures::Fixtures;
+use crate::framework::Config;
+use crate::options::{Io, Logging, Options};
+use crate::oracle::Scenario;
+use anyhow::Context;
+
+/// `framebench deltas`.
+#[derive(clap::Args)]
+pub struct DeltasArgs {
+    /// Frameworks (default: every one that has the path a difference needs).
+    pub(crate) frameworks: Vec<String>,
+    /// Scenarios, comma-separated (default: all; redis needs `redis-server`).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) scenarios: Vec<String>,
+    /// Which differences, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Kind::Logging, Kind::Disk, Kind::VsRaw])]
+    pub(crate) kinds: Vec<Kind>,
+    /// Paired rounds per difference (at least 6: fewer cannot bound a median at 95 %).
+    #[arg(long, default_value_t = ROUNDS, value_parser = clap::value_parser!(u16).range(6..=1000))]
+    pub(crate) rounds: u16,
+    /// Write the results as JSON to this file (`-`: stdout, instead of the table), e.g.
+    /// `target/deltas/deltas.json`, which `framebench report` reads.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) json: Option<PathBuf>,
+}
+
+/// Runs `framebench deltas`.
+pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
+    let entries = entries(&args.frameworks)?;
+    let scenarios = scenarios(&args.scenarios)?;
+    let rounds = usize::from(args.rounds);
+    let fixtures = Fixtures::load_default()?;
+    let redis = crate::redis::provide(None)?;
+    let config = Config::new(Arc::clone(&fixtures), redis.url());
+    let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
+    let mut cells = Vec::new();
+    let mut record = |d: Delta| {
+        if !to_stdout {
+            print_row(&d);
+        }
+        cells.push(d);
+    };
+    if !to_stdout {
+        println!(
+            "framebench deltas: {rounds} paired rounds per difference; the median with its 95 % \
+             interval, `≈` when it holds no change; `‡`: faster than raw, `†`: less time with \
+             the variant, both beyond the interval and no saving to take at its word \
+             (docs/methodology.md, \"Time against the counts\")"
+        );
+        println!("environment: {}", Environment::current());
+        println!(
+            "{:<8} {:<14} {:<10} {:>10} {:>10}  difference",
+            "kind", "framework", "scenario", "base", "with"
+        );
+    }
+    let runnable: Vec<&&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.skip_reason(&config).is_none())
+        .collect();
+    let off = Options::default();
+    let stop = crate::tools::interrupted();
+    let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    for kind in [Kind::Logging, Kind::Disk] {
+        if !args.kinds.contains(&kind) {
+            continue;
+        }
+        for entry in entries.iter().filter(|e| e.in_process && !e.baseline) {
+            for scenario in &runnable {
+                if interrupted() {
+                    break;
+                }
+                let pair = match kind {
+                    Kind::Logging => (
+                        off,
+                        Options {
+                            logging: Logging::Sink,
+                            ..off
+                        },
+                    ),
+                    _ if !IO_SCENARIOS.contains(&scenario.name) => continue,
+                    _ => (
+                        off,
+                        Options {
+                            io: Io::Disk,
+                            ..off
+                        },
+                    ),
+                };
+                record(in_process(kind, entry, &config, scenario, pair, rounds));
+            }
+        }
+    }
+    if args.kinds.contains(&Kind::VsRaw) {
+        loopback(
+            &entries,
+            &runnable,
+            &fixtures,
+            rounds,
+            &mut record,
+            &interrupted,
+        )?;
+    }
+    let failed = cells.iter().filter(|d| d.error.is_some()).count();
+    let report = Report {
+        schema: SCHEMA.to_owned(),
+        environment: environment_json(),
+        cells,
+    };
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).context("cannot serialize the report")?;
+        if to_stdout {
+            println!("{text}");
+        } else {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+            println!("wrote {}", path.display());
+        }
+    }
+    // Interrupted: what was measured is written above; the exit says it is not the whole run.
+    if interrupted() {
+        eprintln!("interrupted: {} difference(s) measured", report.cells.len());
+        return Ok(ExitCode::from(130));
+    }
+    if failed > 0 {
+        return Err(anyhow::anyhow!(format!(
+            "{failed} difference(s) not measured (FAIL above)"
+        ),));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,53 @@
+//! `framebench list`: every framework compiled in with its exact version, then the scenarios.
+
+use std::process::ExitCode;
+
+use crate::frameworks::REGISTRY;
+use crate::oracle::SCENARIOS;
+use crate::table::{Align, Table};
+
+/// `framebench list`: every framework compiled in with its exact version, then the scenarios.
+pub fn run() -> anyhow::Result<ExitCode> {
+    println!("frameworks:");
+    let mut frameworks = Table::new([
+        ("name", Align::Left),
+        ("crate", Align::Left),
+        ("version", Align::Left),
+        ("modes", Align::Left),
+    ]);
+    for e in REGISTRY {
+        let modes = match (e.in_process, e.loopback) {
+            (true, true) => "in-process, loopback",
+            (true, false) => "in-process",
+            (false, true) => "loopback",
+            (false, false) => "-",
+        };
+        let note = if e.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", e.note)
+        };
+        frameworks.row([
+            e.name.to_string(),
+            e.krate.to_string(),
+            e.version().to_string(),
+            format!("{modes}{note}"),
+        ]);
+    }
+    print!("{}", frameworks.terminal("  "));
+    println!("scenarios:");
+    let mut scenarios = Table::new([
+        ("name", Align::Left),
+        ("request", Align::Left),
+        ("status", Align::Right),
+    ]);
+    for s in SCENARIOS {
+        scenarios.row([
+            s.name.to_string(),
+            format!("GET {}", s.path),
+            s.status.to_string(),
+        ]);
+    }
+    print!("{}", scenarios.terminal("  "));
+    Ok(ExitCode::SUCCESS)
+}

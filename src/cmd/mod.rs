@@ -1,0 +1,41 @@
+//! One home per command, as cargo keeps them (`src/bin/cargo/commands/`): `cmd/<name>.rs` holds
+//! a subcommand's clap arguments and its `run`, which checks the arguments, calls the topic's
+//! module (`driver/`, `report/`, `quick/`…) to measure, and prints. `main.rs` is the enum and
+//! the dispatch. Every `run` returns `anyhow::Result`; `main` is the one error boundary
+//! (src/error.rs).
+
+pub mod ab;
+pub mod ab_worker;
+pub mod allocs;
+pub mod args;
+pub mod callgrind_cell;
+pub mod check;
+pub mod child;
+pub mod compare;
+pub mod deltas;
+pub mod diff;
+pub mod list;
+pub mod load;
+pub mod merge;
+pub mod profile;
+pub mod quick;
+pub mod quick_cell;
+pub mod report;
+pub mod scale;
+pub mod serve;
+
+use crate::frameworks::REGISTRY;
+
+/// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
+/// Go peers must build).
+pub fn prepare_tools() -> anyhow::Result<()> {
+    crate::tools::check_required().map_err(|e| anyhow::anyhow!(e))?;
+    for entry in REGISTRY {
+        if let Some(tool) = entry.tool.filter(|t| t.required()) {
+            entry.available().map_err(|e| {
+                anyhow::anyhow!(format!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()),)
+            })?;
+        }
+    }
+    Ok(())
+}

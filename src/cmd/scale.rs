@@ -1,0 +1,262 @@
+//! `framebench scale`: how each framework's loopback rate grows with its server threads (the
+//! sweep itself is `crate::scale`).
+
+use std::process::ExitCode;
+
+use crate::options::{Io, Logging, Options, Runtime};
+use crate::pinning::Sides;
+use anyhow::Context;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::driver;
+use crate::fixtures::Fixtures;
+use crate::scale::{chart, output, plan, read_rows, summary, Sweep};
+use crate::units::parse_duration;
+
+/// `framebench scale`.
+#[derive(clap::Args, Debug)]
+pub struct ScaleArgs {
+    /// Server threads T to sweep, comma-separated (default: 1, 2, 4 … 64, cut to half the CPUs
+    /// this process may use). The server runs on T CPUs of one half, the driver on the other.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<Vec<u16>>,
+    /// Runtimes of the tokio frameworks that take either, comma-separated (default: both, side
+    /// by side). The other frameworks run their own thread model.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    runtime: Vec<Runtime>,
+    /// Rounds per cell: the targets are interleaved and their order rotates each round; the
+    /// median and the range of the rounds are reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(3..=100))]
+    rounds: u16,
+    /// Frameworks, comma-separated (default: every one that serves).
+    #[arg(long, value_delimiter = ',')]
+    frameworks: Vec<String>,
+    /// Scenarios, comma-separated (default: hello, json, static).
+    #[arg(long, value_delimiter = ',')]
+    scenarios: Vec<String>,
+    /// Connections, one count for every T (default: 256, or 32 per thread at the widest T if
+    /// more).
+    #[arg(short = 'c', long = "connections", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    connections: Option<u32>,
+    /// Recorded time per cell.
+    #[arg(short = 'd', long, value_parser = parse_duration, default_value = "2s")]
+    duration: Duration,
+    /// Unrecorded load before each cell.
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    warmup: Duration,
+    /// A request unanswered this long is a timeout.
+    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    timeout: Duration,
+    /// Request logging of the server; a comma-separated list runs each.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "off")]
+    logging: Vec<Logging>,
+    /// File I/O of the server; a comma-separated list runs each.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "memory")]
+    io: Vec<Io>,
+    /// HTTP/1.1 pipelining depth.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pipeline: u16,
+    /// Check one response in this many per connection against the oracle (plus the first).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    sample_every: u64,
+    /// Write the results as JSON (the `framebench-results` schema: `framebench diff` reads
+    /// it), with every round of every cell.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the results as Markdown, stamped with the machine and the commit.
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// Draw req/s against T (.svg or .png), and the efficiency beside it (`NAME-efficiency.svg`).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Measure nothing: draw the charts of `--plot` again from a results file that `scale
+    /// --json` wrote (its rows), for instance after the charts' style changed.
+    #[arg(long, value_name = "JSON", requires = "plot",
+          conflicts_with_all = ["threads", "runtime", "frameworks", "scenarios", "json", "markdown"])]
+    replot: Option<PathBuf>,
+    #[command(flatten)]
+    baselines: crate::results::BaselineArgs,
+    /// Refused: the sweep pins the server and the client itself.
+    #[arg(long, hide = true, value_name = "CPUS")]
+    server_cpus: Option<String>,
+    /// Refused: see --server-cpus.
+    #[arg(long, hide = true, value_name = "CPUS")]
+    client_cpus: Option<String>,
+    /// Refused: one driver thread per client CPU.
+    #[arg(long, hide = true, value_name = "N")]
+    client_threads: Option<String>,
+    /// Refused: the sweep measures the rate each T reaches.
+    #[arg(long, hide = true, value_name = "RPS")]
+    rate: Option<String>,
+    /// Refused: one process drives the sweep.
+    #[arg(long, hide = true, value_name = "I/N")]
+    shard: Option<String>,
+    /// Refused: a sweep has many cells.
+    #[arg(long, hide = true, value_name = "UNIX_SECONDS")]
+    start_at: Option<String>,
+}
+
+/// `framebench scale`.
+pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
+    if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
+        let rows = read_rows(from)?;
+        chart::draw(&rows, plot)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    args.baselines.check("scale")?;
+    let (sweep, note) = sweep(&args)?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
+    let fixtures = Fixtures::load_default()?;
+    crate::select::prepare_entries(sweep.targets.iter().map(|t| t.entry));
+    driver::interrupted();
+    let measured = crate::scale::run(&sweep, &fixtures, args.quiet);
+    let rows = summary::rows(&measured);
+    print!("{}", output::terminal(&sweep, &rows));
+    let results = output::results(&sweep, &rows, &measured);
+    if let Some(p) = &args.json {
+        results.write(p)?;
+    }
+    if let Some(p) = &args.markdown {
+        std::fs::write(
+            p,
+            output::markdown(&sweep, &rows, &measured, &results.environment),
+        )
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if let Some(p) = &args.plot {
+        chart::draw(&rows, p)?;
+    }
+    args.baselines.apply(&results)?;
+    if driver::interrupted().load(Ordering::Relaxed) {
+        eprintln!("interrupted: child servers stopped");
+        return Ok(ExitCode::from(130));
+    }
+    let failed = rows.iter().filter(|r| r.failed.is_some()).count();
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: {failed} rows had a round that did not measure (see above)");
+        ExitCode::from(1)
+    })
+}
+
+/// The scenarios a sweep runs by default: the three the many-core results cover.
+const DEFAULT_SCENARIOS: &[&str] = &["hello", "json", "static"];
+
+impl ScaleArgs {
+    /// The flags of `load` and `compare` that would break the sweep, with why.
+    fn refused(&self) -> anyhow::Result<()> {
+        let refusals = [
+            (
+                self.server_cpus.is_some(),
+                "--server-cpus",
+                "the sweep pins the server to T CPUs of its half itself",
+            ),
+            (
+                self.client_cpus.is_some(),
+                "--client-cpus",
+                "the sweep gives the client the other half of the CPUs",
+            ),
+            (
+                self.client_threads.is_some(),
+                "--client-threads",
+                "the client runs one driver thread per CPU of its half",
+            ),
+            (
+                self.rate.is_some(),
+                "--rate",
+                "the sweep measures the rate each T reaches (use `framebench load --rate`)",
+            ),
+            (
+                self.shard.is_some(),
+                "--shard",
+                "one process drives a sweep (use `framebench load --shard`)",
+            ),
+            (
+                self.start_at.is_some(),
+                "--start-at",
+                "a sweep has many cells (use `framebench load --start-at`)",
+            ),
+        ];
+        match refusals.iter().find(|(given, ..)| *given) {
+            Some((_, flag, why)) => Err(crate::error::usage(format!(
+                "framebench scale does not take {flag}: {why}"
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The sweep the arguments ask for on this machine, or the one line that refuses them.
+fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
+    args.refused()?;
+    let sides = Sides::here();
+    let allowed = sides.server.len() + sides.client.len();
+    let asked: Option<Vec<usize>> = args
+        .threads
+        .as_ref()
+        .map(|v| v.iter().map(|&t| t.into()).collect());
+    let (threads, note) = plan::thread_list(asked.as_deref(), sides.server.len(), allowed)
+        .map_err(crate::error::usage)?;
+    let runtimes = if args.runtime.is_empty() {
+        vec![Runtime::WorkStealing, Runtime::PerCore]
+    } else {
+        let mut r = args.runtime.clone();
+        r.dedup();
+        r
+    };
+    let entries = crate::select::frameworks(
+        &args.frameworks,
+        |e| e.loopback,
+        "has no server (in-process only)",
+    )?;
+    // Only per-core asked for: the frameworks without it have nothing to run.
+    let entries = if runtimes == [Runtime::PerCore] {
+        crate::select::for_runtime(&args.frameworks, entries, Runtime::PerCore)?
+    } else {
+        entries
+    };
+    let mut variants = Vec::new();
+    for &logging in &args.logging {
+        for &io in &args.io {
+            variants.push(Options {
+                logging,
+                io,
+                ..Options::default()
+            });
+        }
+    }
+    let names: Vec<String> = if args.scenarios.is_empty() {
+        DEFAULT_SCENARIOS.iter().map(|&s| s.to_owned()).collect()
+    } else {
+        args.scenarios.clone()
+    };
+    let scenarios = crate::select::served_scenarios(&names, false)?;
+    if scenarios.is_empty() {
+        return Err(crate::error::usage(
+            "no scenario left to run (the redis scenario needs a redis-server)",
+        ));
+    }
+    let widest = threads.last().copied().unwrap_or(1);
+    let sweep = Sweep {
+        connections: plan::connections(args.connections.map(|c| c as usize), widest),
+        threads,
+        sides,
+        rounds: args.rounds.into(),
+        targets: plan::targets(&entries, &runtimes, &variants),
+        scenarios,
+        duration: args.duration,
+        warmup: args.warmup,
+        timeout: args.timeout,
+        pipeline: args.pipeline.into(),
+        sample_every: args.sample_every,
+    };
+    Ok((sweep, note))
+}

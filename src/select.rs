@@ -1,0 +1,119 @@
+//! Choosing what a command runs: names to registry entries and scenarios (an unknown name is a
+//! usage error, exit 2), the runtime filter, and the fixtures and tools to prepare first.
+
+use std::sync::Arc;
+
+use crate::fixtures::Fixtures;
+use crate::framework::Entry;
+use crate::frameworks::REGISTRY;
+use crate::options::Runtime;
+use crate::oracle::{Scenario, SCENARIOS};
+
+/// The oracle's scenario called `name`, or the usage error every command gives for an unknown
+/// one.
+pub(crate) fn scenario(name: &str) -> anyhow::Result<&'static crate::oracle::Scenario> {
+    crate::oracle::scenario(name).ok_or_else(|| {
+        crate::error::usage(format!(
+            "unknown scenario '{name}' (one of: {})",
+            crate::oracle::names().join(", ")
+        ))
+    })
+}
+
+/// The registry entry called `name`, or the usage error every command gives for an unknown one.
+pub(crate) fn framework(name: &str) -> anyhow::Result<&'static crate::framework::Entry> {
+    crate::frameworks::find(name).ok_or_else(|| {
+        crate::error::usage(format!(
+            "unknown framework '{name}' (compiled in: {}; others need their Cargo feature)",
+            crate::frameworks::names().join(", ")
+        ))
+    })
+}
+
+/// The registry entries called `names`, in that order, or every one `can` keeps when `names` is
+/// empty. An unknown name is [`framework`]'s usage error; a named entry `can` refuses is the
+/// usage error `<name> <cannot>`.
+pub(crate) fn frameworks(
+    names: &[String],
+    can: impl Fn(&Entry) -> bool,
+    cannot: &str,
+) -> anyhow::Result<Vec<&'static Entry>> {
+    if names.is_empty() {
+        return Ok(REGISTRY.iter().filter(|e| can(e)).collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            let e = framework(n)?;
+            if can(e) {
+                Ok(e)
+            } else {
+                Err(crate::error::usage(format!("{n} {cannot}")))
+            }
+        })
+        .collect()
+}
+
+/// Why a framework has no `--runtime per-core`, in the one line that refuses or skips it.
+const NO_PER_CORE: &str =
+    "a thread model of its own, not a tokio runtime framebench builds; docs/methodology.md, \
+     \"Threads and runtimes\"";
+
+/// `entries` under `runtime`: all of them for `work-stealing`; for `per-core`, those that take
+/// it ([`Entry::per_core`]). A framework the user named that cannot is refused with one line
+/// (exit 2); from the default list, the others are skipped with one line.
+pub(crate) fn for_runtime(
+    names: &[String],
+    entries: Vec<&'static Entry>,
+    runtime: Runtime,
+) -> anyhow::Result<Vec<&'static Entry>> {
+    if runtime == Runtime::WorkStealing {
+        return Ok(entries);
+    }
+    let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries.into_iter().partition(|e| e.per_core);
+    if !left.is_empty() {
+        let list = left.iter().map(|e| e.name).collect::<Vec<_>>().join(", ");
+        if !names.is_empty() {
+            return Err(crate::error::usage(format!(
+                "--runtime {runtime}: {list} cannot take it ({NO_PER_CORE})"
+            )));
+        }
+        eprintln!("--runtime {runtime}: skipping {list} ({NO_PER_CORE})");
+    }
+    Ok(keep)
+}
+
+/// Asks each of `entries` whether it can run here, before anything is timed: this builds the Go
+/// peers (a progress line, a bound of its own) and says once why anything is skipped.
+pub(crate) fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) {
+    for entry in entries {
+        let _ = entry.available();
+    }
+}
+
+/// The fixtures every command serves, or the error that says which one is missing.
+pub(crate) fn load_fixtures() -> anyhow::Result<Arc<Fixtures>> {
+    Fixtures::load_default()
+}
+
+/// The scenarios named (default: all). For framework targets, whose servers need a local
+/// redis-server for the redis scenario, that scenario is skipped with one line without one; a
+/// URL target brings its own server.
+pub(crate) fn served_scenarios(
+    names: &[String],
+    url_target: bool,
+) -> anyhow::Result<Vec<&'static Scenario>> {
+    let chosen: Vec<&'static Scenario> = if names.is_empty() {
+        SCENARIOS.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| scenario(n))
+            .collect::<Result<_, _>>()?
+    };
+    // Without a Redis the redis scenario is skipped with one line, asked for or not.
+    Ok(chosen
+        .into_iter()
+        .filter(|s| url_target || crate::redis::children_can_serve(s))
+        .collect())
+}
