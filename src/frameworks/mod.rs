@@ -28,9 +28,26 @@ use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::oracle::SCENARIOS;
 
-// Shared by axum and axum07: the one file that is not a registry line's module.
+// Shared by axum and axum07: a file that is not a registry line's module.
 #[cfg(any(feature = "axum", feature = "axum07"))]
 mod axum_app;
+// Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
+// line's module.
+#[cfg(any(
+    feature = "axum",
+    feature = "axum07",
+    feature = "gotham",
+    feature = "hyper",
+    feature = "hyper014",
+    feature = "hyperlane",
+    feature = "poem",
+    feature = "rama",
+    feature = "salvo",
+    feature = "trillium",
+    feature = "viz",
+    feature = "warp",
+))]
+mod built;
 
 /// The registry: one line per framework module, baselines first, as
 /// `[feature] in_process|server module: Type;` (`[]` when always compiled in; `server` when it
