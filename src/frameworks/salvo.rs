@@ -25,12 +25,10 @@ use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// salvo behind the framebench trait.
-pub(crate) struct Salvo {
-    config: Config,
-    service: Service,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Salvo(Built<Service>);
 
 /// What the handlers share, injected into each request's depot.
 type Shared = Arc<AppState<AsyncStore>>;
@@ -69,7 +67,7 @@ fn app(config: &Config) -> Service {
         // logger does (docs/methodology.md).
         Some(target) => {
             logging::install();
-            service.hoop(Logger { target })
+            service.hoop(Around(Logger { target }))
         }
     }
 }
@@ -82,20 +80,15 @@ impl Framework for Salvo {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Salvo {
-            config: config.clone(),
-            service: app(config),
-            rt,
-        })
+        Built::new(config, app).map(Salvo)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        self.rt.block_on(async {
+        self.0.rt.block_on(async {
             // What `Service::handle` does (it is behind salvo's `test` feature, which also
             // builds three compression crates): the handler salvo's server makes per
             // connection, then its `handle` per request.
-            let handler = self.service.hyper_handler(
+            let handler = self.0.app.hyper_handler(
                 IN_PROCESS_PEER.into(),
                 IN_PROCESS_PEER.into(),
                 Scheme::HTTP,
@@ -118,24 +111,21 @@ impl Framework for Salvo {
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         // A `Service` is not `Clone`: each runtime of `--runtime per-core` builds its own, and
         // one work-stealing runtime builds one, on its runtime as before.
-        let config = self.config.clone();
+        let config = self.0.config.clone();
         let build = move || {
             let service = app(&config);
             // `serve --max-requests`: the counting hoop exists only when a limit is set.
             match crate::server::limit::active() {
-                Some(limit) => service.hoop(Counter(limit)),
+                Some(limit) => service.hoop(Around(Counter(limit))),
                 None => service,
             }
         };
         // Fairness: salvo's `TcpAcceptor` does not set TCP_NODELAY and has no setting for it;
         // it is set on the listener, which Linux copies to every accepted connection.
         server::nodelay_on_accepted(&listener)?;
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let service = build();
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let service = build();
+            async move {
                 let Ok(acceptor) = TcpAcceptor::try_from(listener) else {
                     return;
                 };
@@ -148,9 +138,8 @@ impl Framework for Salvo {
                     handle.stop_graceful(server::GRACE);
                 });
                 let _ = server.try_serve(service).await;
-                }
-            },
-        )
+            }
+        })
     }
 }
 
@@ -217,13 +206,23 @@ fn nul_guard(req: &mut salvo::Request, res: &mut salvo::Response, ctrl: &mut Flo
     }
 }
 
-/// A request logger hoop: one line per response, to the variant's target.
-struct Logger {
-    target: &'static str,
+/// A hoop around the rest of the request (the handlers, and the 404 when none matches): `W`
+/// says what it does before and after. One hoop type for the logger and the counter, each
+/// monomorphized, so each does only its own work.
+struct Around<W>(W);
+
+/// What an [`Around`] hoop does before the rest of the request and after it.
+trait Watch: Send + Sync + 'static {
+    /// What `before` hands to `after`.
+    type Started: Send;
+    /// Runs before the rest of the request.
+    fn before(&self, req: &salvo::Request) -> Self::Started;
+    /// Runs once the response is made.
+    fn after(&self, started: Self::Started, res: &salvo::Response);
 }
 
 #[handler]
-impl Logger {
+impl<W: Watch> Around<W> {
     async fn handle(
         &self,
         req: &mut salvo::Request,
@@ -231,14 +230,31 @@ impl Logger {
         res: &mut salvo::Response,
         ctrl: &mut FlowCtrl,
     ) {
+        let started = self.0.before(req);
+        ctrl.call_next(req, depot, res).await;
+        self.0.after(started, res);
+    }
+}
+
+/// The request logger: one line per response, to the variant's target.
+struct Logger {
+    target: &'static str,
+}
+
+impl Watch for Logger {
+    type Started = Started;
+
+    fn before(&self, req: &salvo::Request) -> Started {
         let peer = req.remote_addr().clone().into_std();
-        let started = Started::now(
+        Started::now(
             self.target,
             peer.filter(|p| *p != IN_PROCESS_PEER),
             req.method().as_str(),
             req.uri().to_string(),
-        );
-        ctrl.call_next(req, depot, res).await;
+        )
+    }
+
+    fn after(&self, started: Started, res: &salvo::Response) {
         started.finish(res.status_code.unwrap_or(StatusCode::OK).as_u16());
     }
 }
@@ -246,16 +262,12 @@ impl Logger {
 /// Counts every response for `serve --max-requests`.
 struct Counter(&'static crate::server::limit::Limit);
 
-#[handler]
-impl Counter {
-    async fn handle(
-        &self,
-        req: &mut salvo::Request,
-        depot: &mut Depot,
-        res: &mut salvo::Response,
-        ctrl: &mut FlowCtrl,
-    ) {
-        ctrl.call_next(req, depot, res).await;
+impl Watch for Counter {
+    type Started = ();
+
+    fn before(&self, _: &salvo::Request) {}
+
+    fn after(&self, (): (), _: &salvo::Response) {
         self.0.record();
     }
 }
