@@ -67,7 +67,7 @@ fn app(config: &Config) -> Service {
         // logger does (docs/methodology.md).
         Some(target) => {
             logging::install();
-            service.hoop(Around(Logger { target }))
+            service.hoop(Logger { target })
         }
     }
 }
@@ -116,7 +116,7 @@ impl Framework for Salvo {
             let service = app(&config);
             // `serve --max-requests`: the counting hoop exists only when a limit is set.
             match crate::server::limit::active() {
-                Some(limit) => service.hoop(Around(Counter(limit))),
+                Some(limit) => service.hoop(Counter(limit)),
                 None => service,
             }
         };
@@ -206,23 +206,13 @@ fn nul_guard(req: &mut salvo::Request, res: &mut salvo::Response, ctrl: &mut Flo
     }
 }
 
-/// A hoop around the rest of the request (the handlers, and the 404 when none matches): `W`
-/// says what it does before and after. One hoop type for the logger and the counter, each
-/// monomorphized, so each does only its own work.
-struct Around<W>(W);
-
-/// What an [`Around`] hoop does before the rest of the request and after it.
-trait Watch: Send + Sync + 'static {
-    /// What `before` hands to `after`.
-    type Started: Send;
-    /// Runs before the rest of the request.
-    fn before(&self, req: &salvo::Request) -> Self::Started;
-    /// Runs once the response is made.
-    fn after(&self, started: Self::Started, res: &salvo::Response);
+/// A request logger hoop: one line per response, to the variant's target.
+struct Logger {
+    target: &'static str,
 }
 
 #[handler]
-impl<W: Watch> Around<W> {
+impl Logger {
     async fn handle(
         &self,
         req: &mut salvo::Request,
@@ -230,31 +220,14 @@ impl<W: Watch> Around<W> {
         res: &mut salvo::Response,
         ctrl: &mut FlowCtrl,
     ) {
-        let started = self.0.before(req);
-        ctrl.call_next(req, depot, res).await;
-        self.0.after(started, res);
-    }
-}
-
-/// The request logger: one line per response, to the variant's target.
-struct Logger {
-    target: &'static str,
-}
-
-impl Watch for Logger {
-    type Started = Started;
-
-    fn before(&self, req: &salvo::Request) -> Started {
         let peer = req.remote_addr().clone().into_std();
-        Started::now(
+        let started = Started::now(
             self.target,
             peer.filter(|p| *p != IN_PROCESS_PEER),
             req.method().as_str(),
             req.uri().to_string(),
-        )
-    }
-
-    fn after(&self, started: Started, res: &salvo::Response) {
+        );
+        ctrl.call_next(req, depot, res).await;
         started.finish(res.status_code.unwrap_or(StatusCode::OK).as_u16());
     }
 }
@@ -262,12 +235,16 @@ impl Watch for Logger {
 /// Counts every response for `serve --max-requests`.
 struct Counter(&'static crate::server::limit::Limit);
 
-impl Watch for Counter {
-    type Started = ();
-
-    fn before(&self, _: &salvo::Request) {}
-
-    fn after(&self, (): (), _: &salvo::Response) {
+#[handler]
+impl Counter {
+    async fn handle(
+        &self,
+        req: &mut salvo::Request,
+        depot: &mut Depot,
+        res: &mut salvo::Response,
+        ctrl: &mut FlowCtrl,
+    ) {
+        ctrl.call_next(req, depot, res).await;
         self.0.record();
     }
 }
