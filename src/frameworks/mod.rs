@@ -6,7 +6,8 @@
 //!
 //! 1. **Module doc**: the framework and its version, how the app is written (its router, static
 //!    files, logger), how in-process requests reach it, how it serves and what `threads` means.
-//! 2. **The app type**, `pub struct <Name>`: what `build` keeps.
+//! 2. **The app type**, `pub struct <Name>`: what `build` keeps; for the frameworks served
+//!    through [`crate::server::spawn_tokio`], a newtype over `built::Built`.
 //! 3. **`fn app(config)`**: the one place the app is put together (routes, static files for each
 //!    io mode, the logger when logging is on), used by in-process and served requests alike.
 //!    The shared state is [`crate::handlers::AppState`].
