@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -11,20 +11,9 @@ use framebench::check::raw_get;
 use framebench::frameworks::REGISTRY;
 use framebench::oracle::SCENARIOS;
 
-const BIN: &str = env!("CARGO_BIN_EXE_framebench");
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-/// Asserts a failed run printed exactly one line on stderr, no panic, and exited with `code`.
-fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "want one line, got: {stderr:?}");
-    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
+use common::{assert_one_line_error, run, BIN};
 
 #[test]
 fn list_shows_every_framework_with_version_and_every_scenario() {

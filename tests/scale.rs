@@ -8,20 +8,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_framebench");
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-/// Asserts a failed run printed exactly one line on stderr, no panic, and exited with `code`.
-fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "want one line, got: {stderr:?}");
-    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
+use common::{assert_one_line_error, run, BIN};
 
 /// A folder of its own under the system's temporary folder, emptied first.
 fn scratch(name: &str) -> PathBuf {

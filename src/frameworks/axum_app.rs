@@ -36,15 +36,12 @@ macro_rules! axum_app {
         use crate::handlers::{self, AppState, Reply};
         use crate::logging;
         use crate::options::{Io, Logging};
-        use crate::server;
         use crate::store::AsyncStore;
 
+        use super::built::Built;
+
         #[doc = $doc]
-        pub(crate) struct $Axum {
-            config: Config,
-            router: Router,
-            rt: tokio::runtime::Runtime,
-        }
+        pub(crate) struct $Axum(Built<Router>);
 
         /// What the handlers share.
         type Shared = State<Arc<AppState<AsyncStore>>>;
@@ -83,18 +80,14 @@ macro_rules! axum_app {
             const COUNTS_REQUESTS: bool = true;
 
             fn build(config: &Config) -> anyhow::Result<Self> {
-                let rt = server::in_process_runtime()?;
-                Ok($Axum {
-                    config: config.clone(),
-                    router: app(config),
-                    rt,
-                })
+                Built::new(config, app).map($Axum)
             }
 
             fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-                self.rt.block_on(async {
+                self.0.rt.block_on(async {
                     let res = self
-                        .router
+                        .0
+                        .app
                         .clone()
                         .oneshot(req.map($axum::body::Body::from))
                         .await?;
@@ -105,7 +98,7 @@ macro_rules! axum_app {
             }
 
             fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-                let router = app(&self.config);
+                let router = app(&self.0.config);
                 // `serve --max-requests`: the counting layer exists only when a limit is set.
                 let router = match crate::server::limit::active() {
                     Some(limit) => router.layer(tower::util::MapResponseLayer::new(
@@ -118,7 +111,7 @@ macro_rules! axum_app {
                 };
                 // axum's serve sets no idle keep-alive timeout: connections stay open until the client
                 // closes them or the server stops (docs/methodology.md).
-                server::spawn_tokio(listener, self.config.options, move |listener, stop| {
+                self.0.spawn(listener, move |listener, stop| {
                     let router = router.clone();
                     async move {
                         let service = router.into_make_service_with_connect_info::<SocketAddr>();

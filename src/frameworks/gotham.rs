@@ -33,15 +33,12 @@ use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
-use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// The Gotham app.
-pub(crate) struct Gotham {
-    router: Logged,
-    config: Config,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Gotham(Built<Logged>);
 
 /// The peer address in-process requests carry.
 const IN_PROCESS_PEER: SocketAddr =
@@ -101,19 +98,14 @@ impl Framework for Gotham {
     const PER_CORE: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Gotham {
-            router: app(config),
-            config: config.clone(),
-            rt,
-        })
+        Built::new(config, app).map(Gotham)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        self.rt.block_on(async {
+        self.0.rt.block_on(async {
             let state = State::from_request(req.map(Full::new), IN_PROCESS_PEER);
             let res =
-                gotham::service::call_handler(self.router.clone(), AssertUnwindSafe(state)).await?;
+                gotham::service::call_handler(self.0.app.clone(), AssertUnwindSafe(state)).await?;
             let (parts, body) = res.into_parts();
             let body = body.collect().await?.to_bytes();
             Ok(Response::from_parts(parts, body))
@@ -123,11 +115,11 @@ impl Framework for Gotham {
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         // A router of its own: its Redis pool must not share connections with the in-process
         // runtime.
-        let router = app(&self.config);
+        let router = app(&self.0.config);
         // Gotham's `bind_server` serves connections with hyper-util's auto builder at its
         // defaults and exposes no setting: no idle keep-alive timeout, like axum
         // (docs/methodology.md).
-        server::spawn_tokio(listener, self.config.options, move |listener, stop| {
+        self.0.spawn(listener, move |listener, stop| {
             let router = router.clone();
             async move {
                 // Every framebench server sets TCP_NODELAY on accepted connections.

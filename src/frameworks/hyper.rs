@@ -24,13 +24,10 @@ use crate::options::{Logging, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// Raw hyper behind the framebench trait.
-pub(crate) struct Hyper {
-    config: Config,
-    rt: tokio::runtime::Runtime,
-    /// The in-process app's state (its Redis pool's connections live on `rt`).
-    state: Arc<AppState<AsyncStore>>,
-}
+pub(crate) struct Hyper(Built<Arc<AppState<AsyncStore>>>);
 
 /// The response every route gives.
 type Res = http::Response<Full<Bytes>>;
@@ -63,19 +60,14 @@ impl Framework for Hyper {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Hyper {
-            config: config.clone(),
-            rt,
-            state: Arc::new(AppState::new_async(config)),
-        })
+        Built::new(config, |config| Arc::new(AppState::new_async(config))).map(Hyper)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
         let req = req.map(Full::new);
-        let state = Arc::clone(&self.state);
-        self.rt.block_on(async move {
-            let res = match self.config.options.logging {
+        let state = Arc::clone(&self.0.app);
+        self.0.rt.block_on(async move {
+            let res = match self.0.config.options.logging {
                 Logging::Off => app(state).oneshot(req).await?,
                 logging => {
                     let (parts, body) =
@@ -97,17 +89,14 @@ impl Framework for Hyper {
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         // The server's own Redis pool: its connections live on the server's runtime.
-        let state = Arc::new(AppState::new_async(&self.config));
-        let logging = self.config.options.logging;
+        let state = Arc::new(AppState::new_async(&self.0.config));
+        let logging = self.0.config.options.logging;
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
         // limit is set that is one predictable branch per request (docs/methodology.md).
         let limit = crate::server::limit::active();
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let state = Arc::clone(&state);
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let state = Arc::clone(&state);
+            async move {
                 let mut stop = std::future::IntoFuture::into_future(stop);
                 let graceful = GracefulShutdown::new();
                 loop {
@@ -160,9 +149,8 @@ impl Framework for Hyper {
                     _ = graceful.shutdown() => {}
                     _ = tokio::time::sleep(server::GRACE) => {}
                 }
-                }
-            },
-        )
+            }
+        })
     }
 }
 

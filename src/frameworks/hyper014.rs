@@ -18,16 +18,12 @@ use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{AppState, Reply, Routed};
 use crate::logging::{self, Started};
 use crate::options::KEEP_ALIVE;
-use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// Raw hyper 0.14 behind the framebench trait.
-pub(crate) struct Hyper014 {
-    config: Config,
-    rt: tokio::runtime::Runtime,
-    /// The in-process app (its Redis pool's connections live on `rt`).
-    app: App,
-}
+pub(crate) struct Hyper014(Built<App>);
 
 /// hyper 0.14's request and response (`http` 0.2 types).
 type Req = hyper014::Request<Body>;
@@ -59,34 +55,26 @@ impl Framework for Hyper014 {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Hyper014 {
-            config: config.clone(),
-            rt,
-            app: app(config),
-        })
+        Built::new(config, app).map(Hyper014)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
         let req = to_hyper014(req)?;
-        self.rt.block_on(async {
-            let res = self.app.call(req, None).await;
+        self.0.rt.block_on(async {
+            let res = self.0.app.call(req, None).await;
             from_hyper014(res).await
         })
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         // The server's own Redis pool: its connections live on the server's runtime.
-        let app = Arc::new(app(&self.config));
+        let app = Arc::new(app(&self.0.config));
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
         // limit is set that is one predictable branch per request, as for hyper 1.
         let limit = crate::server::limit::active();
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let app = Arc::clone(&app);
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let app = Arc::clone(&app);
+            async move {
                 let Ok(mut incoming) = AddrIncoming::from_listener(listener) else {
                     return;
                 };
@@ -112,9 +100,8 @@ impl Framework for Hyper014 {
                     .serve(make)
                     .with_graceful_shutdown(std::future::IntoFuture::into_future(stop))
                     .await;
-                }
-            },
-        )
+            }
+        })
     }
 }
 

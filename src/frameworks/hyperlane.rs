@@ -37,15 +37,12 @@ use crate::handlers::{self, AppState, Reply};
 use crate::http1;
 use crate::logging::{self, Started};
 use crate::options::KEEP_ALIVE;
-use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// hyperlane behind the framebench trait.
-pub(crate) struct Hyperlane {
-    config: Config,
-    server: Server,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Hyperlane(Built<Server>);
 
 /// What the hooks share, as a context attribute.
 type Shared = Arc<AppState<AsyncStore>>;
@@ -124,12 +121,7 @@ impl Framework for Hyperlane {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Hyperlane {
-            config: config.clone(),
-            server: app(config),
-            rt,
-        })
+        Built::new(config, app).map(Hyperlane)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
@@ -137,11 +129,11 @@ impl Framework for Hyperlane {
         // as HTTP/1.1 and parsed by its own parser, as a new connection's first request
         // (docs/methodology.md).
         let raw = http1::encode_request(&req)?;
-        self.rt.block_on(async {
-            let config = *self.server.get_request_config();
+        self.0.rt.block_on(async {
+            let config = *self.0.app.get_request_config();
             let mut stream = Stream::from_transport(InMemory::new(raw), config, false);
             let mut ctx = Context::default();
-            first_request(&self.server, &mut stream, &mut ctx).await;
+            first_request(&self.0.app, &mut stream, &mut ctx).await;
             // The response the sender built and wrote (to the in-memory transport, which drops
             // it) is still the context's.
             let res = ctx.get_mut_response();
@@ -156,19 +148,16 @@ impl Framework for Hyperlane {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let mut app = app(&self.config);
+        let mut app = app(&self.0.config);
         // `serve --max-requests`: the counting hook exists only when a limit is set.
         if let Some(limit) = crate::server::limit::active() {
             app.get_mut_response_middleware()
                 .push(hook(move |_, _| limit.record()));
         }
         let app = Arc::new(app);
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let app = Arc::clone(&app);
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let app = Arc::clone(&app);
+            async move {
                 // Fairness: `Server::run` binds its own address and takes no listener, so this is
                 // hyperlane's accept loop (`tcp_accept`) on the listener framebench bound, each
                 // connection on a task of its own until the server is told to stop, and then
@@ -190,9 +179,8 @@ impl Framework for Hyperlane {
                     };
                     tokio::spawn(serve_tcp(Arc::clone(&app), socket));
                 }
-                }
-            },
-        )
+            }
+        })
     }
 }
 

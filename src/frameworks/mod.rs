@@ -6,7 +6,8 @@
 //!
 //! 1. **Module doc**: the framework and its version, how the app is written (its router, static
 //!    files, logger), how in-process requests reach it, how it serves and what `threads` means.
-//! 2. **The app type**, `pub struct <Name>`: what `build` keeps.
+//! 2. **The app type**, `pub struct <Name>`: what `build` keeps; for the frameworks served
+//!    through [`crate::server::spawn_tokio`], a newtype over `built::Built`.
 //! 3. **`fn app(config)`**: the one place the app is put together (routes, static files for each
 //!    io mode, the logger when logging is on), used by in-process and served requests alike.
 //!    The shared state is [`crate::handlers::AppState`].
@@ -28,9 +29,26 @@ use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::oracle::SCENARIOS;
 
-// Shared by axum and axum07: the one file that is not a registry line's module.
+// Shared by axum and axum07: a file that is not a registry line's module.
 #[cfg(any(feature = "axum", feature = "axum07"))]
 mod axum_app;
+// Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
+// line's module.
+#[cfg(any(
+    feature = "axum",
+    feature = "axum07",
+    feature = "gotham",
+    feature = "hyper",
+    feature = "hyper014",
+    feature = "hyperlane",
+    feature = "poem",
+    feature = "rama",
+    feature = "salvo",
+    feature = "trillium",
+    feature = "viz",
+    feature = "warp",
+))]
+mod built;
 
 /// The registry: one line per framework module, baselines first, as
 /// `[feature] in_process|server module: Type;` (`[]` when always compiled in; `server` when it

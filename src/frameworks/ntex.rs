@@ -56,7 +56,7 @@ type Shared = AppState<AsyncStore>;
 type AppError = <DefaultError as ErrorRenderer>::Container;
 
 /// The app's middleware: ours around ntex's app service.
-type Stack = web::stack::WebStack<ntex::service::Identity, Observe, DefaultError>;
+type Stack = web::stack::WebStack<ntex::service::Identity, Wrap<Observe>, DefaultError>;
 
 /// A request as the app's services see it.
 type AppRequest = WebRequest<DefaultError>;
@@ -88,12 +88,12 @@ fn app(
     let app = match config.options.io {
         Io::Disk => app.service(
             web::scope("/static")
-                .middleware(TraversalGuard)
+                .middleware(Wrap(TraversalGuard))
                 .service(Files::new("/", config.fixtures.static_dir())),
         ),
         Io::Memory => app.service(static_file),
     };
-    app.middleware(Observe { target, limit })
+    app.middleware(Wrap(Observe { target, limit }))
 }
 
 impl Framework for Ntex {
@@ -243,32 +243,30 @@ impl<Err: ErrorRenderer> web::Responder<Err> for Reply {
     }
 }
 
-/// Answers 404 (as `Files` answers a missing file) to a static request with a path segment that
-/// percent-decodes to `..` or to something holding a slash, a backslash or a NUL byte, before
-/// `Files` sees it.
-// Fairness: ntex-files 3.2 checks each path segment for `..` and a leading dot *before*
-// percent-decoding it, then pushes the decoded segment onto the folder: `%2e%2e` climbs out of
-// it and `%2fetc%2fpasswd` replaces it (`check` caught both leaking files). This guard, on the
-// `/static` scope only, costs one pass over the path per static request, as gotham's, iron's,
-// warp's and salvo's guards do (docs/methodology.md). A middleware rather than the scope's
-// `filter`: a filter can only fail, and its error escapes the app as a 500.
+/// One of our middlewares as ntex takes it: `M` says what it does around each request. One
+/// middleware type for the guard and the observer, each monomorphized, so each does only its
+/// own work.
 #[derive(Clone, Copy)]
-struct TraversalGuard;
+struct Wrap<M>(M);
 
-impl<S> Middleware<S, SharedCfg> for TraversalGuard {
-    type Service = Guarded<S>;
+impl<S, M: Around> Middleware<S, SharedCfg> for Wrap<M> {
+    type Service = Wrapped<S, M>;
 
-    fn create(&self, service: S, _: SharedCfg) -> Guarded<S> {
-        Guarded { service }
+    fn create(&self, service: S, _: SharedCfg) -> Wrapped<S, M> {
+        Wrapped {
+            service,
+            around: self.0,
+        }
     }
 }
 
-/// The static-file service, behind [`TraversalGuard`].
-struct Guarded<S> {
+/// A service behind one of our middlewares.
+struct Wrapped<S, M> {
     service: S,
+    around: M,
 }
 
-impl<S, E> Service<WebRequest<E>> for Guarded<S>
+impl<S, E, M: Around> Service<WebRequest<E>> for Wrapped<S, M>
 where
     S: Service<WebRequest<E>, Response = WebResponse>,
 {
@@ -284,6 +282,39 @@ where
         req: WebRequest<E>,
         ctx: ServiceCtx<'_, Self>,
     ) -> Result<WebResponse, S::Error> {
+        let next = async |req| ctx.call(&self.service, req).await;
+        self.around.call(req, next).await
+    }
+}
+
+/// What one of our middlewares does around the service it wraps, per request.
+trait Around: Copy {
+    /// Answers `req`, through `next` (the wrapped service) or in its place.
+    async fn call<E, Err>(
+        self,
+        req: WebRequest<E>,
+        next: impl AsyncFnOnce(WebRequest<E>) -> Result<WebResponse, Err>,
+    ) -> Result<WebResponse, Err>;
+}
+
+/// Answers 404 (as `Files` answers a missing file) to a static request with a path segment that
+/// percent-decodes to `..` or to something holding a slash, a backslash or a NUL byte, before
+/// `Files` sees it.
+// Fairness: ntex-files 3.2 checks each path segment for `..` and a leading dot *before*
+// percent-decoding it, then pushes the decoded segment onto the folder: `%2e%2e` climbs out of
+// it and `%2fetc%2fpasswd` replaces it (`check` caught both leaking files). This guard, on the
+// `/static` scope only, costs one pass over the path per static request, as gotham's, iron's,
+// warp's and salvo's guards do (docs/methodology.md). A middleware rather than the scope's
+// `filter`: a filter can only fail, and its error escapes the app as a 500.
+#[derive(Clone, Copy)]
+struct TraversalGuard;
+
+impl Around for TraversalGuard {
+    async fn call<E, Err>(
+        self,
+        req: WebRequest<E>,
+        next: impl AsyncFnOnce(WebRequest<E>) -> Result<WebResponse, Err>,
+    ) -> Result<WebResponse, Err> {
         let hostile = req.path().split('/').any(|segment| {
             let mut decoded = percent_encoding::percent_decode_str(segment);
             decoded.clone().eq(*b"..") || decoded.any(|b| matches!(b, b'/' | b'\\' | 0))
@@ -291,7 +322,7 @@ where
         if hostile {
             return Ok(req.into_response(HttpResponse::NotFound().finish()));
         }
-        ctx.call(&self.service, req).await
+        next(req).await
     }
 }
 
@@ -307,40 +338,13 @@ struct Observe {
     limit: Option<&'static Limit>,
 }
 
-impl<S> Middleware<S, SharedCfg> for Observe {
-    type Service = Observed<S>;
-
-    fn create(&self, service: S, _: SharedCfg) -> Observed<S> {
-        Observed {
-            service,
-            observe: *self,
-        }
-    }
-}
-
-/// The app's service, observed.
-struct Observed<S> {
-    service: S,
-    observe: Observe,
-}
-
-impl<S, E> Service<WebRequest<E>> for Observed<S>
-where
-    S: Service<WebRequest<E>, Response = WebResponse>,
-{
-    type Response = WebResponse;
-    type Error = S::Error;
-
-    ntex::forward_poll!(service);
-    ntex::forward_ready!(service);
-    ntex::forward_shutdown!(service);
-
-    async fn call(
-        &self,
+impl Around for Observe {
+    async fn call<E, Err>(
+        self,
         req: WebRequest<E>,
-        ctx: ServiceCtx<'_, Self>,
-    ) -> Result<WebResponse, S::Error> {
-        let started = self.observe.target.map(|target| {
+        next: impl AsyncFnOnce(WebRequest<E>) -> Result<WebResponse, Err>,
+    ) -> Result<WebResponse, Err> {
+        let started = self.target.map(|target| {
             Started::now(
                 target,
                 req.peer_addr(),
@@ -348,11 +352,11 @@ where
                 req.uri().to_string(),
             )
         });
-        let res = ctx.call(&self.service, req).await?;
+        let res = next(req).await?;
         if let Some(started) = started {
             started.finish(res.status().as_u16());
         }
-        if let Some(limit) = self.observe.limit {
+        if let Some(limit) = self.limit {
             limit.record();
         }
         Ok(res)

@@ -24,12 +24,10 @@ use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// poem behind the framebench trait.
-pub(crate) struct Poem {
-    config: Config,
-    endpoint: BoxEndpoint<'static>,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Poem(Built<BoxEndpoint<'static>>);
 
 /// What the handlers share, as endpoint data.
 type Shared<'a> = Data<&'a Arc<AppState<AsyncStore>>>;
@@ -84,16 +82,11 @@ impl Framework for Poem {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Poem {
-            config: config.clone(),
-            endpoint: app(config),
-            rt,
-        })
+        Built::new(config, app).map(Poem)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        self.rt.block_on(async {
+        self.0.rt.block_on(async {
             let (parts, body) = req.into_parts();
             let mut builder = poem::Request::builder()
                 .method(parts.method)
@@ -102,7 +95,7 @@ impl Framework for Poem {
             for (name, value) in &parts.headers {
                 builder = builder.header(name, value);
             }
-            let res = self.endpoint.get_response(builder.body(body)).await;
+            let res = self.0.app.get_response(builder.body(body)).await;
             let (parts, body) = res.into_parts();
             let mut out = Response::new(body.into_bytes().await?);
             *out.status_mut() = parts.status;
@@ -112,7 +105,7 @@ impl Framework for Poem {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let endpoint = app(&self.config);
+        let endpoint = app(&self.0.config);
         // `serve --max-requests`: the counting endpoint exists only when a limit is set.
         let endpoint = match crate::server::limit::active() {
             Some(limit) => endpoint
@@ -126,7 +119,7 @@ impl Framework for Poem {
         // Shared by the runtimes of `--runtime per-core` (poem serves an `Arc` of an endpoint as
         // the endpoint itself).
         let endpoint = Arc::new(endpoint);
-        server::spawn_tokio(listener, self.config.options, move |listener, stop| {
+        self.0.spawn(listener, move |listener, stop| {
             let endpoint = Arc::clone(&endpoint);
             async move {
                 let Ok(acceptor) = NoDelay::new(listener) else {

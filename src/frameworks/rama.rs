@@ -37,12 +37,10 @@ use crate::options::{Io, Logging, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// rama behind the framebench trait.
-pub(crate) struct Rama {
-    config: Config,
-    service: App,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Rama(Built<App>);
 
 /// What the handlers share, as router state.
 type Shared = Arc<AppState<AsyncStore>>;
@@ -98,16 +96,11 @@ impl Framework for Rama {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Rama {
-            config: config.clone(),
-            service: app(config),
-            rt,
-        })
+        Built::new(config, app).map(Rama)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        self.rt.block_on(async {
+        self.0.rt.block_on(async {
             let (parts, body) = req.into_parts();
             let mut builder = rama::http::Request::builder()
                 .method(parts.method.as_str())
@@ -116,7 +109,7 @@ impl Framework for Rama {
                 builder = builder.header(name.as_str(), value.as_bytes());
             }
             let req = builder.body(Body::new(Full::new(body)))?;
-            let Ok(res) = self.service.serve(req).await;
+            let Ok(res) = self.0.app.serve(req).await;
             let (parts, body) = res.into_parts();
             let mut out = http::Response::builder().status(parts.status.as_u16());
             for (name, value) in &parts.headers {
@@ -131,7 +124,7 @@ impl Framework for Rama {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let service = app(&self.config);
+        let service = app(&self.0.config);
         // `serve --max-requests`: the counting layer exists only when a limit is set.
         let service = match crate::server::limit::active() {
             Some(limit) => MapOutputLayer::new(move |res| {
@@ -145,12 +138,9 @@ impl Framework for Rama {
         // Fairness: rama's TCP listener does not set TCP_NODELAY and has no setting for it; it
         // is set on the listener, which Linux copies to every accepted connection.
         server::nodelay_on_accepted(&listener)?;
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let service = service.clone();
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let service = service.clone();
+            async move {
                 let shutdown = Shutdown::new(std::future::IntoFuture::into_future(stop));
                 let listener = rama::tcp::server::TcpListener::from(listener);
                 shutdown.spawn_task_fn(async move |guard| {
@@ -163,9 +153,8 @@ impl Framework for Rama {
                     listener.serve_graceful(guard, http).await;
                 });
                 let _ = shutdown.shutdown_with_limit(server::GRACE).await;
-                }
-            },
-        )
+            }
+        })
     }
 }
 

@@ -25,12 +25,10 @@ use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// salvo behind the framebench trait.
-pub(crate) struct Salvo {
-    config: Config,
-    service: Service,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Salvo(Built<Service>);
 
 /// What the handlers share, injected into each request's depot.
 type Shared = Arc<AppState<AsyncStore>>;
@@ -82,20 +80,15 @@ impl Framework for Salvo {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Salvo {
-            config: config.clone(),
-            service: app(config),
-            rt,
-        })
+        Built::new(config, app).map(Salvo)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        self.rt.block_on(async {
+        self.0.rt.block_on(async {
             // What `Service::handle` does (it is behind salvo's `test` feature, which also
             // builds three compression crates): the handler salvo's server makes per
             // connection, then its `handle` per request.
-            let handler = self.service.hyper_handler(
+            let handler = self.0.app.hyper_handler(
                 IN_PROCESS_PEER.into(),
                 IN_PROCESS_PEER.into(),
                 Scheme::HTTP,
@@ -118,7 +111,7 @@ impl Framework for Salvo {
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         // A `Service` is not `Clone`: each runtime of `--runtime per-core` builds its own, and
         // one work-stealing runtime builds one, on its runtime as before.
-        let config = self.config.clone();
+        let config = self.0.config.clone();
         let build = move || {
             let service = app(&config);
             // `serve --max-requests`: the counting hoop exists only when a limit is set.
@@ -130,12 +123,9 @@ impl Framework for Salvo {
         // Fairness: salvo's `TcpAcceptor` does not set TCP_NODELAY and has no setting for it;
         // it is set on the listener, which Linux copies to every accepted connection.
         server::nodelay_on_accepted(&listener)?;
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let service = build();
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let service = build();
+            async move {
                 let Ok(acceptor) = TcpAcceptor::try_from(listener) else {
                     return;
                 };
@@ -148,9 +138,8 @@ impl Framework for Salvo {
                     handle.stop_graceful(server::GRACE);
                 });
                 let _ = server.try_serve(service).await;
-                }
-            },
-        )
+            }
+        })
     }
 }
 

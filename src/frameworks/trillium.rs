@@ -20,15 +20,12 @@ use crate::framework::{Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging;
 use crate::options::Io;
-use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// trillium behind the framebench trait.
-pub(crate) struct Trillium {
-    config: Config,
-    handler: BoxedHandler,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Trillium(Built<BoxedHandler>);
 
 /// What the handlers share, as conn state.
 type Shared = Arc<AppState<AsyncStore>>;
@@ -80,19 +77,15 @@ impl Framework for Trillium {
     const NOTE: &'static str = "no keep-alive timeout";
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        let mut handler = app(config);
+        let mut built = Built::new(config, app)?;
         // trillium's server calls `init` once before the first request; so does this.
-        rt.block_on(handler.init(&mut Info::from(trillium_http::HttpContext::default())));
-        Ok(Trillium {
-            config: config.clone(),
-            handler,
-            rt,
-        })
+        let info = &mut Info::from(trillium_http::HttpContext::default());
+        built.rt.block_on(built.app.init(info));
+        Ok(Trillium(built))
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        self.rt.block_on(async {
+        self.0.rt.block_on(async {
             let (parts, body) = req.into_parts();
             let method: trillium::Method = parts.method.as_str().parse()?;
             let path = parts
@@ -105,8 +98,8 @@ impl Framework for Trillium {
                 conn.request_headers_mut()
                     .append(name.as_str().to_owned(), value.to_str()?.to_owned());
             }
-            let conn = self.handler.run(Conn::from(conn)).await;
-            let mut conn = self.handler.before_send(conn).await;
+            let conn = self.0.app.run(Conn::from(conn)).await;
+            let mut conn = self.0.app.before_send(conn).await;
             // What trillium's server sends for a conn no handler answered.
             let status = conn.status().unwrap_or(Status::NotFound);
             let mut out = http::Response::builder().status(status as u16);
@@ -126,7 +119,7 @@ impl Framework for Trillium {
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
         // A handler is not `Clone` (trillium's own `Arc` wrapper is private): each runtime of
         // `--runtime per-core` builds its own, and one work-stealing runtime builds one.
-        let config = self.config.clone();
+        let config = self.0.config.clone();
         let build = move || {
             let handler = app(&config);
             // `serve --max-requests`: the counting handler exists only when a limit is set.
@@ -135,12 +128,9 @@ impl Framework for Trillium {
                 None => handler,
             }
         };
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let handler = build();
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let handler = build();
+            async move {
                 // Fairness: trillium's HTTP/1 has no idle keep-alive timeout (its config has
                 // none); a connection stays open until the client closes it or the server
                 // stops (docs/methodology.md).
@@ -154,9 +144,8 @@ impl Framework for Trillium {
                     handle.shut_down().await;
                 });
                 config.run_async(handler).await;
-                }
-            },
-        )
+            }
+        })
     }
 }
 

@@ -27,12 +27,10 @@ use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// viz behind the framebench trait.
-pub(crate) struct Viz {
-    config: Config,
-    tree: Tree,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Viz(Built<Tree>);
 
 /// What the handlers share, as request state.
 type Shared = Arc<AppState<AsyncStore>>;
@@ -89,17 +87,12 @@ impl Framework for Viz {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Viz {
-            config: config.clone(),
-            tree: app(config).into(),
-            rt,
-        })
+        Built::new(config, |config| app(config).into()).map(Viz)
     }
 
     fn dispatch(&self, req: FbRequest) -> anyhow::Result<FbResponse> {
-        self.rt.block_on(async {
-            let res = respond(&self.tree, req.map(|body| Body::from(http_body_util::Full::new(body)))).await;
+        self.0.rt.block_on(async {
+            let res = respond(&self.0.app, req.map(|body| Body::from(http_body_util::Full::new(body)))).await;
             let (parts, body) = res.into_parts();
             let body = body
                 .collect()
@@ -110,7 +103,7 @@ impl Framework for Viz {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let router = app(&self.config);
+        let router = app(&self.0.config);
         // `serve --max-requests`: the counting middleware exists only when a limit is set.
         let router = match crate::server::limit::active() {
             Some(limit) => {
@@ -125,12 +118,9 @@ impl Framework for Viz {
         // Fairness: viz's listener does not set TCP_NODELAY and has no setting for it; it is set
         // on the listener, which Linux copies to every accepted connection.
         server::nodelay_on_accepted(&listener)?;
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let router = router.clone();
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let router = router.clone();
+            async move {
                 // viz's default builder (hyper-util's auto, HTTP/1 only as built here) with the
                 // keep-alive bound every server has: how long a connection may wait for a
                 // request head.
@@ -142,9 +132,8 @@ impl Framework for Viz {
                 let server = viz::Server::with_builder(listener, router, builder)
                     .signal(std::future::IntoFuture::into_future(stop));
                 let _ = server.await;
-                }
-            },
-        )
+            }
+        })
     }
 }
 

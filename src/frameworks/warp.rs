@@ -22,12 +22,10 @@ use crate::options::Io;
 use crate::server;
 use crate::store::AsyncStore;
 
+use super::built::Built;
+
 /// warp behind the framebench trait.
-pub(crate) struct Warp {
-    config: Config,
-    filter: App,
-    rt: tokio::runtime::Runtime,
-}
+pub(crate) struct Warp(Built<App>);
 
 /// The whole app, boxed: one type with and without the logger.
 type App = BoxedFilter<(WarpResponse,)>;
@@ -96,17 +94,12 @@ impl Framework for Warp {
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let rt = server::in_process_runtime()?;
-        Ok(Warp {
-            config: config.clone(),
-            filter: app(config),
-            rt,
-        })
+        Built::new(config, app).map(Warp)
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        self.rt.block_on(async {
-            let res = warp::service(self.filter.clone())
+        self.0.rt.block_on(async {
+            let res = warp::service(self.0.app.clone())
                 .oneshot(req.map(Full::new))
                 .await?;
             let (parts, body) = res.into_parts();
@@ -118,7 +111,7 @@ impl Framework for Warp {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let filter = app(&self.config);
+        let filter = app(&self.0.config);
         // `serve --max-requests`: the counting filter exists only when a limit is set. A
         // rejection is a response too (warp's service turns it into one after the filter).
         let filter = match crate::server::limit::active() {
@@ -138,20 +131,16 @@ impl Framework for Warp {
         // Linux copies to every accepted connection (docs/methodology.md). warp's server has no
         // keep-alive setting: hyper-util's auto builder at its defaults, no idle timeout.
         server::nodelay_on_accepted(&listener)?;
-        server::spawn_tokio(
-            listener,
-            self.config.options,
-            move |listener, stop| {
-                let filter = filter.clone();
-                async move {
+        self.0.spawn(listener, move |listener, stop| {
+            let filter = filter.clone();
+            async move {
                     warp::serve(filter)
                         .incoming(listener)
                         .graceful(std::future::IntoFuture::into_future(stop))
                         .run()
                         .await;
-                }
-            },
-        )
+            }
+        })
     }
 }
 
