@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reruns each seed article's experiment (../shared/seeds) on framebench and writes one Markdown
-# file per seed into docs/seeds/ (plus JSON with the environment and a PNG plot), for
+# file per seed into docs/generated/seeds/ (plus JSON with the environment and a PNG plot), for
 # docs/seeds.md.
 #
 #   scripts/seeds.sh                      # release build, 10 s per cell (about 15 minutes)
@@ -14,7 +14,7 @@ if [[ -z "${FRAMEBENCH:-}" ]]; then
   cargo build --release --quiet
   FRAMEBENCH=${CARGO_TARGET_DIR:-target}/release/framebench
 fi
-out=docs/seeds
+out=docs/generated/seeds
 mkdir -p "$out"
 
 run() { # output name, then the compare arguments

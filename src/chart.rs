@@ -1,5 +1,5 @@
 //! Sorted horizontal bar charts, to SVG or PNG (by the file's extension), with plotters: the
-//! charts of `framebench report` (docs/results/) and the quick compare's summary. One bar per
+//! charts of `framebench report` (docs/generated/results/) and the quick compare's summary. One bar per
 //! framework, the best at the top; an interval, where the figure has one, drawn as a whisker;
 //! the floors (`null`, `null-hyper010`) and the reference (`raw`) in colours of their own and
 //! named as such, so that nobody reads them as a framework. Text is DejaVu Sans, embedded from

@@ -88,7 +88,7 @@ enum Command {
     /// Measures the differences the report prints (logging, disk I/O, against raw) in paired
     /// rounds, each with its interval.
     Deltas(framebench::deltas::DeltasArgs),
-    /// Compares two results files (`--json` of allocs, load or compare, or docs/results.json),
+    /// Compares two results files (`--json` of allocs, load or compare, or docs/generated/results.json),
     /// or two frameworks of one with --pair; exits 1 when a --fail-if gate is crossed.
     Diff(framebench::results::DiffArgs),
     /// Times two framebench builds against each other in paired rounds (in-process cells):
@@ -97,7 +97,7 @@ enum Command {
     /// Internal: one build's side of `framebench ab`, driven line by line on stdin.
     #[command(hide = true)]
     AbWorker,
-    /// Writes docs/results.md from criterion's and gungraun's output in target/.
+    /// Writes docs/generated/results.md from criterion's and gungraun's output in target/.
     Report(framebench::report::cli::ReportArgs),
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
     /// and reports throughput, latency, errors, starvation, CPU and memory.

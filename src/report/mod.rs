@@ -1,5 +1,5 @@
 //! `framebench report`: reads criterion's `target/criterion/**/new/{benchmark,estimates}.json`
-//! and gungraun's `target/gungraun/**/summary.json`, and writes docs/results.md: an environment
+//! and gungraun's `target/gungraun/**/summary.json`, and writes docs/generated/results.md: an environment
 //! header, frameworks × scenarios tables, the cost of logging and of disk I/O as deltas, loopback
 //! as a fraction of the `raw` reference, instruction counts, and the allocation counts
 //! `framebench allocs --json target/allocs/allocs.json` wrote ([`write_allocs`]).
