@@ -22,8 +22,8 @@ run() { # output name, then the compare arguments
   local cmd=(compare "$@" -d "$DURATION" --quiet --markdown "$out/$seed.md" --json "$out/$seed.json" --plot "$out/$seed.png")
   echo "== seed $seed: framebench ${cmd[*]}"
   # A cell that fails the oracle or crashes is part of the result, not an error of the script.
+  # Each file's first line names this exact command and the commit (docs/generated/README.md).
   "$FRAMEBENCH" "${cmd[@]}" || true
-  sed -i "1i Command: \`framebench ${cmd[*]}\`\n" "$out/$seed.md"
 }
 
 for seed in $SEEDS; do

@@ -393,7 +393,7 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
         results.write_bmf(p)?;
     }
     if let Some(p) = &opts.markdown {
-        write(p, report.markdown())?;
+        write(p, crate::generated::markdown(&report.markdown()))?;
     }
     if let Some(p) = &opts.plot {
         plot::draw(&report.cells, p, title)?;

@@ -328,7 +328,7 @@ pub fn command(args: MergeArgs) -> Result<ExitCode, CliError> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.markdown {
-        std::fs::write(p, report.markdown())
+        std::fs::write(p, crate::generated::markdown(&report.markdown()))
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {

@@ -66,7 +66,7 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, CliError> {
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    std::fs::write(&args.out, text)
+    std::fs::write(&args.out, crate::generated::markdown(&text))
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     println!("wrote {}", args.out.display());
     // Beside it, the same run as a results file: `framebench diff docs/generated/results.json NEW.json`.

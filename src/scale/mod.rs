@@ -299,7 +299,12 @@ pub fn command(args: ScaleArgs) -> Result<ExitCode, CliError> {
     if let Some(p) = &args.markdown {
         std::fs::write(
             p,
-            output::markdown(&sweep, &rows, &measured, &results.environment),
+            crate::generated::markdown(&output::markdown(
+                &sweep,
+                &rows,
+                &measured,
+                &results.environment,
+            )),
         )
         .with_context(|| format!("cannot write {}", p.display()))?;
     }
