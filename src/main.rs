@@ -11,7 +11,7 @@ use framebench::error::CliError;
 use framebench::quick;
 
 /// The system allocator behind a switch that only `framebench allocs` and `framebench profile
-/// --allocs` turn on (src/allocs/gate.rs; its cost when off is in docs/methodology.md).
+/// --allocs` turn on (src/allocs/gate.rs; its cost when off is in docs/methodology/in-process.md).
 #[global_allocator]
 static GLOBAL: framebench::allocs::Global = framebench::allocs::Global;
 

@@ -117,7 +117,7 @@ macro_rules! axum_app {
                     None => router,
                 };
                 // axum's serve sets no idle keep-alive timeout: connections stay open until the client
-                // closes them or the server stops (docs/methodology.md).
+                // closes them or the server stops (docs/methodology/loopback.md).
                 server::spawn_tokio(listener, self.config.options, move |listener, stop| {
                     let router = router.clone();
                     async move {

@@ -126,7 +126,7 @@ impl Framework for Gotham {
         let router = app(&self.config);
         // Gotham's `bind_server` serves connections with hyper-util's auto builder at its
         // defaults and exposes no setting: no idle keep-alive timeout, like axum
-        // (docs/methodology.md).
+        // (docs/methodology/loopback.md).
         server::spawn_tokio(listener, self.config.options, move |listener, stop| {
             let router = router.clone();
             async move {
@@ -284,7 +284,7 @@ impl Handler for NulGuard {
 // is one), but pipelines run only for requests that match a route: the router answers a 404
 // without any pipeline, so that logger never logs one. Every other framework logs its 404s, so
 // this logger wraps the router itself; with logging off it costs one `Option` check per request
-// (docs/methodology.md).
+// (docs/methodology/fairness.md).
 #[derive(Clone)]
 struct Logged {
     router: Router,

@@ -47,7 +47,7 @@ fn app<B>(
         match state.route(get, uri.path(), uri.query()) {
             Routed::Ready(reply) => RouteFuture::Ready(Some(respond(reply))),
             // Fairness: the one route that waits on I/O is a boxed future; every other route
-            // stays a ready value (docs/methodology.md).
+            // stays a ready value (docs/methodology/fairness.md).
             Routed::Redis(reply) => {
                 RouteFuture::Redis(Box::pin(async move { respond(reply.await) }))
             }
@@ -100,7 +100,7 @@ impl Framework for Hyper {
         let state = Arc::new(AppState::new_async(&self.config));
         let logging = self.config.options.logging;
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
-        // limit is set that is one predictable branch per request (docs/methodology.md).
+        // limit is set that is one predictable branch per request (docs/methodology/callgrind.md).
         let limit = crate::server::limit::active();
         server::spawn_tokio(
             listener,
@@ -131,7 +131,7 @@ impl Framework for Hyper {
                         }
                     });
                     // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how long a
-                    // connection may wait for each request head (docs/methodology.md).
+                    // connection may wait for each request head (docs/methodology/loopback.md).
                     let mut builder = hyper::server::conn::http1::Builder::new();
                     builder
                         .timer(TokioTimer::new())
