@@ -7,7 +7,7 @@
 //! `framebench allocs`'s allocs + reallocs when everything runs on the bench's thread (the
 //! cells below). It sees only stacks that contain the bench function: what another thread
 //! allocates is not in its count (rocket's local client and the tokio blocking pool are left
-//! out for that reason). docs/methodology.md records the comparison.
+//! out for that reason). docs/methodology/in-process.md records the comparison.
 //!
 //! Without valgrind or the matching `gungraun-runner` it prints one line and exits 0, as the
 //! callgrind targets do.

@@ -134,7 +134,7 @@ framebench::registry!(counted);
 /// The counted process sees a frozen clock when libfaketime is installed: hyper 0.10's `Date`
 /// header and every log line's timestamp and latency then format the same digits on every run,
 /// so their instruction counts repeat exactly. Without it they vary by up to about 2 %
-/// (docs/methodology.md).
+/// (docs/methodology/callgrind.md).
 fn config() -> LibraryBenchmarkConfig {
     bench::callgrind_preflight("callgrind");
     let mut config = LibraryBenchmarkConfig::default();

@@ -53,7 +53,7 @@ fn in_process(c: &mut Criterion) {
                 // Batches of CHUNK requests, as every in-process timer of framebench builds
                 // them (`bench::timed_batch`): `SmallInput` built a tenth of a sample at once,
                 // tens of thousands of requests for the cheapest cells, which had left the
-                // cache by the time they were dispatched (docs/methodology.md, "The in-process
+                // cache by the time they were dispatched (docs/methodology/in-process.md, "The in-process
                 // timers agree").
                 group.bench_function(BenchmarkId::new(entry.name, label), |b| {
                     b.iter_batched(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures this machine's own speed noise (docs/methodology.md, "Repeatability of the quick
+# Measures this machine's own speed noise (docs/methodology/loopback.md, "Repeatability of the quick
 # compare"): a CPU-bound C loop pinned to one CPU prints, per 0.2 s window, the seconds elapsed,
 # its iterations and the steal ticks of that CPU from /proc/stat.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What idle servers cost the CPU they share (docs/methodology.md, "Repeatability of the quick
+# What idle servers cost the CPU they share (docs/methodology/loopback.md, "Repeatability of the quick
 # compare"): starts every loopback framework's `framebench serve` on cpu 0, idle, and prints
 # cpu 0's busy share over 10 s from /proc/stat, then the same with none running. Then, with
 # redis-server installed, as many bare redis-servers on cpu 0 as there were servers, at redis's

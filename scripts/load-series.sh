@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts one `framebench serve` per framework named (pinned to cpu 0, 1 thread) and loads them
 # in turn with short closed-loop cells from cpu 1, printing one line per cell: seconds since
-# the start, the server's URL and its req/s in thousands. This is how docs/methodology.md
+# the start, the server's URL and its req/s in thousands. This is how docs/methodology/loopback.md
 # ("Repeatability of the quick compare") measured the machine's noise over time; name the same
 # framework several times to compare servers started side by side.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Pipelined hello at depths 16 and 128 for every framework that serves (seed 002's
 # pipelining comparison, rerun with the Rocket, Gotham and Go peers), plus the json scenario.
-# Writes docs/seeds/pipeline/pipeline-16.md, pipeline-128.md and json.md (or $OUT/), and prints them.
+# Writes docs/generated/seeds/pipeline/pipeline-16.md, pipeline-128.md and json.md (or $OUT/), and prints them.
 #
 #   scripts/pipeline.sh                 # release build, 5 s per cell
 #   DURATION=1s PROFILE=dev scripts/pipeline.sh   # a quick development run
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 duration=${DURATION:-5s}
 profile=${PROFILE:-release}
 conns=${CONNECTIONS:-16}
-out=${OUT:-docs/seeds/pipeline}
+out=${OUT:-docs/generated/seeds/pipeline}
 mkdir -p "$out"
 if [ "$profile" = release ]; then
   cargo build --release --quiet

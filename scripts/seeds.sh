@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reruns each seed article's experiment (../shared/seeds) on framebench and writes one Markdown
-# file per seed into docs/seeds/ (plus JSON with the environment and a PNG plot), for
+# file per seed into docs/generated/seeds/ (plus JSON with the environment and a PNG plot), for
 # docs/seeds.md.
 #
 #   scripts/seeds.sh                      # release build, 10 s per cell (about 15 minutes)
@@ -14,7 +14,7 @@ if [[ -z "${FRAMEBENCH:-}" ]]; then
   cargo build --release --quiet
   FRAMEBENCH=${CARGO_TARGET_DIR:-target}/release/framebench
 fi
-out=docs/seeds
+out=docs/generated/seeds
 mkdir -p "$out"
 
 run() { # output name, then the compare arguments
@@ -22,8 +22,8 @@ run() { # output name, then the compare arguments
   local cmd=(compare "$@" -d "$DURATION" --quiet --markdown "$out/$seed.md" --json "$out/$seed.json" --plot "$out/$seed.png")
   echo "== seed $seed: framebench ${cmd[*]}"
   # A cell that fails the oracle or crashes is part of the result, not an error of the script.
+  # Each file's first line names this exact command and the commit (docs/generated/README.md).
   "$FRAMEBENCH" "${cmd[@]}" || true
-  sed -i "1i Command: \`framebench ${cmd[*]}\`\n" "$out/$seed.md"
 }
 
 for seed in $SEEDS; do

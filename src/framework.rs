@@ -81,7 +81,7 @@ pub trait Framework: Sized + 'static {
     /// Whether its server takes `--runtime per-core`: true for the tokio frameworks that serve
     /// through [`crate::server::spawn_tokio`], which builds either runtime. A framework with a
     /// thread model of its own (actix, ntex, xitca, may, hyper 0.10's pool, Go, Rocket's own
-    /// launch) keeps it, and docs/methodology.md says which it is.
+    /// launch) keeps it, and docs/methodology/many-cores.md says which it is.
     const PER_CORE: bool = false;
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go

@@ -26,6 +26,7 @@ pub mod error;
 pub mod fixtures;
 pub mod framework;
 pub mod frameworks;
+pub(crate) mod generated;
 pub(crate) mod handlers;
 pub mod http1;
 #[cfg(feature = "hyper010")]

@@ -9,7 +9,7 @@ use framebench::cmd;
 use framebench::error::CliError;
 
 /// The system allocator behind a switch that only `framebench allocs` and `framebench profile
-/// --allocs` turn on (src/allocs/gate.rs; its cost when off is in docs/methodology.md).
+/// --allocs` turn on (src/allocs/gate.rs; its cost when off is in docs/methodology/in-process.md).
 #[global_allocator]
 static GLOBAL: framebench::allocs::Global = framebench::allocs::Global;
 
@@ -51,7 +51,7 @@ enum Command {
     /// Measures the differences the report prints (logging, disk I/O, against raw) in paired
     /// rounds, each with its interval.
     Deltas(cmd::deltas::DeltasArgs),
-    /// Compares two results files (`--json` of allocs, load or compare, or docs/results.json),
+    /// Compares two results files (`--json` of allocs, load or compare, or docs/generated/results.json),
     /// or two frameworks of one with --pair; exits 1 when a --fail-if gate is crossed.
     Diff(cmd::diff::DiffArgs),
     /// Times two framebench builds against each other in paired rounds (in-process cells):
@@ -60,7 +60,7 @@ enum Command {
     /// Internal: one build's side of `framebench ab`, driven line by line on stdin.
     #[command(hide = true)]
     AbWorker,
-    /// Writes docs/results.md from criterion's and gungraun's output in target/.
+    /// Writes docs/generated/results.md from criterion's and gungraun's output in target/.
     Report(cmd::report::ReportArgs),
     /// Loads one target (a framework served by a child process, or http://127.0.0.1:PORT)
     /// and reports throughput, latency, errors, starvation, CPU and memory.

@@ -27,7 +27,7 @@ pub enum Io {
 
 /// How a tokio server's `threads` workers are arranged. Only the frameworks that serve through
 /// [`crate::server::spawn_tokio`] offer a choice ([`crate::framework::Entry::per_core`]); every
-/// other server has one model of its own (docs/methodology.md, "Threads and runtimes").
+/// other server has one model of its own (docs/methodology/many-cores.md, "Threads and runtimes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum)]
 pub enum Runtime {
     /// One multi-threaded tokio runtime of `threads` workers that steal each other's tasks:

@@ -1,5 +1,6 @@
 //! What every chart of framebench shares, whatever it draws: the embedded font, the backend
-//! picked by the file's extension (SVG or PNG), and plotters' errors as `anyhow` ones. A leaf:
+//! picked by the file's extension (SVG, stamped by [`crate::generated`], or PNG), and plotters' errors
+//! as `anyhow` ones. A leaf but for that stamp:
 //! the load driver's plots ([`crate::driver::plot`]), the report's charts ([`crate::chart`]) and
 //! the sweep's ([`crate::scale`]) use it, and it uses none of them.
 
@@ -39,9 +40,15 @@ pub(crate) fn to_file(path: &Path, size: (u32, u32), what: &impl Drawing) -> any
     register_font();
     match path.extension().and_then(|e| e.to_str()) {
         Some("svg") => {
-            let root = SVGBackend::new(path, size).into_drawing_area();
-            what.draw_on(&root)?;
-            root.present().map_err(|e| anyhow!("{e}"))
+            // Drawn into memory, then written with the stamp that names the command and commit.
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+                what.draw_on(&root)?;
+                root.present().map_err(|e| anyhow!("{e}"))?;
+            }
+            std::fs::write(path, crate::generated::svg(&text))
+                .map_err(|e| anyhow!("writing {}: {e}", path.display()))
         }
         Some("png") => {
             let root = BitMapBackend::new(path, size).into_drawing_area();

@@ -56,7 +56,7 @@ pub(crate) fn frameworks(
 
 /// Why a framework has no `--runtime per-core`, in the one line that refuses or skips it.
 const NO_PER_CORE: &str =
-    "a thread model of its own, not a tokio runtime framebench builds; docs/methodology.md, \
+    "a thread model of its own, not a tokio runtime framebench builds; docs/methodology/many-cores.md, \
      \"Threads and runtimes\"";
 
 /// `entries` under `runtime`: all of them for `work-stealing`; for `per-core`, those that take

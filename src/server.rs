@@ -188,7 +188,7 @@ impl From<crate::options::Options> for Workers {
 ///   one bound to the same address with `SO_REUSEPORT`, so that the kernel spreads new
 ///   connections over the runtimes by their addresses' hash. One shared listener would wake
 ///   every runtime for every connection, and the first awake would take a burst of them
-///   (docs/methodology.md, "Threads and runtimes"). `listener` must come from [`bind`].
+///   (docs/methodology/many-cores.md, "Threads and runtimes"). `listener` must come from [`bind`].
 ///
 /// `serve` gets the listener and a future that resolves when the server must stop; it should
 /// stop accepting then and let open connections finish. Whatever is still running [`GRACE`]

@@ -61,7 +61,7 @@ fn send_hostile(addr: SocketAddr, bytes: &[u8], half_close: bool) -> Result<Outc
     }
 }
 
-/// What a server answers that is not a 4xx, as measured (docs/methodology.md): net/http puts no
+/// What a server answers that is not a 4xx, as measured (docs/methodology/fairness.md): net/http puts no
 /// limit on the number of headers within its 1 MiB `MaxHeaderBytes`; fasthttp (Fiber) serves
 /// `HTTP/9.9` as HTTP/1.1; ohkami splits the request line at its first two spaces, so
 /// `GET /a b/c HTTP/1.1` has the version `b/c HTTP/1.1`, which it refuses with 505. Each still

@@ -79,7 +79,7 @@ fn every_framework_reads_redis_and_404s_a_missing_key() {
                 failures.push(format!("{} {mode} foo: {e}", entry.name));
             }
             // The baselines answer the redis scenario from a canned value
-            // (docs/methodology.md): only the oracle's own request is theirs to answer.
+            // (docs/methodology/fairness.md): only the oracle's own request is theirs to answer.
             if entry.baseline {
                 return;
             }

@@ -14,7 +14,7 @@ use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
 
 /// The name of the thread the `ctrlc` crate starts, once per process, the first time a handler
-/// is set: ohkami sets one when it starts serving (docs/methodology.md). It waits on a pipe for
+/// is set: ohkami sets one when it starts serving (docs/methodology/fairness.md). It waits on a pipe for
 /// the rest of the process; it belongs to no server, so it is not counted (and there must never
 /// be more than one).
 const CTRLC_THREAD: &str = "ctrl-c";

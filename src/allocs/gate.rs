@@ -3,7 +3,7 @@
 //! Switched off (always, except inside [`super::count`] and [`super::sites`]) every call goes
 //! straight to [`System`], after one relaxed load of the switch: the timed paths of the quick
 //! compare and `framebench profile` pay that load and a predicted branch per call, nothing
-//! else (docs/methodology.md, "Allocations per request", gives the measured difference).
+//! else (docs/methodology/in-process.md, "Allocations per request", gives the measured difference).
 //! Switched on, the calls go through stats_alloc's [`StatsAlloc`], which counts them in
 //! process-global atomics, so allocations made on any thread (tokio's, rocket's) are counted.
 //!

@@ -1,6 +1,6 @@
 //! `framebench profile --flamegraph FILE.svg`: the hot loop of [`super::profile`] sampled from
 //! inside the process with pprof-rs, drawn as a flamegraph by inferno. No perf, no kernel
-//! settings: it works in a container or on CI (docs/methodology.md, "Flamegraphs").
+//! settings: it works in a container or on CI (docs/methodology/callgrind.md, "Flamegraphs").
 //!
 //! The sampler is SIGPROF on the process's CPU-time timer, so it lands on whichever thread is
 //! using the CPU: over loopback the server's threads and the client's alike. It starts after the

@@ -192,7 +192,7 @@ pub const CHUNK: usize = 64;
 /// criterion's `iter_batched` does, and they are built [`CHUNK`] at a time: building a whole
 /// batch first (120,000 requests for a 60 ms batch of `null`) left them, and the responses, out
 /// of the cache by the time they were dispatched, which doubled `null`'s figure against
-/// criterion's (docs/methodology.md, "The in-process timers agree"). Every in-process timer
+/// criterion's (docs/methodology/in-process.md, "The in-process timers agree"). Every in-process timer
 /// (the quick compare, `framebench deltas`, `framebench profile`) measures through here.
 pub(crate) fn timed_batch(
     app: &dyn crate::framework::App,
@@ -205,7 +205,7 @@ pub(crate) fn timed_batch(
         let k = left.min(CHUNK);
         // Fresh vectors for every chunk, freed after it, in criterion's order (inputs, then
         // outputs): reusing them left glibc's allocator in another state between chunks, and
-        // `null hello` read 11 % above criterion's figure for that alone (docs/methodology.md,
+        // `null hello` read 11 % above criterion's figure for that alone (docs/methodology/in-process.md,
         // "The in-process timers agree").
         let requests: Vec<_> = (0..k).map(|_| crate::oracle::request(path)).collect();
         let mut responses = Vec::with_capacity(k);

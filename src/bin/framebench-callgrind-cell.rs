@@ -4,7 +4,7 @@
 //! A binary of its own, not a hidden command of `framebench`, for its allocator: this one has
 //! the default, as the callgrind bench has. The shims of `framebench`'s switchable allocator
 //! (src/allocs/gate.rs) took 143 more instructions of axum hello (7,579 against the bench's
-//! 7,436, +1.9 %) and put axum − hyper 2.4 % above the bench's (docs/methodology.md).
+//! 7,436, +1.9 %) and put axum − hyper 2.4 % above the bench's (docs/methodology/callgrind.md).
 
 use std::process::ExitCode;
 

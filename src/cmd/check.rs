@@ -157,7 +157,7 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<std::process:
     for n in &notes {
         println!("{n}");
     }
-    println!("rules (a report, not a gate: docs/methodology.md says which failures change a server's numbers):");
+    println!("rules (a report, not a gate: docs/methodology/conformance.md says which failures change a server's numbers):");
     for r in RULES {
         println!("  {:<11} {}", r.name, r.what);
     }

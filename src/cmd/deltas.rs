@@ -58,7 +58,7 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
             "framebench deltas: {rounds} paired rounds per difference; the median with its 95 % \
              interval, `≈` when it holds no change; `‡`: faster than raw, `†`: less time with \
              the variant, both beyond the interval and no saving to take at its word \
-             (docs/methodology.md, \"Time against the counts\")"
+             (docs/methodology/callgrind.md, \"Time against the counts\")"
         );
         println!("environment: {}", Environment::current());
         println!(

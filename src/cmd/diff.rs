@@ -10,7 +10,7 @@ use crate::results::{Figure, Metric, Results};
 /// `framebench diff` arguments.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
-    /// The base results file (`--json` of allocs, load or compare, or docs/results.json).
+    /// The base results file (`--json` of allocs, load or compare, or docs/generated/results.json).
     pub(crate) base: std::path::PathBuf,
     /// The new results file (omit with --pair: both sides come from BASE).
     pub(crate) new: Option<std::path::PathBuf>,

@@ -324,7 +324,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
         results.write_bmf(p)?;
     }
     if let Some(p) = &opts.markdown {
-        write(p, report.markdown())?;
+        write(p, crate::generated::markdown(&report.markdown()))?;
     }
     if let Some(p) = &opts.plot {
         plot::draw(&report.cells, p, title)?;

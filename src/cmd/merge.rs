@@ -117,7 +117,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.markdown {
-        std::fs::write(p, report.markdown())
+        std::fs::write(p, crate::generated::markdown(&report.markdown()))
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {

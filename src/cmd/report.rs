@@ -12,7 +12,7 @@ pub struct ReportArgs {
     #[arg(long, default_value = "target", num_args = 1)]
     pub(crate) target_dir: Vec<PathBuf>,
     /// Where to write the report.
-    #[arg(long, default_value = "docs/results.md")]
+    #[arg(long, default_value = "docs/generated/results.md")]
     pub(crate) out: PathBuf,
     /// Rewrite only the allocation section (and the how-to-reproduce lines) of the existing
     /// report, keeping every other section as it was generated: allocation counts take seconds,
@@ -20,7 +20,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub(crate) allocs_only: bool,
     /// Leave the charts out (they are drawn into a folder named after `--out`, beside it:
-    /// `docs/results/` for `docs/results.md`).
+    /// `docs/generated/results/` for `docs/generated/results.md`).
     #[arg(long)]
     pub(crate) no_charts: bool,
     /// Also write the run's figures in Bencher Metric Format (for `bencher run --adapter json`).
@@ -43,8 +43,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         println!("--allocs-only: the results file beside the report is left as it was");
         (text, None)
     } else {
-        // The charts go in a folder named after the report, beside it: docs/results.md →
-        // docs/results/.
+        // The charts go in a folder named after the report, beside it: docs/generated/results.md →
+        // docs/generated/results/.
         let stem = args
             .out
             .file_stem()
@@ -62,10 +62,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    std::fs::write(&args.out, text)
+    std::fs::write(&args.out, crate::generated::markdown(&text))
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     println!("wrote {}", args.out.display());
-    // Beside it, the same run as a results file: `framebench diff docs/results.json NEW.json`.
+    // Beside it, the same run as a results file: `framebench diff docs/generated/results.json NEW.json`.
     if let Some(results) = results {
         // results.md → results.json; an `--out` that already ends in .json keeps its name.
         let json = if args.out.extension().is_some_and(|e| e == "json") {

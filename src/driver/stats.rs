@@ -33,7 +33,7 @@ pub(crate) const SATURATED: f64 = 0.9;
 
 /// What a loopback rate is about. The figure describes the server only when the server kept its
 /// cores busy; otherwise something else (the client, or round trips and wake-ups) set the pace,
-/// and the table says so (docs/methodology.md, "Saturation").
+/// and the table says so (docs/methodology/loopback.md, "Saturation").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Bound {
@@ -89,7 +89,7 @@ pub(crate) enum Status {
     /// A churn load (`--requests-per-connection`) whose server kept connections open after
     /// answering a `Connection: close` request: the rate would not be one of connection churn.
     /// A failure of `load`; the quick compare's churn column reports it beside the
-    /// conformance table instead of failing the run (docs/methodology.md, "Conformance").
+    /// conformance table instead of failing the run (docs/methodology/conformance.md, "Conformance").
     IgnoredClose(String),
     /// The server exited during the run.
     Crashed(String),

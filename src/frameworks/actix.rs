@@ -63,7 +63,7 @@ fn app(
     >,
 > {
     // One pool per `App`, so per worker: each worker has its own runtime, where its
-    // connections' tasks run (docs/methodology.md).
+    // connections' tasks run (docs/methodology/fairness.md).
     let state = Shared::new(AppState::new_async(config));
     let app = App::new()
         .app_data(state)
@@ -216,7 +216,7 @@ async fn run(
 ) {
     let threads = config.options.threads.max(1);
     // Fairness: `serve --max-requests` counts responses in a middleware under `Condition`; when
-    // no limit is set that is one `match` per request (docs/methodology.md).
+    // no limit is set that is one `match` per request (docs/methodology/callgrind.md).
     let counted = crate::server::limit::active().is_some();
     // Called once in every worker thread: that worker's own `App`.
     let factory = move || {

@@ -110,7 +110,7 @@ macro_rules! axum_app {
                     None => router,
                 };
                 // axum's serve sets no idle keep-alive timeout: connections stay open until the client
-                // closes them or the server stops (docs/methodology.md).
+                // closes them or the server stops (docs/methodology/loopback.md).
                 self.0.spawn(listener, move |listener, stop| {
                     let router = router.clone();
                     async move {

@@ -118,7 +118,7 @@ impl Framework for Gotham {
         let router = app(&self.0.config);
         // Gotham's `bind_server` serves connections with hyper-util's auto builder at its
         // defaults and exposes no setting: no idle keep-alive timeout, like axum
-        // (docs/methodology.md).
+        // (docs/methodology/loopback.md).
         self.0.spawn(listener, move |listener, stop| {
             let router = router.clone();
             async move {
@@ -276,7 +276,7 @@ impl Handler for NulGuard {
 // is one), but pipelines run only for requests that match a route: the router answers a 404
 // without any pipeline, so that logger never logs one. Every other framework logs its 404s, so
 // this logger wraps the router itself; with logging off it costs one `Option` check per request
-// (docs/methodology.md).
+// (docs/methodology/loopback.md).
 #[derive(Clone)]
 struct Logged {
     router: Router,

@@ -44,7 +44,7 @@ fn app<B>(
         match state.route(get, uri.path(), uri.query()) {
             Routed::Ready(reply) => RouteFuture::Ready(Some(respond(reply))),
             // Fairness: the one route that waits on I/O is a boxed future; every other route
-            // stays a ready value (docs/methodology.md).
+            // stays a ready value (docs/methodology/fairness.md).
             Routed::Redis(reply) => {
                 RouteFuture::Redis(Box::pin(async move { respond(reply.await) }))
             }
@@ -92,7 +92,7 @@ impl Framework for Hyper {
         let state = Arc::new(AppState::new_async(&self.0.config));
         let logging = self.0.config.options.logging;
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
-        // limit is set that is one predictable branch per request (docs/methodology.md).
+        // limit is set that is one predictable branch per request (docs/methodology/callgrind.md).
         let limit = crate::server::limit::active();
         self.0.spawn(listener, move |listener, stop| {
             let state = Arc::clone(&state);
@@ -120,7 +120,7 @@ impl Framework for Hyper {
                         }
                     });
                     // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how long a
-                    // connection may wait for each request head (docs/methodology.md).
+                    // connection may wait for each request head (docs/methodology/loopback.md).
                     let mut builder = hyper::server::conn::http1::Builder::new();
                     builder
                         .timer(TokioTimer::new())

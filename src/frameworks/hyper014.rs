@@ -112,7 +112,7 @@ impl App {
             None => self.route(&req).await,
             // Fairness: tower-http's trace layer takes `http` 1 types and hyper 0.14 has no
             // logger of its own, so a hand-written one logs the line every hand-written logger
-            // does, around the routing (docs/methodology.md).
+            // does, around the routing (docs/methodology/fairness.md).
             Some(target) => {
                 let started =
                     Started::now(target, peer, req.method().as_str(), req.uri().to_string());
@@ -131,7 +131,7 @@ impl App {
             Routed::Ready(reply) => respond(reply),
             // Fairness: the one route that waits on I/O is boxed, as in hyper 1's app: inline,
             // its future (the pool, the command, the timer) would make every request's future
-            // large, and the runtime copies a future when it starts it (docs/methodology.md).
+            // large, and the runtime copies a future when it starts it (docs/methodology/fairness.md).
             Routed::Redis(reply) => respond(Box::pin(reply).await),
         }
     }
@@ -152,7 +152,7 @@ fn respond(reply: Reply) -> Res {
 }
 
 /// An `http` 1 request as hyper 0.14's (`http` 0.2), as its HTTP/1 decoder would hand it over.
-// Fairness: the conversion is in the in-process time, as actix's is (docs/methodology.md).
+// Fairness: the conversion is in the in-process time, as actix's is (docs/methodology/fairness.md).
 fn to_hyper014(req: Request) -> anyhow::Result<Req> {
     let (parts, body) = req.into_parts();
     let mut builder = hyper014::Request::builder()

@@ -78,7 +78,7 @@ fn app(config: &Config) -> Server {
     // alone (`ServerHook::new`), so app data reaches it only through a global or the context's
     // attributes, which hyperlane clears before every request. A closure on the request
     // middleware list (`ServerHookHandler`, the type hyperlane keeps every hook as) puts the
-    // state into the context per request, and each route reads it back (docs/methodology.md).
+    // state into the context per request, and each route reads it back (docs/methodology/fairness.md).
     server
         .get_mut_request_middleware()
         .push(hook(move |_, ctx| {
@@ -90,7 +90,7 @@ fn app(config: &Config) -> Server {
     if let Some(target) = logging::target(config.options.logging) {
         // Fairness: hyperlane ships no request logger; request middleware notes the start and
         // response middleware logs the line every hand-written logger does, before the
-        // response is sent (docs/methodology.md).
+        // response is sent (docs/methodology/fairness.md).
         logging::install();
         server.get_mut_request_middleware().push(hook(move |stream, ctx| {
             let req = ctx.get_request();
@@ -127,7 +127,7 @@ impl Framework for Hyperlane {
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
         // Fairness: hyperlane makes a request only by parsing bytes, so the request is encoded
         // as HTTP/1.1 and parsed by its own parser, as a new connection's first request
-        // (docs/methodology.md).
+        // (docs/methodology/fairness.md).
         let raw = http1::encode_request(&req)?;
         self.0.rt.block_on(async {
             let config = *self.0.app.get_request_config();
@@ -165,7 +165,7 @@ impl Framework for Hyperlane {
                 // (as Rocket's `serve` does) would leave a window for another process to take it
                 // and reset connections made to this socket; swapping this listener in under
                 // hyperlane's (as may-minihttp's child does) would rely on tokio's epoll
-                // registration (docs/methodology.md). One difference: a failed accept (an
+                // registration (docs/methodology/fairness.md). One difference: a failed accept (an
                 // aborted handshake, no descriptor left) is skipped, where hyperlane's loop ends.
                 let mut stop = std::future::IntoFuture::into_future(stop);
                 loop {
@@ -217,7 +217,7 @@ impl ServerHook for RedisGet {
     async fn new(_: &mut Stream, ctx: &mut Context) -> Self {
         // Fairness: hyperlane keeps the query only parsed, and its values not percent-decoded
         // (no raw query string to hand to `key_from_query`); the key is its value as is
-        // (docs/methodology.md).
+        // (docs/methodology/fairness.md).
         let key = ctx.get_request().try_get_query_front("key");
         RedisGet(key.filter(|key| !key.is_empty()))
     }
@@ -282,7 +282,7 @@ fn shared(ctx: &Context) -> Shared {
 /// The one conversion from [`Reply`]: status, content type and body on the context's response,
 /// which the sender writes.
 // Fairness: a hyperlane body is a `Vec<u8>`; the reply's `Bytes` are copied into it once per
-// response (docs/methodology.md).
+// response (docs/methodology/fairness.md).
 fn respond(ctx: &mut Context, reply: Reply) -> Status {
     let res = ctx.get_mut_response();
     res.set_status_code(usize::from(reply.status));

@@ -17,7 +17,7 @@
 //! ([`swap_in`]), `threads` is may's worker count, and SIGTERM ends the process.
 //! The child is the framebench binary itself rather than a binary of its own: it is built by
 //! every cargo command that builds framebench, from the same sources and features, so nothing
-//! has to be built at run time and nothing can be stale (docs/methodology.md says why a
+//! has to be built at run time and nothing can be stale (docs/methodology/fairness.md says why a
 //! separate package or `[[bin]]` was not used).
 
 use std::io::{self, Read as _};
@@ -179,7 +179,7 @@ impl App {
     /// route waits for Redis on the worker thread.
     // Fairness: may has no Redis client of its own, so `/get` uses the blocking r2d2 pool the
     // blocking frameworks use; while it waits, the worker thread runs no other coroutine
-    // (docs/methodology.md). The logger gets no peer address: may-minihttp's request does not
+    // (docs/methodology/fairness.md). The logger gets no peer address: may-minihttp's request does not
     // carry one, so its lines say `-`.
     fn route(&self, req: &MayRequest<'_, '_, '_>) -> Reply {
         if head_len(req) > MAX_HEAD {
@@ -277,7 +277,7 @@ fn exit_with_parent() {
 // events and may's data pointer, read from /proc/self/fdinfo) is added again for the inherited
 // socket. may-minihttp also leaves TCP_NODELAY off (its `set_nodelay` call is commented out):
 // set on the listener, Linux copies it to every connection accepted. Neither happens per
-// request (docs/methodology.md).
+// request (docs/methodology/fairness.md).
 fn swap_in(inherited: TcpListener, own: RawFd) -> anyhow::Result<()> {
     let (epoll, mut event) = registration(own)?;
     inherited.set_nonblocking(true)?;

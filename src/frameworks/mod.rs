@@ -152,7 +152,7 @@ pub fn floor() -> Option<&'static Entry> {
 }
 
 /// The loopback reference loopback figures are read against: the baseline with a server
-/// (`raw`). Not a proven ceiling (docs/methodology.md, "Raw past the quick compare").
+/// (`raw`). Not a proven ceiling (docs/methodology/loopback.md, "Raw past the quick compare").
 pub(crate) fn reference() -> Option<&'static Entry> {
     REGISTRY.iter().find(|e| e.baseline && e.loopback)
 }
@@ -179,7 +179,7 @@ pub(crate) struct Canned {
 /// oracle's own table. The baselines serve these; the not-found case is the fallback, not a
 /// row.
 // Fairness: the baselines answer the redis scenario from the seeded value, canned, without
-// asking Redis: they stay the floor and reference of the HTTP work alone (docs/methodology.md).
+// asking Redis: they stay the floor and reference of the HTTP work alone (docs/methodology/fairness.md).
 pub(crate) fn canned(fixtures: &Fixtures) -> anyhow::Result<Vec<Canned>> {
     SCENARIOS
         .iter()
@@ -261,13 +261,13 @@ mod tests {
         }
     }
 
-    /// The first cells of the markdown table under `heading` in docs/methodology.md.
-    fn methodology_rows(heading: &str) -> Vec<String> {
-        let doc = read("docs/methodology.md");
+    /// The first cells of the markdown table under `heading` in `docs/methodology/{file}`.
+    fn methodology_rows(file: &str, heading: &str) -> Vec<String> {
+        let doc = read(&format!("docs/methodology/{file}"));
         let section = doc
             .split(&format!("\n{heading}\n"))
             .nth(1)
-            .unwrap_or_else(|| panic!("docs/methodology.md has no `{heading}`"));
+            .unwrap_or_else(|| panic!("docs/methodology/{file} has no `{heading}`"));
         section
             .lines()
             .skip_while(|l| !l.starts_with('|'))
@@ -280,21 +280,21 @@ mod tests {
     /// includes (when it has one) and in the table of what `--threads` means for its server.
     #[test]
     fn methodology_describes_every_entry() {
-        let in_process = methodology_rows("### In-process");
-        let threads = methodology_rows("## Threads and keep-alive");
+        let in_process = methodology_rows("in-process.md", "## In-process");
+        let threads = methodology_rows("loopback.md", "## Threads and keep-alive");
         for e in REGISTRY {
             let name = format!("`{}`", e.name);
             if e.in_process {
                 assert!(
                     in_process.iter().any(|cell| cell.contains(&name)),
-                    "{} has no row in docs/methodology.md's in-process table",
+                    "{} has no row in docs/methodology/in-process.md's in-process table",
                     e.name
                 );
             }
             if e.loopback {
                 assert!(
                     threads.iter().any(|cell| cell.contains(&name)),
-                    "{} has no row in docs/methodology.md's threads table",
+                    "{} has no row in docs/methodology/loopback.md's threads table",
                     e.name
                 );
             }

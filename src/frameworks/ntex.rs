@@ -81,7 +81,7 @@ fn app(
         logging::install();
     }
     // One pool per `App`, so per worker: each worker has its own runtime, where its
-    // connections' tasks run (docs/methodology.md).
+    // connections' tasks run (docs/methodology/fairness.md).
     let app = App::new()
         .state(AppState::new_async(config))
         .service((hello, json, redis_get, template, paste));
@@ -238,7 +238,7 @@ impl<Err: ErrorRenderer> web::Responder<Err> for Reply {
         }
         // Fairness: ntex has its own `Bytes` (ntex-bytes), with no conversion from the `bytes`
         // crate's that `Reply` carries: the body is copied once per response, one allocation
-        // and a copy of at most a few KB (docs/methodology.md).
+        // and a copy of at most a few KB (docs/methodology/fairness.md).
         res.body(ntex::util::Bytes::copy_from_slice(&self.body))
     }
 }
@@ -304,7 +304,7 @@ trait Around: Copy {
 // percent-decoding it, then pushes the decoded segment onto the folder: `%2e%2e` climbs out of
 // it and `%2fetc%2fpasswd` replaces it (`check` caught both leaking files). This guard, on the
 // `/static` scope only, costs one pass over the path per static request, as gotham's, iron's,
-// warp's and salvo's guards do (docs/methodology.md). A middleware rather than the scope's
+// warp's and salvo's guards do (docs/methodology/fairness.md). A middleware rather than the scope's
 // `filter`: a filter can only fail, and its error escapes the app as a 500.
 #[derive(Clone, Copy)]
 struct TraversalGuard;
@@ -331,7 +331,7 @@ impl Around for TraversalGuard {
 // Fairness: ntex's own `Logger` logs through the `log` crate under its module's target, which
 // framebench's logger does not route, and has no setting for the target; this middleware logs
 // the line every hand-written logger does. It is always in place: with logging off and no limit,
-// every request passes two `Option` checks (docs/methodology.md).
+// every request passes two `Option` checks (docs/methodology/fairness.md).
 #[derive(Clone, Copy)]
 struct Observe {
     target: Option<&'static str>,

@@ -47,7 +47,7 @@ fn app(config: &Config) -> Ohkami {
     ));
     // Fairness: ohkami's `Mount` reads every file of the folder into memory when the app is
     // built and serves those bytes, so io=disk serves ohkami's static files from memory, as
-    // its facility does (docs/methodology.md).
+    // its facility does (docs/methodology/fairness.md).
     let statics = match config.options.io {
         Io::Disk => Ohkami::new(("/static".Mount(config.fixtures.static_dir()),)),
         Io::Memory => Ohkami::new(("/static/:name".GET(static_file),)),
@@ -197,7 +197,7 @@ async fn json() -> Reply {
 async fn redis_get(Context(state): Context<'_, Shared>, req: &ohkami::Request) -> Reply {
     // Fairness: ohkami keeps the query only parsed (its `QueryParams` has no raw string); the
     // key is taken through its own decoder, where the others call `key_from_query` on the raw
-    // query (docs/methodology.md).
+    // query (docs/methodology/fairness.md).
     let key = req
         .query
         .iter()
@@ -225,7 +225,7 @@ impl IntoResponse for Reply {
         let res = ohkami::Response::new(Status::from(self.status));
         match self.content_type {
             // Fairness: an ohkami payload owns its bytes or borrows them for 'static; the
-            // reply's `Bytes` are copied into it once per response (docs/methodology.md).
+            // reply's `Bytes` are copied into it once per response (docs/methodology/fairness.md).
             Some(content_type) => res.with_payload(content_type, self.body.to_vec()),
             None => res,
         }

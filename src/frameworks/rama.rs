@@ -62,7 +62,7 @@ fn app(config: &Config) -> App {
         Io::Disk => router.with_sub_service(
             "/static",
             // Fairness: `ServeDir` answers a path that decodes to a NUL byte with a 500 from
-            // the file system; the guard answers 404 first (docs/methodology.md).
+            // the file system; the guard answers 404 first (docs/methodology/fairness.md).
             NulGuard(ServeDir::new(config.fixtures.static_dir())),
         ),
         Io::Memory => router.with_get("/static/{name}", static_file),

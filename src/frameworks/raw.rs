@@ -9,7 +9,7 @@
 //! for [`SPIN`] before sleeping. Its own code costs least of every server here, and it makes the
 //! fewest syscalls per request, so loopback results are read as a fraction of it; but it is a
 //! reference, not a proven ceiling: may-minihttp has read above it at 2 and 32 connections on
-//! this machine (docs/methodology.md, "Raw past the quick compare").
+//! this machine (docs/methodology/loopback.md, "Raw past the quick compare").
 //!
 //! It was one thread per connection on blocking sockets until 2026-11-23: at 32 connections on
 //! one core its 32 threads lost to actix (issue 14), so it was not a ceiling.
@@ -80,7 +80,7 @@ impl Answer {
 
 /// The `Date: …\r\n` line of an event loop, formatted once a second.
 // Fairness: every framework sends a `Date` (`check --conformance`), most from a cache refreshed
-// once a second as this one is, so the reference pays for one too (docs/methodology.md,
+// once a second as this one is, so the reference pays for one too (docs/methodology/conformance.md,
 // "Conformance"). The wall clock is derived from the loop's one monotonic read per turn, not
 // read again: under callgrind each clock read costs about 1,000 instructions.
 struct DateLine {
@@ -152,7 +152,7 @@ impl Framework for Raw {
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
         // Fairness: `serve --max-requests` counts in the request loop; when no limit is set
-        // that is one predictable branch per request (docs/methodology.md).
+        // that is one predictable branch per request (docs/methodology/callgrind.md).
         let limit = crate::server::limit::active();
         let stop = Arc::new(AtomicBool::new(false));
         let mut wakers = Vec::new();
@@ -198,7 +198,7 @@ const WAKE: Token = Token(usize::MAX - 1);
 /// it changes nothing. 20 µs keeps most of the gain while an idle gap still shows as idle CPU
 /// (70–78 % at 2 connections, marked `unsat`). No framework measured here spins: this is what
 /// keeps raw ahead at low concurrency, and its CPU figures there include up to 20 µs of
-/// polling per idle gap (docs/methodology.md).
+/// polling per idle gap (docs/methodology/loopback.md).
 const SPIN: Duration = Duration::from_micros(20);
 /// How often a loop looks for connections idle longer than [`KEEP_ALIVE`].
 const SWEEP: Duration = Duration::from_millis(500);
@@ -236,7 +236,7 @@ fn event_loop(
     // One clock read per turn of the loop, shared by the spin, the keep-alive stamps and the
     // sweep: under callgrind with libfaketime each read is about 1,000 instructions, and the
     // loop used to read the clock four times per busy turn and twice per idle spin, which made
-    // most of raw's loopback count (docs/methodology.md, "Time against the counts").
+    // most of raw's loopback count (docs/methodology/callgrind.md, "Time against the counts").
     let mut now = Instant::now();
     let mut date = DateLine::new(now);
     let mut last_sweep = now;

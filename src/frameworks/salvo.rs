@@ -64,7 +64,7 @@ fn app(config: &Config) -> Service {
         // Fairness: salvo's own `Logger` (salvo_extra) logs through `tracing` under its own
         // target, which framebench's subscriber does not route; a hoop on the service, salvo's
         // way to wrap every request (unmatched ones too), logs the line every hand-written
-        // logger does (docs/methodology.md).
+        // logger does (docs/methodology/fairness.md).
         Some(target) => {
             logging::install();
             service.hoop(Logger { target })
@@ -197,7 +197,7 @@ impl Scribe for Reply {
 /// to a NUL byte, before `StaticDir` sees it.
 // Fairness: `StaticDir` percent-decodes the path and answers one with a NUL byte with a redirect
 // to a directory URL; every other request goes to it unchanged. The check costs one pass over
-// the path per static request, as gotham's, iron's and warp's guards do (docs/methodology.md).
+// the path per static request, as gotham's, iron's and warp's guards do (docs/methodology/fairness.md).
 #[handler]
 fn nul_guard(req: &mut salvo::Request, res: &mut salvo::Response, ctrl: &mut FlowCtrl) {
     if crate::fixtures::decodes_to_nul(req.uri().path()) {

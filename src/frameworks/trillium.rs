@@ -43,7 +43,7 @@ fn app(config: &Config) -> BoxedHandler {
     let router = match config.options.io {
         // Fairness: `StaticFileHandler` resolves a path that decodes to a NUL byte to an error
         // from the file system, not a 404; the guard before it answers 404 first
-        // (docs/methodology.md).
+        // (docs/methodology/fairness.md).
         Io::Disk => router.get(
             "/static/*",
             (
@@ -133,7 +133,7 @@ impl Framework for Trillium {
             async move {
                 // Fairness: trillium's HTTP/1 has no idle keep-alive timeout (its config has
                 // none); a connection stays open until the client closes it or the server
-                // stops (docs/methodology.md).
+                // stops (docs/methodology/loopback.md).
                 let config = trillium_tokio::config()
                     .without_signals()
                     .with_nodelay()
@@ -185,7 +185,7 @@ fn shared(conn: &Conn) -> &Shared {
 
 /// The one conversion from [`Reply`]: status, content type and body on the conn, halted.
 // Fairness: a trillium body owns its bytes or borrows them for 'static; the reply's `Bytes`
-// are copied into it once per response (docs/methodology.md).
+// are copied into it once per response (docs/methodology/fairness.md).
 fn respond(conn: Conn, reply: Reply) -> Conn {
     let conn = conn.with_status(reply.status).halt();
     match reply.content_type {

@@ -49,7 +49,7 @@ fn app(config: &Config) -> Router {
         Io::Disk => router.get(
             "/static/*",
             // Fairness: `Dir` percent-decodes the path and answers a NUL byte with a 500 from
-            // the file system; the guard answers 404 first (docs/methodology.md).
+            // the file system; the guard answers 404 first (docs/methodology/fairness.md).
             Dir::new(config.fixtures.static_dir()).around(nul_guard),
         ),
         Io::Memory => router.get("/static/:name", static_file),
@@ -61,7 +61,7 @@ fn app(config: &Config) -> Router {
         None => router,
         // Fairness: viz ships no request logger (its otel middleware exports spans); a
         // `with_handler` middleware, viz's way to wrap every route, logs the line every
-        // hand-written logger does (docs/methodology.md).
+        // hand-written logger does (docs/methodology/fairness.md).
         Some(target) => {
             logging::install();
             router.with_handler(move |(req, next): Next<Request, viz::BoxHandler>| async move {

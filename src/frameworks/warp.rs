@@ -128,7 +128,7 @@ impl Framework for Warp {
             None => filter,
         };
         // Fairness: warp's acceptor is sealed, so TCP_NODELAY is set on the listener, which
-        // Linux copies to every accepted connection (docs/methodology.md). warp's server has no
+        // Linux copies to every accepted connection (docs/methodology/fairness.md). warp's server has no
         // keep-alive setting: hyper-util's auto builder at its defaults, no idle timeout.
         server::nodelay_on_accepted(&listener)?;
         self.0.spawn(listener, move |listener, stop| {
@@ -185,7 +185,7 @@ impl warp::Reply for Reply {
 // Fairness: `warp::fs::dir` percent-decodes the path and passes a NUL byte on to the file
 // system, whose `InvalidInput` error it answers with 500; every other request goes to it
 // unchanged. The check costs one pass over the path per static request, as gotham's and iron's
-// guards do (docs/methodology.md).
+// guards do (docs/methodology/fairness.md).
 fn nul_guard() -> impl Filter<Extract = (), Error = Rejection> + Clone {
     warp::path::full()
         .and_then(|path: warp::path::FullPath| {

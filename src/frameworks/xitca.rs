@@ -75,7 +75,7 @@ fn app(
     let state_config = config.clone();
     let app = App::new()
         // One pool per service, so per worker: each worker has its own runtime, where its
-        // connections' tasks run (docs/methodology.md).
+        // connections' tasks run (docs/methodology/fairness.md).
         .with_async_state(move || {
             let state = AppState::new_async(&state_config);
             async move { Ok::<_, Infallible>(state) }
@@ -201,7 +201,7 @@ impl<'r, C, B> Responder<WebContext<'r, C, B>> for Reply {
 // Fairness: `ServeDir` percent-decodes the path and passes one with a NUL byte to the file
 // system, whose error it answers with a 500; every other request goes to it unchanged. The check
 // costs one pass over the path per static request, as gotham's, iron's, warp's and salvo's
-// guards do (docs/methodology.md).
+// guards do (docs/methodology/fairness.md).
 async fn nul_guard<S, C, B, Res>(
     service: &S,
     ctx: WebContext<'_, C, B>,
@@ -224,7 +224,7 @@ where
 // Fairness: xitca-web's own `Logger` (feature `logger`) logs through `tracing` under its own
 // target and installs a global subscriber of its own; this middleware logs the line every
 // hand-written logger does. It is always in place: with logging off and no limit, every
-// request passes two `Option` checks (docs/methodology.md).
+// request passes two `Option` checks (docs/methodology/fairness.md).
 #[derive(Clone, Copy)]
 struct Observe {
     target: Option<&'static str>,

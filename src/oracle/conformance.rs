@@ -1,7 +1,7 @@
 //! The protocol rules a server's answers are held to beyond each scenario's status, type and
 //! body: TechEmpower's header rules and some of HttpArena's protocol checks. They are a report,
 //! not a gate (`framebench check --conformance`): a server that fails one is still measured,
-//! and docs/methodology.md says which failures change its numbers.
+//! and docs/methodology/conformance.md says which failures change its numbers.
 //!
 //! Each rule talks raw HTTP/1.1 over a new loopback connection ([`crate::http1`]), so that what
 //! it sends is byte for byte what it says, and judges the answer against the oracle's scenarios

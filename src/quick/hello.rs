@@ -9,7 +9,7 @@
 //!
 //! Each runs in [`PASSES`] passes over every server, spread over the column as the saturated
 //! passes are, and reports its best pass: the highest churn rate, the lowest CPU. A slow spell
-//! of the machine makes a request cost more CPU time and never less (docs/methodology.md, "The
+//! of the machine makes a request cost more CPU time and never less (docs/methodology/loopback.md, "The
 //! bill at a fixed rate"). Only hello: the budget of `cargo run --release` holds no more.
 
 use std::sync::atomic::Ordering;

@@ -31,7 +31,7 @@ pub(crate) const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
 /// of a minute, a different share each minute. A slow spell slows a cell and never speeds it
 /// up, so the best of passes spread over the whole column is the figure least moved by how
 /// slow a given minute was; every pass is checked against the oracle, and a cell failing in any
-/// pass fails. docs/methodology.md ("Repeatability of the quick compare") gives the trials
+/// pass fails. docs/methodology/loopback.md ("Repeatability of the quick compare") gives the trials
 /// behind this choice: with best of 3 passes of 0.2 s, 61 % of cells stayed within 10 % across
 /// two runs; with the median of 13 passes of 50 ms, 51 %.
 pub(crate) const QUICK_PASSES: usize = 8;

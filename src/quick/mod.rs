@@ -411,7 +411,7 @@ impl Run {
     /// The quick compare as a results file (`framebench diff` reads it): every in-process time,
     /// the allocation counts, and every loopback rate. The times and rates carry no interval: the
     /// batches' and passes' range is one process's, and two processes of one build differ by more
-    /// (docs/methodology.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
+    /// (docs/methodology/README.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
     /// counts exactly. `framebench ab` is the comparison of times.
     pub(crate) fn results(&self) -> crate::results::Results {
         use crate::results::{Figure, Metric};

@@ -1,7 +1,7 @@
 //! The charts of `framebench report`: for each scenario, one sorted bar chart per metric
 //! (in-process time with criterion's interval as whiskers, instructions per request,
 //! allocations per request, loopback time per request with its interval), written as SVG
-//! beside the report (`docs/results/` for `docs/results.md`) and embedded in it above the
+//! beside the report (`docs/generated/results/` for `docs/generated/results.md`) and embedded in it above the
 //! tables.
 
 use std::fmt::Write as _;

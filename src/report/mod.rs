@@ -1,5 +1,5 @@
 //! `framebench report`: reads criterion's `target/criterion/**/new/{benchmark,estimates}.json`
-//! and gungraun's `target/gungraun/**/summary.json`, and writes docs/results.md: an environment
+//! and gungraun's `target/gungraun/**/summary.json`, and writes docs/generated/results.md: an environment
 //! header, frameworks × scenarios tables, the cost of logging and of disk I/O as deltas, loopback
 //! as a fraction of the `raw` reference, instruction counts, and the allocation counts
 //! `framebench allocs --json target/allocs/allocs.json` wrote ([`write_allocs`]).
@@ -545,7 +545,7 @@ fn write_differences(out: &mut String, deltas: &[Delta]) {
         "Each cell: the median over {rounds} paired rounds of (the variant − the base), one \
          thread, no socket; `≈` where the 95 % interval holds zero. `†`: less time with the \
          variant than without it, beyond the interval: not a saving, listed under Consistency \
-         (docs/methodology.md, \"Time against the counts\", explains those of the published \
+         (docs/methodology/callgrind.md, \"Time against the counts\", explains those of the published \
          run). `FAIL`: not measured (`framebench deltas` says why).\n"
     );
     let io: Vec<&str> = IO_SCENARIOS.to_vec();
@@ -696,7 +696,7 @@ fn write_counts(out: &mut String, counts: &[Count], only: &str) {
                 "no in-process path"
             } else {
                 "their servers cannot be counted per request under callgrind \
-                 (`COUNTS_REQUESTS`, docs/methodology.md)"
+                 (`COUNTS_REQUESTS`, docs/methodology/callgrind.md)"
             };
             let _ = writeln!(out, "Not in this table: {} ({why}).\n", missing.join(", "));
         }
@@ -1062,7 +1062,7 @@ fn write_consistency(
          say more, or the reverse: for the loopback ratio, slower than `raw` with fewer \
          instructions per request than `raw`, or faster with more. Also listed, for \
          explanation: a cost that comes out negative, and a framework faster than `raw`, the \
-         loopback reference. docs/methodology.md (\"Time against the counts\") explains every \
+         loopback reference. docs/methodology/callgrind.md (\"Time against the counts\") explains every \
          contradiction of the published run. {contradictions} contradiction(s), {} other finding(s).\n",
         found.len() - contradictions
     );

@@ -240,6 +240,10 @@ pub struct Results {
     pub(crate) schema: String,
     /// The command that wrote it: `allocs`, `report`, `load`, `compare`, `quick`.
     pub(crate) command: String,
+    /// The command line and commit that wrote it (`framebench report … at 99cb315`,
+    /// [`crate::generated::stamp`]); files written before it was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) generated_by: Option<String>,
     /// Where.
     pub(crate) environment: RunEnvironment,
     /// What.
@@ -256,6 +260,7 @@ impl Results {
         Results {
             schema: SCHEMA.to_owned(),
             command: command.to_owned(),
+            generated_by: Some(crate::generated::stamp()),
             environment: RunEnvironment::current(),
             figures,
             detail: None,

@@ -307,7 +307,7 @@ fn helpers(measured: &[Measured]) -> String {
     }
     out.push_str(
         "Threads beside the workers that used 10 % of a CPU or more in some cell; they are not \
-         counted against T (docs/methodology.md, \"Threads and runtimes\").\n\n",
+         counted against T (docs/methodology/many-cores.md, \"Threads and runtimes\").\n\n",
     );
     let mut table = Table::new([
         ("target", Align::Left),

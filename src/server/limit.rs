@@ -4,7 +4,7 @@
 //!
 //! The limit is process-wide and set once, before the app is built. Frameworks read it once when
 //! they start serving ([`active`]) and install their counting hook only when it is set; see each
-//! framework's `serve` and docs/methodology.md for what the hook costs. A framework whose server
+//! framework's `serve` and docs/methodology/callgrind.md for what the hook costs. A framework whose server
 //! counts says so with [`crate::framework::Framework::COUNTS_REQUESTS`]; the others refuse
 //! `--max-requests`.
 
