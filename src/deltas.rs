@@ -161,7 +161,10 @@ pub(crate) struct Report {
     /// [`SCHEMA`].
     pub(crate) schema: String,
     /// Where it ran.
-    pub(crate) environment: serde_json::Value,
+    pub(crate) environment: Environment,
+    /// Which cores the server and the client ran on (older files: inside `environment`).
+    #[serde(default)]
+    pub(crate) pinning: String,
     /// Every difference.
     pub cells: Vec<Delta>,
 }
@@ -431,7 +434,8 @@ pub fn run(args: DeltasArgs) -> Result<ExitCode, CliError> {
     let failed = cells.iter().filter(|d| d.error.is_some()).count();
     let report = Report {
         schema: SCHEMA.to_owned(),
-        environment: environment_json(),
+        environment: Environment::current(),
+        pinning: PINNING.to_owned(),
         cells,
     };
     if let Some(path) = &args.json {
@@ -514,18 +518,8 @@ fn loopback(
     Ok(())
 }
 
-/// The environment as JSON.
-fn environment_json() -> serde_json::Value {
-    let env = Environment::current();
-    serde_json::json!({
-        "rustc": env.rustc,
-        "profile": env.profile,
-        "cpu": env.cpu,
-        "cores": env.cores,
-        "kernel": env.kernel,
-        "pinning": "server core 0, client core 1 (vs-raw), when there are two cores",
-    })
-}
+/// Where `deltas` runs the server and the client.
+const PINNING: &str = "server core 0, client core 1 (vs-raw), when there are two cores";
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::output::{EnvJson, Report};
+use super::output::Report;
 use super::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::error::CliError;
 use crate::fixtures::Fixtures;
@@ -367,7 +367,7 @@ fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> Result<ExitCode, CliEr
     }
     let cells = run_plan(&plan, &fixtures, opts.quiet);
     let report = Report {
-        environment: EnvJson::current(),
+        environment: crate::env::Environment::current(),
         params: plan.params,
         cells,
         run: super::output::RunInfo {

@@ -12,43 +12,11 @@ use super::stats::{CellResult, Status};
 use super::LoadParams;
 use crate::env::Environment;
 
-/// Where the results were measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct EnvJson {
-    /// `rustc -V`.
-    pub(crate) rustc: String,
-    /// `release` or `debug`.
-    pub(crate) profile: String,
-    /// CPU model.
-    pub(crate) cpu: String,
-    /// Cores available.
-    pub(crate) cores: usize,
-    /// Kernel release.
-    pub(crate) kernel: String,
-    /// framebench version.
-    pub(crate) framebench: String,
-}
-
-impl EnvJson {
-    /// This process's environment.
-    pub(crate) fn current() -> Self {
-        let e = Environment::current();
-        EnvJson {
-            rustc: e.rustc.to_owned(),
-            profile: e.profile.to_owned(),
-            cpu: e.cpu,
-            cores: e.cores,
-            kernel: e.kernel,
-            framebench: env!("CARGO_PKG_VERSION").to_owned(),
-        }
-    }
-}
-
 /// A run: its environment, its parameters and its cells.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Report {
     /// Where.
-    pub(crate) environment: EnvJson,
+    pub(crate) environment: Environment,
     /// How.
     pub(crate) params: LoadParams,
     /// What.

@@ -12,7 +12,6 @@
 //! This file holds the schema and its reading and writing; [`diff`] the comparison, the gates
 //! and the baselines; [`bmf`] the Bencher Metric Format.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -21,79 +20,6 @@ use crate::env::Environment;
 
 /// The version of the results format; a file of another is refused with one line.
 pub const SCHEMA: &str = "framebench-results/1";
-
-/// Where a results file was measured: the machine, the compiler, and framebench's own build.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RunEnvironment {
-    /// `rustc -V`.
-    pub(crate) rustc: String,
-    /// `release` or `debug`.
-    pub(crate) profile: String,
-    /// CPU model.
-    pub(crate) cpu: String,
-    /// Cores available.
-    pub(crate) cores: usize,
-    /// Kernel release.
-    pub(crate) kernel: String,
-    /// framebench's `git rev-parse HEAD` when it was built (`unknown` outside a checkout).
-    pub(crate) git_revision: String,
-    /// framebench's enabled Cargo features.
-    pub(crate) features: Vec<String>,
-    /// Framework → the crate and exact version measured.
-    pub(crate) versions: BTreeMap<String, String>,
-}
-
-impl RunEnvironment {
-    /// This process's environment.
-    pub(crate) fn current() -> Self {
-        let e = Environment::current();
-        RunEnvironment {
-            rustc: e.rustc.to_owned(),
-            profile: e.profile.to_owned(),
-            cpu: e.cpu,
-            cores: e.cores,
-            kernel: e.kernel,
-            git_revision: crate::env::GIT_REVISION.to_owned(),
-            features: crate::env::FEATURES
-                .split(',')
-                .filter(|f| !f.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            versions: crate::frameworks::REGISTRY
-                .iter()
-                .map(|e| (e.name.to_owned(), e.version().to_owned()))
-                .collect(),
-        }
-    }
-
-    /// The fields that differ from `other`, as `rustc: A → B` lines (framework versions one
-    /// line each).
-    pub(crate) fn differences(&self, other: &RunEnvironment) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut field = |name: &str, a: &str, b: &str| {
-            if a != b {
-                out.push(format!("{name}: {a} → {b}"));
-            }
-        };
-        field("rustc", &self.rustc, &other.rustc);
-        field("profile", &self.profile, &other.profile);
-        field("cpu", &self.cpu, &other.cpu);
-        field("cores", &self.cores.to_string(), &other.cores.to_string());
-        field("kernel", &self.kernel, &other.kernel);
-        field("framebench", &self.git_revision, &other.git_revision);
-        field(
-            "features",
-            &self.features.join(","),
-            &other.features.join(","),
-        );
-        for (fw, v) in &self.versions {
-            if let Some(w) = other.versions.get(fw) {
-                field(fw, v, w);
-            }
-        }
-        out
-    }
-}
 
 /// What a figure measures, and which way is worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -241,7 +167,7 @@ pub struct Results {
     /// The command that wrote it: `allocs`, `report`, `load`, `compare`, `quick`.
     pub(crate) command: String,
     /// Where.
-    pub(crate) environment: RunEnvironment,
+    pub(crate) environment: Environment,
     /// What.
     pub(crate) figures: Vec<Figure>,
     /// The command's own detail, for its own readers (`allocs`: its cells with every count
@@ -256,7 +182,11 @@ impl Results {
         Results {
             schema: SCHEMA.to_owned(),
             command: command.to_owned(),
-            environment: RunEnvironment::current(),
+            environment: Environment::current().with_versions(
+                crate::frameworks::REGISTRY
+                    .iter()
+                    .map(|e| (e.name.to_owned(), e.version().to_owned())),
+            ),
             figures,
             detail: None,
         }
