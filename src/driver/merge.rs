@@ -254,7 +254,7 @@ pub fn command(args: MergeArgs) -> Result<ExitCode, CliError> {
         .as_ref()
         .map(|p| super::output::ServerStats::read(p))
         .transpose()
-        .map_err(CliError::usage)?;
+        .map_err(|e| CliError::usage(format!("{e:#}")))?;
     let mut cells = (0..parts[0].report.cells.len())
         .map(|k| merge_cell(&parts, k))
         .collect::<Result<Vec<_>, _>>()

@@ -197,29 +197,22 @@ impl Results {
         write_json(path, self)
     }
 
-    /// Reads a results file; anything else (not JSON, no schema, another schema) is one line.
+    /// Reads a results file; anything else (not JSON, no schema, another schema) is one line
+    /// of bad input ([`crate::versioned`]).
     pub(crate) fn read(path: &Path) -> anyhow::Result<Results> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-        Results::parse(&text, &path.display().to_string())
+        crate::versioned::read(path)
     }
 
     /// [`Results::read`] of text already read; `what` names it in errors.
     pub fn parse(text: &str, what: &str) -> anyhow::Result<Results> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|_| anyhow::anyhow!("{what} is not JSON"))?;
-        match value.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
-            Some(other) => {
-                anyhow::bail!("{what} has results schema {other}; this framebench reads {SCHEMA}")
-            }
-            None => anyhow::bail!(
-                "{what} is not a framebench results file (no \"schema\"); write one with --json"
-            ),
-        }
-        serde_json::from_value(value)
-            .map_err(|e| anyhow::anyhow!("{what}: not a {SCHEMA} file: {e}"))
+        crate::versioned::parse(text, what)
     }
+}
+
+impl crate::versioned::Versioned for Results {
+    const SCHEMAS: &'static [&'static str] = &[SCHEMA];
+    const WHAT: &'static str = "a framebench results file";
+    const HOW: &'static str = "write one with --json";
 }
 
 /// Writes `value` as pretty JSON to `path`, creating its folder.
