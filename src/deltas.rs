@@ -136,29 +136,23 @@ pub(crate) struct Report {
     /// [`SCHEMA`].
     pub(crate) schema: String,
     /// Where it ran.
-    pub(crate) environment: serde_json::Value,
+    pub(crate) environment: Environment,
+    /// Which cores the server and the client ran on (older files: inside `environment`).
+    #[serde(default)]
+    pub(crate) pinning: String,
     /// Every difference.
     pub cells: Vec<Delta>,
 }
 
-/// Reads a `--json` file, refusing another schema with one line.
+/// Reads a `--json` file, refusing another schema with one line ([`crate::versioned`]).
 pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<Report> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
-    let schema = value
-        .get("schema")
-        .and_then(|s| s.as_str())
-        .unwrap_or("none");
-    anyhow::ensure!(
-        schema == SCHEMA,
-        "{} has schema '{schema}', this framebench reads '{SCHEMA}': measure again with \
-         `framebench deltas --json {}`",
-        path.display(),
-        path.display()
-    );
-    serde_json::from_value(value).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))
+    crate::versioned::read(path)
+}
+
+impl crate::versioned::Versioned for Report {
+    const SCHEMAS: &'static [&'static str] = &[SCHEMA];
+    const WHAT: &'static str = "a `framebench deltas` file";
+    const HOW: &'static str = "measure again with `framebench deltas --json FILE`";
 }
 
 /// Times two sides alternately: `time(false)` is A, `time(true)` B, each returning ns per
@@ -389,18 +383,8 @@ pub(crate) fn loopback(
     Ok(())
 }
 
-/// The environment as JSON.
-pub(crate) fn environment_json() -> serde_json::Value {
-    let env = Environment::current();
-    serde_json::json!({
-        "rustc": env.rustc,
-        "profile": env.profile,
-        "cpu": env.cpu,
-        "cores": env.cores,
-        "kernel": env.kernel,
-        "pinning": "server core 0, client core 1 (vs-raw), when there are two cores",
-    })
-}
+/// Where `deltas` runs the server and the client.
+pub(crate) const PINNING: &str = "server core 0, client core 1 (vs-raw), when there are two cores";
 
 #[cfg(test)]
 mod tests {

@@ -50,3 +50,4 @@ pub(crate) mod store;
 pub(crate) mod table;
 pub mod tools;
 pub(crate) mod units;
+pub(crate) mod versioned;

@@ -26,6 +26,7 @@ pub(crate) fn stats_now(framework: &str, since: std::time::Instant) -> Stats {
     let times = crate::proc::tree_cpu_times(pid);
     let (user, system) = times.as_ref().and_then(|t| t.split()).unwrap_or((0.0, 0.0));
     Stats {
+        schema: Stats::SCHEMA.to_owned(),
         framework: framework.to_owned(),
         requests: crate::server::limit::active().map(|l| l.count()),
         user_s: user,

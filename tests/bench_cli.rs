@@ -319,6 +319,63 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Real files of the pinned criterion (0.8.2) and gungraun (0.20.0, summary version 7), from
+/// tests/data, are read; the same files made malformed stop `report` in one line that names
+/// the file, exit 2.
+#[test]
+fn report_refuses_a_malformed_criterion_or_gungraun_file_in_one_line() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let dir = std::env::temp_dir().join(format!("framebench-malformed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cell = dir.join("criterion/in_process_hello/axum/log=off,io=memory/new");
+    let cg = dir.join("gungraun/framebench/callgrind/in_process/poem.hello_off");
+    for (from, to) in [
+        (
+            "criterion-0.8.2/benchmark.json",
+            cell.join("benchmark.json"),
+        ),
+        (
+            "criterion-0.8.2/estimates.json",
+            cell.join("estimates.json"),
+        ),
+        ("gungraun-0.20.0/summary.json", cg.join("summary.json")),
+    ] {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(data.join(from), to).unwrap();
+    }
+    let out_file = dir.join("results.md");
+    let out = report(&dir, &out_file, &["--no-charts"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(text.contains("| axum | 1 ns ±"), "{text}");
+    assert!(text.contains("| poem | 12,539 |"), "{text}");
+
+    let estimates = std::fs::read_to_string(cell.join("estimates.json")).unwrap();
+    for bad in [
+        &estimates[..estimates.len() / 2],
+        &estimates.replace("\"mean\"", "\"average\""),
+        "[]",
+    ] {
+        std::fs::write(cell.join("estimates.json"), bad).unwrap();
+        let out = report(&dir, &out_file, &["--no-charts"]);
+        assert_usage_error(&out, "new/estimates.json: not a file of criterion 0.8.2");
+    }
+    std::fs::write(cell.join("estimates.json"), estimates).unwrap();
+    let summary = std::fs::read_to_string(cg.join("summary.json")).unwrap();
+    for (bad, why) in [
+        (&summary[..summary.len() / 2], "not JSON"),
+        (
+            &summary.replace("\"profiles\"", "\"runs\""),
+            "not a gungraun summary of version 7",
+        ),
+    ] {
+        std::fs::write(cg.join("summary.json"), bad).unwrap();
+        let out = report(&dir, &out_file, &["--no-charts"]);
+        assert_usage_error(&out, &format!("poem.hello_off/summary.json: {why}"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `framebench deltas` measures a real difference in paired rounds and writes what `report`
 /// prints; bad input is one line.
 #[test]
@@ -382,13 +439,14 @@ fn deltas_measures_pairs_that_the_report_prints_and_rejects_bad_input() {
         text.contains("## Consistency: time against the exact counts"),
         "{text}"
     );
-    // A file of another schema is refused with one line, naming it.
+    // A file of another schema is bad input, refused with one line naming it.
     std::fs::write(&json, r#"{"schema":"framebench-deltas/0","cells":[]}"#).unwrap();
     let out = report(&dir, &out_file, &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("framebench-deltas/0"), "{stderr}");
+    assert_usage_error(
+        &out,
+        "has schema framebench-deltas/0, of an older framebench; this framebench reads \
+         framebench-deltas/1",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::bench::IO_SCENARIOS;
 use crate::deltas::{
-    entries, environment_json, in_process, loopback, print_row, scenarios, Delta, Kind, Report,
+    entries, in_process, loopback, print_row, scenarios, Delta, Kind, Report,
 };
-use crate::deltas::{ROUNDS, SCHEMA};
+use crate::deltas::{PINNING, ROUNDS, SCHEMA};
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
 use crate::framework::Config;
@@ -116,7 +116,8 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
     let failed = cells.iter().filter(|d| d.error.is_some()).count();
     let report = Report {
         schema: SCHEMA.to_owned(),
-        environment: environment_json(),
+        environment: Environment::current(),
+        pinning: PINNING.to_owned(),
         cells,
     };
     if let Some(path) = &args.json {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::driver::output::{EnvJson, Report};
+use crate::driver::output::Report;
 use crate::driver::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
 use crate::options::{Io, Logging, Options};
@@ -298,7 +298,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
     }
     let cells = run_plan(&plan, &fixtures, opts.quiet);
     let report = Report {
-        environment: EnvJson::current(),
+        environment: crate::env::Environment::current(),
         params: plan.params,
         cells,
         run: crate::driver::output::RunInfo {

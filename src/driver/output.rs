@@ -12,43 +12,11 @@ use super::stats::{CellResult, Status};
 use super::LoadParams;
 use crate::env::Environment;
 
-/// Where the results were measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct EnvJson {
-    /// `rustc -V`.
-    pub(crate) rustc: String,
-    /// `release` or `debug`.
-    pub(crate) profile: String,
-    /// CPU model.
-    pub(crate) cpu: String,
-    /// Cores available.
-    pub(crate) cores: usize,
-    /// Kernel release.
-    pub(crate) kernel: String,
-    /// framebench version.
-    pub(crate) framebench: String,
-}
-
-impl EnvJson {
-    /// This process's environment.
-    pub(crate) fn current() -> Self {
-        let e = Environment::current();
-        EnvJson {
-            rustc: e.rustc.to_owned(),
-            profile: e.profile.to_owned(),
-            cpu: e.cpu,
-            cores: e.cores,
-            kernel: e.kernel,
-            framebench: env!("CARGO_PKG_VERSION").to_owned(),
-        }
-    }
-}
-
 /// A run: its environment, its parameters and its cells.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Report {
     /// Where.
-    pub(crate) environment: EnvJson,
+    pub(crate) environment: Environment,
     /// How.
     pub(crate) params: LoadParams,
     /// What.
@@ -61,6 +29,8 @@ pub(crate) struct Report {
 /// What `serve --stats` writes when the server stops.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ServerStats {
+    /// [`ServerStats::SCHEMA`].
+    pub(crate) schema: String,
     /// The framework.
     pub(crate) framework: String,
     /// Responses the server produced in its whole life, oracle checks and warm-ups included
@@ -79,13 +49,19 @@ pub(crate) struct ServerStats {
 }
 
 impl ServerStats {
-    /// Reads a `serve --stats` file; anything else is one line.
-    pub(crate) fn read(path: &std::path::Path) -> Result<ServerStats, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("reading {}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a `serve --stats` file: {e}", path.display()))
+    /// The version of the `serve --stats` format.
+    pub(crate) const SCHEMA: &'static str = "framebench-server-stats/1";
+
+    /// Reads a `serve --stats` file; anything else is one line ([`crate::versioned`]).
+    pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<ServerStats> {
+        crate::versioned::read(path)
     }
+}
+
+impl crate::versioned::Versioned for ServerStats {
+    const SCHEMAS: &'static [&'static str] = &[ServerStats::SCHEMA];
+    const WHAT: &'static str = "a `serve --stats` file";
+    const HOW: &'static str = "write one with `framebench serve --stats FILE`";
 }
 
 /// Where a load ran and what it wrote beside its results, so that `framebench merge` can

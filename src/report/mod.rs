@@ -7,6 +7,7 @@
 //! The file is generated; it is never edited by hand. Every figure in it comes from those files.
 
 mod charts;
+mod criterion;
 mod gungraun;
 
 use crate::table::{Align, Table};
@@ -16,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use serde_json::Value;
 
 use crate::deltas::{self, Delta, Kind};
 use crate::env::Environment;
@@ -68,64 +68,6 @@ pub(crate) fn files_named(root: &Path, name: &str, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
-}
-
-fn read_json(path: &Path) -> anyhow::Result<Value> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
-}
-
-/// Every criterion result under `criterion_dir`, with the newest modification time seen.
-pub(crate) fn read_criterion(
-    criterion_dir: &Path,
-) -> anyhow::Result<(Vec<Timing>, Option<SystemTime>)> {
-    let mut files = Vec::new();
-    files_named(criterion_dir, "estimates.json", &mut files);
-    let mut out = Vec::new();
-    let mut newest = None;
-    for est_path in files {
-        let dir = est_path
-            .parent()
-            .context("estimates.json without a folder")?;
-        if dir.file_name().is_none_or(|n| n != "new") {
-            continue;
-        }
-        let bench = read_json(&dir.join("benchmark.json"))?;
-        let est = read_json(&est_path)?;
-        let ns = ["slope", "mean"]
-            .iter()
-            .find_map(|k| {
-                let e = est.get(k)?;
-                let point = e.get("point_estimate")?.as_f64()?;
-                let ci = e.get("confidence_interval");
-                let bound = |b: &str| ci.and_then(|c| c.get(b)?.as_f64());
-                Some(Estimate {
-                    point,
-                    lo: bound("lower_bound").unwrap_or(f64::NEG_INFINITY),
-                    hi: bound("upper_bound").unwrap_or(f64::INFINITY),
-                })
-            })
-            .with_context(|| format!("no estimate in {}", est_path.display()))?;
-        let s = |k: &str| {
-            bench
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        if let Ok(m) = std::fs::metadata(&est_path).and_then(|m| m.modified()) {
-            newest = newest.max(Some(m));
-        }
-        out.push(Timing {
-            group: s("group_id"),
-            function: s("function_id"),
-            value: s("value_str"),
-            ns,
-            shard: 0,
-        });
-    }
-    Ok((out, newest))
 }
 
 /// A markdown table: header row (the first column names, the others are figures), then rows.
@@ -248,7 +190,7 @@ fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
     };
     let mut names: Vec<Vec<String>> = Vec::new();
     for (shard, dir) in dirs.iter().enumerate() {
-        let (mut timings, newest) = read_criterion(&dir.join("criterion"))?;
+        let (mut timings, newest) = criterion::read(&dir.join("criterion"))?;
         let counts = gungraun::read(&dir.join("gungraun"))?;
         // The baselines are built into every shard (`null`, `raw`): the tables show the first
         // shard's figures.

@@ -58,39 +58,26 @@ mod tests {
     use crate::results::test_figures::{count, timed};
     use crate::results::Figure;
 
-    /// Bencher's published JSON schema for BMF (https://bencher.dev/bmf.json, draft-07), checked
-    /// here by the rules it uses: an object of non-empty keys, each an object of non-empty keys,
-    /// each an object whose `value` is required and `value`, `lower_value` and `upper_value` are
-    /// numbers; plus the documented limits (measure slug 64 characters, benchmark name 1,024).
-    fn check_bmf(v: &serde_json::Value) -> Result<usize, String> {
-        let benchmarks = v.as_object().ok_or("top level is not an object")?;
-        let mut metrics = 0;
-        for (name, measures) in benchmarks {
-            if name.is_empty() || name.chars().count() > 1024 {
-                return Err(format!("benchmark name '{name}'"));
-            }
-            let measures = measures
-                .as_object()
-                .ok_or(format!("{name}: not an object"))?;
-            for (slug, metric) in measures {
-                if slug.is_empty() || slug.chars().count() > 64 {
-                    return Err(format!("{name}: measure '{slug}'"));
-                }
-                let metric = metric
-                    .as_object()
-                    .ok_or(format!("{name}/{slug}: not an object"))?;
-                if !metric.contains_key("value") {
-                    return Err(format!("{name}/{slug}: no value"));
-                }
-                for key in ["value", "lower_value", "upper_value"] {
-                    if metric.get(key).is_some_and(|x| !x.is_number()) {
-                        return Err(format!("{name}/{slug}: {key} is not a number"));
-                    }
-                }
-                metrics += 1;
-            }
-        }
-        Ok(metrics)
+    /// Bencher's published JSON Schema of BMF (`https://bencher.dev/bmf.json`, draft-07),
+    /// copied into tests/data with its source (tests/data/README.md).
+    const BENCHER_SCHEMA: &str = include_str!("../../tests/data/bencher-bmf.schema.json");
+
+    /// Validates `bmf` against [`BENCHER_SCHEMA`] with a JSON Schema validator (boon), returning
+    /// the number of metrics it holds, or every error the validator found.
+    fn check_bmf(bmf: &serde_json::Value) -> Result<usize, String> {
+        let schema: serde_json::Value = serde_json::from_str(BENCHER_SCHEMA).unwrap();
+        let url = schema["$id"].as_str().unwrap().to_owned();
+        let mut compiler = boon::Compiler::new();
+        let mut schemas = boon::Schemas::new();
+        compiler.add_resource(&url, schema).unwrap();
+        let index = compiler.compile(&url, &mut schemas).unwrap();
+        schemas.validate(bmf, index).map_err(|e| format!("{e:#}"))?;
+        Ok(bmf.as_object().map_or(0, |b| {
+            b.values()
+                .filter_map(|m| m.as_object())
+                .map(|m| m.len())
+                .sum()
+        }))
     }
 
     #[test]
@@ -125,10 +112,19 @@ mod tests {
             bmf["callgrind/loopback/axum/hello"]["instructions"]["value"],
             15782.0
         );
-        // The checker is not a formality: a metric without a value fails it.
+        // The validator is not a formality: a metric without a value, or with a value that
+        // is not a number, breaks the schema.
         r.figures.clear();
-        let mut broken = r.bmf();
-        broken["x"] = serde_json::json!({"latency": {"lower_value": 1.0}});
-        assert!(check_bmf(&broken).is_err());
+        for metric in [
+            serde_json::json!({"lower_value": 1.0}),
+            serde_json::json!({"value": "1.0"}),
+            serde_json::json!(1.0),
+        ] {
+            let mut broken = r.bmf();
+            broken["x"] = serde_json::json!({ "latency": metric });
+            let e = check_bmf(&broken).unwrap_err();
+            assert!(e.contains("/x/latency"), "{e}");
+        }
+        assert!(check_bmf(&serde_json::json!([])).is_err());
     }
 }

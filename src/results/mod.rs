@@ -12,7 +12,6 @@
 //! This file holds the schema and its reading and writing; [`diff`] the comparison, the gates
 //! and the baselines; [`bmf`] the Bencher Metric Format.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -21,79 +20,6 @@ use crate::env::Environment;
 
 /// The version of the results format; a file of another is refused with one line.
 pub const SCHEMA: &str = "framebench-results/1";
-
-/// Where a results file was measured: the machine, the compiler, and framebench's own build.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RunEnvironment {
-    /// `rustc -V`.
-    pub(crate) rustc: String,
-    /// `release` or `debug`.
-    pub(crate) profile: String,
-    /// CPU model.
-    pub(crate) cpu: String,
-    /// Cores available.
-    pub(crate) cores: usize,
-    /// Kernel release.
-    pub(crate) kernel: String,
-    /// framebench's `git rev-parse HEAD` when it was built (`unknown` outside a checkout).
-    pub(crate) git_revision: String,
-    /// framebench's enabled Cargo features.
-    pub(crate) features: Vec<String>,
-    /// Framework → the crate and exact version measured.
-    pub(crate) versions: BTreeMap<String, String>,
-}
-
-impl RunEnvironment {
-    /// This process's environment.
-    pub(crate) fn current() -> Self {
-        let e = Environment::current();
-        RunEnvironment {
-            rustc: e.rustc.to_owned(),
-            profile: e.profile.to_owned(),
-            cpu: e.cpu,
-            cores: e.cores,
-            kernel: e.kernel,
-            git_revision: crate::env::GIT_REVISION.to_owned(),
-            features: crate::env::FEATURES
-                .split(',')
-                .filter(|f| !f.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            versions: crate::frameworks::REGISTRY
-                .iter()
-                .map(|e| (e.name.to_owned(), e.version().to_owned()))
-                .collect(),
-        }
-    }
-
-    /// The fields that differ from `other`, as `rustc: A → B` lines (framework versions one
-    /// line each).
-    pub(crate) fn differences(&self, other: &RunEnvironment) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut field = |name: &str, a: &str, b: &str| {
-            if a != b {
-                out.push(format!("{name}: {a} → {b}"));
-            }
-        };
-        field("rustc", &self.rustc, &other.rustc);
-        field("profile", &self.profile, &other.profile);
-        field("cpu", &self.cpu, &other.cpu);
-        field("cores", &self.cores.to_string(), &other.cores.to_string());
-        field("kernel", &self.kernel, &other.kernel);
-        field("framebench", &self.git_revision, &other.git_revision);
-        field(
-            "features",
-            &self.features.join(","),
-            &other.features.join(","),
-        );
-        for (fw, v) in &self.versions {
-            if let Some(w) = other.versions.get(fw) {
-                field(fw, v, w);
-            }
-        }
-        out
-    }
-}
 
 /// What a figure measures, and which way is worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -245,7 +171,7 @@ pub struct Results {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) generated_by: Option<String>,
     /// Where.
-    pub(crate) environment: RunEnvironment,
+    pub(crate) environment: Environment,
     /// What.
     pub(crate) figures: Vec<Figure>,
     /// The command's own detail, for its own readers (`allocs`: its cells with every count
@@ -261,7 +187,11 @@ impl Results {
             schema: SCHEMA.to_owned(),
             command: command.to_owned(),
             generated_by: Some(crate::generated::stamp()),
-            environment: RunEnvironment::current(),
+            environment: Environment::current().with_versions(
+                crate::frameworks::REGISTRY
+                    .iter()
+                    .map(|e| (e.name.to_owned(), e.version().to_owned())),
+            ),
             figures,
             detail: None,
         }
@@ -272,29 +202,22 @@ impl Results {
         write_json(path, self)
     }
 
-    /// Reads a results file; anything else (not JSON, no schema, another schema) is one line.
+    /// Reads a results file; anything else (not JSON, no schema, another schema) is one line
+    /// of bad input ([`crate::versioned`]).
     pub(crate) fn read(path: &Path) -> anyhow::Result<Results> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-        Results::parse(&text, &path.display().to_string())
+        crate::versioned::read(path)
     }
 
     /// [`Results::read`] of text already read; `what` names it in errors.
     pub fn parse(text: &str, what: &str) -> anyhow::Result<Results> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|_| anyhow::anyhow!("{what} is not JSON"))?;
-        match value.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
-            Some(other) => {
-                anyhow::bail!("{what} has results schema {other}; this framebench reads {SCHEMA}")
-            }
-            None => anyhow::bail!(
-                "{what} is not a framebench results file (no \"schema\"); write one with --json"
-            ),
-        }
-        serde_json::from_value(value)
-            .map_err(|e| anyhow::anyhow!("{what}: not a {SCHEMA} file: {e}"))
+        crate::versioned::parse(text, what)
     }
+}
+
+impl crate::versioned::Versioned for Results {
+    const SCHEMAS: &'static [&'static str] = &[SCHEMA];
+    const WHAT: &'static str = "a framebench results file";
+    const HOW: &'static str = "write one with --json";
 }
 
 /// Writes `value` as pretty JSON to `path`, creating its folder.

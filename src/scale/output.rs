@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::results::{Figure, Metric, Results, RunEnvironment};
+use crate::env::Environment;
+use crate::results::{Figure, Metric, Results};
 use crate::table::{Align, Table};
 
 use super::plan;
@@ -214,7 +215,7 @@ pub(crate) fn markdown(
     sweep: &Sweep,
     rows: &[Row],
     measured: &[Measured],
-    env: &RunEnvironment,
+    env: &Environment,
 ) -> String {
     let mut out = String::from("# framebench scale\n\n");
     let _ = writeln!(
