@@ -80,11 +80,11 @@ pub(crate) fn install_limit(framework: &str, max: u64) -> anyhow::Result<()> {
 /// not reached within [`LIMIT_TIMEOUT`].
 pub(crate) fn serve_until_limit(server: ServerHandle, limit: &Limit) -> anyhow::Result<ExitCode> {
     if !limit.wait(LIMIT_TIMEOUT) {
-        return Err(anyhow::anyhow!(format!(
+        return Err(anyhow::anyhow!(
             "--max-requests not reached within {} s ({} requests counted)",
             LIMIT_TIMEOUT.as_secs(),
             limit.count()
-        ),));
+        ));
     }
     std::thread::sleep(LINGER);
     server.shutdown()?;

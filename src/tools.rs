@@ -297,12 +297,12 @@ fn required_names() -> Vec<String> {
 
 /// Checks `FRAMEBENCH_REQUIRE`: every name it lists is known, and every tool it names is here.
 /// The error is one line.
-pub fn check_required() -> Result<(), String> {
+pub fn check_required() -> anyhow::Result<()> {
     let names = required_names();
     if let Some(bad) = names.iter().find(|n| {
         !["all", "callgrind"].contains(&n.as_str()) && !Tool::ALL.iter().any(|t| t.name() == *n)
     }) {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "{REQUIRE_ENV} names an unknown tool {bad:?} (known: all, callgrind, {})",
             Tool::ALL.map(Tool::name).join(", ")
         ));
@@ -315,7 +315,10 @@ pub fn check_required() -> Result<(), String> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("{REQUIRE_ENV} requires it: {}", missing.join("; ")))
+        Err(anyhow::anyhow!(
+            "{REQUIRE_ENV} requires it: {}",
+            missing.join("; ")
+        ))
     }
 }
 

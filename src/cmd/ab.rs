@@ -96,9 +96,9 @@ pub fn run(args: AbArgs) -> anyhow::Result<ExitCode> {
     }
     let failed = rows.iter().filter(|r| r.ratio.is_err()).count();
     if failed > 0 {
-        return Err(anyhow::anyhow!(format!(
+        return Err(anyhow::anyhow!(
             "{failed} cell(s) not compared (FAIL above)"
-        ),));
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -127,12 +127,12 @@ pub fn run(args: AllocsArgs) -> anyhow::Result<ExitCode> {
     if failed.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    Err(anyhow::anyhow!(format!(
+    Err(anyhow::anyhow!(
         "{} of {} cells not counted: {}",
         failed.len(),
         report.cells.len(),
         failed.join("; ")
-    ),))
+    ))
 }
 
 /// One row per cell.

@@ -36,11 +36,11 @@ pub struct CallgrindCellArgs {
 /// Runs `framebench-callgrind-cell` (see [`callgrind::worker`]).
 pub fn run(args: CallgrindCellArgs) -> anyhow::Result<ExitCode> {
     if args.build != crate::env::BUILD {
-        return Err(anyhow::anyhow!(format!(
+        return Err(anyhow::anyhow!(
             "{} is from another build than the framebench that started it: build both \
                  with `cargo build --release`",
             callgrind::CELL_BIN
-        ),));
+        ));
     }
     let entry = crate::select::framework(&args.framework)?;
     let scenario = crate::select::scenario(&args.scenario)?;

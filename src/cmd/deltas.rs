@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::bench::IO_SCENARIOS;
-use crate::deltas::{
-    entries, in_process, loopback, print_row, scenarios, Delta, Kind, Report,
-};
+use crate::deltas::{entries, in_process, loopback, print_row, scenarios, Delta, Kind, Report};
 use crate::deltas::{PINNING, ROUNDS, SCHEMA};
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
@@ -54,52 +52,26 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
         cells.push(d);
     };
     if !to_stdout {
-        println!(
-            "framebench deltas: {rounds} paired rounds per difference; the median with its 95 % \
-             interval, `≈` when it holds no change; `‡`: faster than raw, `†`: less time with \
-             the variant, both beyond the interval and no saving to take at its word \
-             (docs/methodology/callgrind.md, \"Time against the counts\")"
-        );
-        println!("environment: {}", Environment::current());
-        println!(
-            "{:<8} {:<14} {:<10} {:>10} {:>10}  difference",
-            "kind", "framework", "scenario", "base", "with"
-        );
+        print_header(rounds);
     }
     let runnable: Vec<&&Scenario> = scenarios
         .iter()
         .filter(|s| s.skip_reason(&config).is_none())
         .collect();
-    let off = Options::default();
     let stop = crate::tools::interrupted();
     let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
-    for kind in [Kind::Logging, Kind::Disk] {
-        if !args.kinds.contains(&kind) {
-            continue;
-        }
+    let in_process_kinds = [Kind::Logging, Kind::Disk]
+        .into_iter()
+        .filter(|k| args.kinds.contains(k));
+    for kind in in_process_kinds {
         for entry in entries.iter().filter(|e| e.in_process && !e.baseline) {
             for scenario in &runnable {
                 if interrupted() {
                     break;
                 }
-                let pair = match kind {
-                    Kind::Logging => (
-                        off,
-                        Options {
-                            logging: Logging::Sink,
-                            ..off
-                        },
-                    ),
-                    _ if !IO_SCENARIOS.contains(&scenario.name) => continue,
-                    _ => (
-                        off,
-                        Options {
-                            io: Io::Disk,
-                            ..off
-                        },
-                    ),
-                };
-                record(in_process(kind, entry, &config, scenario, pair, rounds));
+                if let Some(pair) = variant_pair(kind, scenario) {
+                    record(in_process(kind, entry, &config, scenario, pair, rounds));
+                }
             }
         }
     }
@@ -121,17 +93,7 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
         cells,
     };
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).context("cannot serialize the report")?;
-        if to_stdout {
-            println!("{text}");
-        } else {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-            }
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-            println!("wrote {}", path.display());
-        }
+        write_json(&report, path, to_stdout)?;
     }
     // Interrupted: what was measured is written above; the exit says it is not the whole run.
     if interrupted() {
@@ -139,9 +101,62 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     if failed > 0 {
-        return Err(anyhow::anyhow!(format!(
+        return Err(anyhow::anyhow!(
             "{failed} difference(s) not measured (FAIL above)"
-        ),));
+        ));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The header of the table `run` prints row by row.
+fn print_header(rounds: usize) {
+    println!(
+        "framebench deltas: {rounds} paired rounds per difference; the median with its 95 % \
+         interval, `≈` when it holds no change; `‡`: faster than raw, `†`: less time with \
+         the variant, both beyond the interval and no saving to take at its word \
+         (docs/methodology/callgrind.md, \"Time against the counts\")"
+    );
+    println!("environment: {}", Environment::current());
+    println!(
+        "{:<8} {:<14} {:<10} {:>10} {:>10}  difference",
+        "kind", "framework", "scenario", "base", "with"
+    );
+}
+
+/// The two options an in-process difference of `kind` compares for `scenario`; none for disk
+/// I/O on a scenario that reads no file.
+fn variant_pair(kind: Kind, scenario: &Scenario) -> Option<(Options, Options)> {
+    let off = Options::default();
+    match kind {
+        Kind::Logging => Some((
+            off,
+            Options {
+                logging: Logging::Sink,
+                ..off
+            },
+        )),
+        _ if !IO_SCENARIOS.contains(&scenario.name) => None,
+        _ => Some((
+            off,
+            Options {
+                io: Io::Disk,
+                ..off
+            },
+        )),
+    }
+}
+
+/// `--json`: the report to stdout (`-`) or to a file, its folder made.
+fn write_json(report: &Report, path: &std::path::Path, to_stdout: bool) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(report).context("cannot serialize the report")?;
+    if to_stdout {
+        println!("{text}");
+        return Ok(());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::results::diff::{compare, parse_gates, table, Filter, Gate};
+use crate::results::diff::{compare, parse_gates, table, Comparison, Filter, Gate};
 use crate::results::{Figure, Metric, Results};
 
 /// `framebench diff` arguments.
@@ -45,17 +45,83 @@ fn kind(command: &str) -> &str {
     }
 }
 
+/// The two sides of a diff, read and checked against each other.
+struct Sides<'a> {
+    base: Results,
+    new: Results,
+    new_path: &'a Path,
+    pair: Option<(&'a str, &'a str)>,
+}
+
 /// Runs `framebench diff`: 0 when no gate fails, 1 when one does, 2 for bad input.
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let gates: Vec<Gate> = args
-        .fail_if
+    let gates = gates(&args.fail_if)?;
+    let sides = read_sides(&args)?;
+    check_filters(&args, &sides)?;
+    let filter = Filter {
+        frameworks: args.frameworks.clone(),
+        scenarios: args.scenarios.clone(),
+        variants: args.variants.clone(),
+    };
+    let c = compare(&sides.base.figures, &sides.new.figures, sides.pair, &filter);
+    // A gate that has nothing to check would pass whatever happened: refuse it.
+    for g in &gates {
+        if !c.changes.iter().any(|ch| ch.base.metric == g.metric) {
+            return Err(crate::error::usage(format!(
+                "--fail-if {}: no {} figures compared (the files hold: {})",
+                g.metric.name(),
+                g.metric.name(),
+                metrics(&sides.base.figures).join(", ")
+            )));
+        }
+    }
+    let (base_name, new_name) = match sides.pair {
+        Some((a, b)) => (a.to_owned(), b.to_owned()),
+        None => (
+            args.base.display().to_string(),
+            sides.new_path.display().to_string(),
+        ),
+    };
+    print_comparison(&sides, &c);
+    print!(
+        "{}",
+        table(
+            &c,
+            args.markdown,
+            sides.pair.is_some(),
+            &base_name,
+            &new_name
+        )
+    );
+    let crossed = crossed(&c, &gates, &new_name);
+    if crossed.is_empty() {
+        if !gates.is_empty() {
+            println!("\nno gate crossed");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\n{} cell(s) crossed a gate:", crossed.len());
+    for c in &crossed {
+        println!("  {c}");
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// Every `--fail-if` gate, or the usage error of the first that does not parse.
+fn gates(texts: &[String]) -> anyhow::Result<Vec<Gate>> {
+    Ok(texts
         .iter()
         .map(|g| parse_gates(g))
         .collect::<Result<Vec<_>, _>>()
         .map_err(crate::error::usage)?
         .into_iter()
         .flatten()
-        .collect();
+        .collect())
+}
+
+/// The base and new results (the base twice under `--pair`), refused when they are of two kinds
+/// or a side of the pair has no figures.
+fn read_sides(args: &DiffArgs) -> anyhow::Result<Sides<'_>> {
     let read = |p: &Path| Results::read(p).map_err(|e| crate::error::usage(format!("{e:#}")));
     let base = read(&args.base)?;
     let pair = match &args.pair {
@@ -97,8 +163,17 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    // A filter that names nothing in either file is a typo, not an empty comparison.
-    let all = || base.figures.iter().chain(&new.figures);
+    Ok(Sides {
+        base,
+        new,
+        new_path,
+        pair,
+    })
+}
+
+/// A filter that names nothing in either file is a typo, not an empty comparison.
+fn check_filters(args: &DiffArgs, sides: &Sides<'_>) -> anyhow::Result<()> {
+    let all = || sides.base.figures.iter().chain(&sides.new.figures);
     for (flag, names, of) in [
         (
             "--frameworks",
@@ -113,31 +188,12 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    let filter = Filter {
-        frameworks: args.frameworks.clone(),
-        scenarios: args.scenarios.clone(),
-        variants: args.variants.clone(),
-    };
-    let c = compare(&base.figures, &new.figures, pair, &filter);
-    // A gate that has nothing to check would pass whatever happened: refuse it.
-    for g in &gates {
-        if !c.changes.iter().any(|ch| ch.base.metric == g.metric) {
-            return Err(crate::error::usage(format!(
-                "--fail-if {}: no {} figures compared (the files hold: {})",
-                g.metric.name(),
-                g.metric.name(),
-                metrics(&base.figures).join(", ")
-            )));
-        }
-    }
-    let (base_name, new_name) = match pair {
-        Some((a, b)) => (a.to_owned(), b.to_owned()),
-        None => (
-            args.base.display().to_string(),
-            new_path.display().to_string(),
-        ),
-    };
-    let env_diff = base.environment.differences(&new.environment);
+    Ok(())
+}
+
+/// The lines above the table: how the environments differ, and how many figures changed.
+fn print_comparison(sides: &Sides<'_>, c: &Comparison) {
+    let env_diff = sides.base.environment.differences(&sides.new.environment);
     if !env_diff.is_empty() {
         println!("environments differ (compared anyway):");
         for d in &env_diff {
@@ -157,10 +213,11 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             ""
         }
     );
-    print!(
-        "{}",
-        table(&c, args.markdown, pair.is_some(), &base_name, &new_name)
-    );
+}
+
+/// Each cell that crosses a gate, in one line; a gated figure the new run no longer has (its
+/// cell failed) is not a pass.
+fn crossed(c: &Comparison, gates: &[Gate], new_name: &str) -> Vec<String> {
     let mut crossed: Vec<String> = c
         .changes
         .iter()
@@ -178,7 +235,6 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             })
         })
         .collect();
-    // A gated figure that the new run no longer has (its cell failed) is not a pass.
     for cell in &c.only_base {
         if gates
             .iter()
@@ -187,17 +243,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             crossed.push(format!("{cell}: missing from {new_name}"));
         }
     }
-    if crossed.is_empty() {
-        if !gates.is_empty() {
-            println!("\nno gate crossed");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("\n{} cell(s) crossed a gate:", crossed.len());
-    for c in &crossed {
-        println!("  {c}");
-    }
-    Ok(ExitCode::from(1))
+    crossed
 }
 
 /// The metrics present in `figures`, by name.

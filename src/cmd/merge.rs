@@ -35,19 +35,16 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
         .files
         .iter()
         .map(|f| read_part(f))
-        .collect::<Result<_, _>>()
-        .map_err(crate::error::usage)?;
-    same_run(&parts).map_err(crate::error::usage)?;
+        .collect::<anyhow::Result<_>>()?;
+    same_run(&parts)?;
     let stats = args
         .server_stats
         .as_ref()
         .map(|p| crate::driver::output::ServerStats::read(p))
-        .transpose()
-        .map_err(crate::error::usage)?;
+        .transpose()?;
     let mut cells = (0..parts[0].report.cells.len())
         .map(|k| merge_cell(&parts, k))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(crate::error::usage)?;
+        .collect::<anyhow::Result<Vec<_>>>()?;
     if let (Some(s), [cell]) = (&stats, cells.as_mut_slice()) {
         // The server's whole life, warm-up and checks included, over every request it served.
         if let Some(n) = s.requests.filter(|&n| n > 0) {
@@ -56,12 +53,33 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
             cell.server_peak_rss = s.peak_rss_bytes;
         }
     }
+    let report = merged_report(&parts, cells);
+    print_summary(&report, parts.len(), stats.as_ref());
+    let results = report.results("load");
+    if let Some(p) = &args.json {
+        results
+            .write(p)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if let Some(p) = &args.markdown {
+        std::fs::write(p, crate::generated::markdown(&report.markdown()))
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if let Some(p) = &args.plot {
+        crate::driver::plot::draw(&report.cells, p, "framebench merge")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One load report from the parts' cells, merged: the rate and request count are the parts'
+/// sums, and every part is named with its own cells.
+fn merged_report(parts: &[Part], cells: Vec<crate::driver::stats::CellResult>) -> Report {
     let first = &parts[0].report;
     let mut params = first.params.clone();
     params.rate = parts.iter().map(|p| p.report.params.rate).sum();
     params.requests = parts.iter().map(|p| p.report.params.requests).sum();
     params.shard = None;
-    let report = Report {
+    Report {
         environment: first.environment.clone(),
         params,
         cells,
@@ -78,11 +96,19 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
                 })
                 .collect(),
         },
-    };
+    }
+}
+
+/// The merged report on the terminal, the processes it came from and the server's own figures.
+fn print_summary(
+    report: &Report,
+    processes: usize,
+    stats: Option<&crate::driver::output::ServerStats>,
+) {
     print!("{}", report.terminal());
     println!(
         "merged from {} processes: {}",
-        parts.len(),
+        processes,
         report
             .run
             .merged_from
@@ -102,7 +128,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    if let Some(s) = &stats {
+    if let Some(s) = stats {
         println!(
             "server (serve --stats): {} requests served in all, CPU {:.3} s user + {:.3} s system",
             s.requests.map_or("uncounted".into(), |n| n.to_string()),
@@ -110,18 +136,4 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
             s.system_s
         );
     }
-    let results = report.results("load");
-    if let Some(p) = &args.json {
-        results
-            .write(p)
-            .with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    if let Some(p) = &args.markdown {
-        std::fs::write(p, crate::generated::markdown(&report.markdown()))
-            .with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    if let Some(p) = &args.plot {
-        crate::driver::plot::draw(&report.cells, p, "framebench merge")?;
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -29,12 +29,12 @@ use crate::frameworks::REGISTRY;
 /// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
 /// Go peers must build).
 pub fn prepare_tools() -> anyhow::Result<()> {
-    crate::tools::check_required().map_err(|e| anyhow::anyhow!(e))?;
+    crate::tools::check_required()?;
     for entry in REGISTRY {
         if let Some(tool) = entry.tool.filter(|t| t.required()) {
-            entry.available().map_err(|e| {
-                anyhow::anyhow!(format!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()),)
-            })?;
+            entry
+                .available()
+                .map_err(|e| anyhow::anyhow!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()))?;
         }
     }
     Ok(())

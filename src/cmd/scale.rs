@@ -126,7 +126,12 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &args.markdown {
         std::fs::write(
             p,
-            crate::generated::markdown(&output::markdown(&sweep, &rows, &measured, &results.environment)),
+            crate::generated::markdown(&output::markdown(
+                &sweep,
+                &rows,
+                &measured,
+                &results.environment,
+            )),
         )
         .with_context(|| format!("cannot write {}", p.display()))?;
     }

@@ -100,9 +100,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             break;
         }
         if server.has_died() {
-            return Err(anyhow::anyhow!(format!(
-                "{name} server stopped unexpectedly"
-            )));
+            return Err(anyhow::anyhow!("{name} server stopped unexpectedly"));
         }
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -21,30 +21,39 @@ pub(crate) struct Part {
 
 /// Reads one process's result and the interval log it names (relative to the result's folder
 /// when not found as given).
-pub(crate) fn read_part(file: &Path) -> Result<Part, String> {
+pub(crate) fn read_part(file: &Path) -> anyhow::Result<Part> {
     let what = file.display();
-    let results = crate::results::Results::read(file).map_err(|e| format!("{e:#}"))?;
+    let results =
+        crate::results::Results::read(file).map_err(|e| crate::error::usage(format!("{e:#}")))?;
     if !matches!(results.command.as_str(), "load" | "merge") {
-        return Err(format!(
+        return Err(crate::error::usage(format!(
             "{what} is a result of `{}`, not of `load`",
             results.command
-        ));
+        )));
     }
     let report: Report = results
         .detail
-        .ok_or_else(|| format!("{what} has no load detail"))
+        .ok_or_else(|| crate::error::usage(format!("{what} has no load detail")))
         .and_then(|d| {
-            serde_json::from_value(d).map_err(|e| format!("{what}: not a load result: {e}"))
+            serde_json::from_value(d)
+                .map_err(|e| crate::error::usage(format!("{what}: not a load result: {e}")))
         })?;
     let named = report.run.hdr_log.clone().ok_or_else(|| {
-        format!("{what} names no interval log: run each load with --hdr-log FILE --json FILE")
+        crate::error::usage(format!(
+            "{what} names no interval log: run each load with --hdr-log FILE --json FILE"
+        ))
     })?;
     let beside = file.parent().unwrap_or(Path::new("")).join(&named);
     let log = [PathBuf::from(&named), beside]
         .into_iter()
         .find(|p| p.is_file())
-        .ok_or_else(|| format!("{what} names the interval log {named}, which is not there"))?;
-    let intervals = super::hdrlog::read(&log).map_err(|e| format!("{}: {e:#}", log.display()))?;
+        .ok_or_else(|| {
+            crate::error::usage(format!(
+                "{what} names the interval log {named}, which is not there"
+            ))
+        })?;
+    let intervals = super::hdrlog::read(&log)
+        .map_err(|e| crate::error::usage(format!("{}: {e:#}", log.display())))?;
     Ok(Part {
         file: file.to_owned(),
         report,
@@ -92,24 +101,26 @@ fn server_key(target: &str) -> String {
 }
 
 /// Refuses results that are not one run: different settings, or one shard twice.
-pub(crate) fn same_run(parts: &[Part]) -> Result<(), String> {
+pub(crate) fn same_run(parts: &[Part]) -> anyhow::Result<()> {
     let first = &parts[0];
     let want = experiment(&first.report);
     for p in &parts[1..] {
         for ((what, a), (_, b)) in want.iter().zip(experiment(&p.report)) {
             if *a != b {
-                return Err(format!(
+                return Err(crate::error::usage(format!(
                     "{} and {} are not one run: their {what} differ ({a} against {b})",
                     first.file.display(),
                     p.file.display()
-                ));
+                )));
             }
         }
     }
     let mut shards: Vec<_> = parts.iter().map(|p| p.report.params.shard).collect();
     shards.sort_by_key(|s| s.map(|s| s.index));
     if shards.windows(2).any(|w| w[0] == w[1]) {
-        return Err("the same shard appears twice: merge each process's result once".into());
+        return Err(crate::error::usage(
+            "the same shard appears twice: merge each process's result once",
+        ));
     }
     Ok(())
 }
@@ -128,7 +139,7 @@ fn requests_within(part: &Part, tag: &str, from: f64, to: f64) -> f64 {
 }
 
 /// Merges cell `k` of every part.
-pub(crate) fn merge_cell(parts: &[Part], k: usize) -> Result<CellResult, String> {
+pub(crate) fn merge_cell(parts: &[Part], k: usize) -> anyhow::Result<CellResult> {
     let cells: Vec<&CellResult> = parts.iter().map(|p| &p.report.cells[k]).collect();
     let mut m = cells[0].clone();
     let mut histogram = None::<hdrhistogram::Histogram<u64>>;
@@ -137,15 +148,17 @@ pub(crate) fn merge_cell(parts: &[Part], k: usize) -> Result<CellResult, String>
         let tag = c.hdr_tag.as_deref().unwrap_or_default();
         let mine: Vec<_> = part.intervals.iter().filter(|i| i.tag == tag).collect();
         if c.status == Status::Ok && mine.is_empty() {
-            return Err(format!(
+            return Err(crate::error::usage(format!(
                 "{}: its log holds no interval tagged {tag}",
                 part.file.display()
-            ));
+            )));
         }
         for i in mine {
             match &mut histogram {
                 None => histogram = Some(i.histogram.clone()),
-                Some(h) => h.add(&i.histogram).map_err(|e| format!("{e:?}"))?,
+                Some(h) => h
+                    .add(&i.histogram)
+                    .map_err(|e| crate::error::usage(format!("{e:?}")))?,
             }
         }
         let start = c.recorded_from_unix.unwrap_or(0.0);
@@ -177,7 +190,9 @@ pub(crate) fn merge_cell(parts: &[Part], k: usize) -> Result<CellResult, String>
     // The rate over the window every process measured.
     if m.status == Status::Ok {
         if to <= from {
-            return Err("the processes' recorded windows do not overlap (see --start-at)".into());
+            return Err(crate::error::usage(
+                "the processes' recorded windows do not overlap (see --start-at)",
+            ));
         }
         let within: f64 = parts
             .iter()
