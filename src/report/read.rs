@@ -1,0 +1,219 @@
+//! Reading the report's sources: criterion's timings and gungraun's counts from one or more
+//! target folders (shards), `framebench deltas --json` and `framebench allocs --json`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use crate::deltas::{self, Delta};
+use std::time::SystemTime;
+
+use super::{criterion, gungraun, is_baseline, ordered, table};
+use crate::interval::Estimate;
+
+/// One criterion measurement.
+#[derive(Debug, Clone)]
+pub(crate) struct Timing {
+    /// `in_process/hello`.
+    pub(crate) group: String,
+    /// `axum`.
+    pub(crate) function: String,
+    /// `log=off,io=memory`, `raw-client`, `reqwest`.
+    pub(crate) value: String,
+    /// Criterion's estimate of the time per iteration (slope when present, else mean), ns,
+    /// with criterion's confidence interval of that estimate.
+    pub(crate) ns: Estimate,
+    /// The target folder it was read from (`framebench report --target-dir A --target-dir B`,
+    /// one per shard of a sharded `cargo bench`), 0 for the first.
+    pub(crate) shard: usize,
+}
+
+/// One callgrind count.
+#[derive(Debug, Clone)]
+pub(crate) struct Count {
+    /// `in_process/hello/off` or `loopback/hello`.
+    pub(crate) key: String,
+    /// Framework name.
+    pub(crate) framework: String,
+    /// Instructions (Ir).
+    pub(crate) instructions: f64,
+}
+
+pub(crate) fn files_named(root: &Path, name: &str, out: &mut Vec<PathBuf>) {
+    let Ok(dir) = std::fs::read_dir(root) else {
+        return;
+    };
+    let mut entries: Vec<_> = dir.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            files_named(&path, name, out);
+        } else if path.file_name().is_some_and(|n| n == name) {
+            out.push(path);
+        }
+    }
+}
+
+/// What a report reads from one or several target folders.
+pub(super) struct Shards {
+    pub(super) timings: Vec<Timing>,
+    pub(super) newest: Option<SystemTime>,
+    pub(super) counts: Vec<Count>,
+    pub(super) allocs: Vec<crate::allocs::Measured>,
+    pub(super) deltas: Vec<Delta>,
+    /// With several folders, the "Shards" section: which folder each framework came from.
+    pub(super) text: String,
+}
+
+/// Reads every folder's criterion, callgrind, allocation and `deltas` results. Several folders
+/// are the shards of one bench run split over CI runners (docs/usage.md, "Sharding the
+/// benches"): a cell measured in two of them is refused in one line, every timing keeps its
+/// shard, and ratios are taken only within one shard (the floor's here; `raw`'s come from
+/// `deltas`' paired rounds, which are within one process by construction).
+pub(super) fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
+    let mut all = Shards {
+        timings: Vec::new(),
+        newest: None,
+        counts: Vec::new(),
+        allocs: Vec::new(),
+        deltas: Vec::new(),
+        text: String::new(),
+    };
+    let mut names: Vec<Vec<String>> = Vec::new();
+    for (shard, dir) in dirs.iter().enumerate() {
+        let (mut timings, newest) = criterion::read(&dir.join("criterion"))?;
+        let counts = gungraun::read(&dir.join("gungraun"))?;
+        // The baselines are built into every shard (`null`, `raw`): the tables show the first
+        // shard's figures.
+        for t in &mut timings {
+            t.shard = shard;
+            if is_baseline(&t.function) {
+                continue;
+            }
+            if let Some(o) = all
+                .timings
+                .iter()
+                .find(|o| (&o.group, &o.function, &o.value) == (&t.group, &t.function, &t.value))
+            {
+                anyhow::bail!(
+                    "{} {} {} was measured in both {} and {}: give each shard its own frameworks",
+                    t.group,
+                    t.function,
+                    t.value,
+                    dirs[o.shard].display(),
+                    dir.display()
+                );
+            }
+        }
+        for c in counts.iter().filter(|c| !is_baseline(&c.framework)) {
+            if all
+                .counts
+                .iter()
+                .any(|o| (&o.key, &o.framework) == (&c.key, &c.framework))
+            {
+                anyhow::bail!(
+                    "the callgrind count {} {} is in two shards (one of them {})",
+                    c.key,
+                    c.framework,
+                    dir.display()
+                );
+            }
+        }
+        let mut here: Vec<String> = timings.iter().map(|t| t.function.clone()).collect();
+        here.extend(counts.iter().map(|c| c.framework.clone()));
+        here.retain(|n| !is_baseline(n));
+        names.push(ordered(here));
+        all.newest = all.newest.max(newest);
+        all.timings.extend(timings);
+        all.counts.extend(counts);
+        all.allocs.extend(read_allocs(&dir.join(ALLOCS_JSON))?);
+        all.deltas
+            .extend(read_deltas(&dir.join(deltas::DELTAS_JSON))?);
+    }
+    if dirs.len() > 1 {
+        all.text.push_str(
+            "## Shards\n\nThis report joins the bench runs of several target folders, one per \
+             shard of the run. Every figure comes from one of them. The baselines (`null`, \
+             `raw`), built into every shard, are shown from the first; the floor's ratio is \
+             taken only within the first shard, and the ratios to `raw` come from `framebench \
+             deltas`' paired rounds, each within one process.\n\n",
+        );
+        let rows: Vec<Vec<String>> = dirs
+            .iter()
+            .zip(&names)
+            .map(|(d, n)| vec![format!("`{}`", d.display()), n.join(", ")])
+            .collect();
+        table(&mut all.text, &["shard".into(), "frameworks".into()], &rows);
+    }
+    Ok(all)
+}
+
+/// The figures of a bench run as one results file (`framebench diff` reads it): criterion's
+/// times with their intervals, callgrind's instructions per request, and the allocation counts.
+pub(super) fn results_of(
+    timings: &[Timing],
+    counts: &[Count],
+    allocs: &[crate::allocs::Measured],
+) -> crate::results::Results {
+    use crate::results::{Figure, Metric};
+    let mut figures = Vec::new();
+    for t in timings {
+        if let Some((bench, scenario)) = t.group.split_once('/') {
+            figures.push(Figure::timed(
+                &format!("criterion/{bench}"),
+                &t.function,
+                scenario,
+                &t.value,
+                Metric::Time,
+                t.ns,
+            ));
+        }
+    }
+    for c in counts {
+        let mut parts = c.key.split('/');
+        let (bench, scenario, variant) = match (parts.next(), parts.next(), parts.next()) {
+            (Some(b), Some(s), Some(log)) => (b, s, format!("log={log}")),
+            (Some(b), Some(s), None) => (b, s, String::new()),
+            _ => continue,
+        };
+        figures.push(Figure::count(
+            &format!("callgrind/{bench}"),
+            &c.framework,
+            scenario,
+            &variant,
+            Metric::Instructions,
+            c.instructions,
+        ));
+    }
+    let allocs = crate::allocs::report::Report {
+        repeats: 0,
+        cells: allocs.to_vec(),
+    };
+    if let Ok(r) = allocs.results() {
+        figures.extend(r.figures);
+    }
+    crate::results::Results::new("report", figures)
+}
+
+/// The differences `framebench deltas` wrote to `path`, or none when it has not run; a file of
+/// another schema is refused with one line.
+pub(crate) fn read_deltas(path: &Path) -> anyhow::Result<Vec<Delta>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(deltas::read(path)?.cells)
+}
+
+/// Where `framebench allocs --json` writes for the report, under the target folder.
+pub(crate) const ALLOCS_JSON: &str = "allocs/allocs.json";
+
+/// The cells `framebench allocs --json` wrote to `path`, or none when it has not run.
+pub(crate) fn read_allocs(path: &Path) -> anyhow::Result<Vec<crate::allocs::Measured>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let results = crate::results::Results::read(path)?;
+    let report = crate::allocs::report::Report::from_results(results)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(report.cells)
+}
