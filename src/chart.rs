@@ -12,7 +12,7 @@ use anyhow::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::plotting::{plot_error, to_file, Backend, Drawing, FONT};
+use crate::plotting::{plot_error, to_file, Backend, Drawing, Plot, FONT};
 
 /// What a bar stands for: a compared framework, a floor or the reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,37 +253,48 @@ fn draw_panel<DB: Backend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> anyh
         .draw()
         .map_err(plot_error)?;
     for (k, bar) in bars.iter().enumerate() {
-        let y = row_y(k);
-        let color = bar.kind.color().mix(if bar.faded { 0.35 } else { 1.0 });
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(0.0, y - 0.36), (bar.value, y + 0.36)],
-                color.filled(),
-            )))
-            .map_err(plot_error)?;
-        let mut text_x = bar.value;
-        if let Some((lo, hi)) = bar.interval {
-            let whisker = BLACK.stroke_width(1);
-            chart
-                .draw_series([
-                    PathElement::new(vec![(lo, y), (hi, y)], whisker),
-                    PathElement::new(vec![(lo, y - 0.22), (lo, y + 0.22)], whisker),
-                    PathElement::new(vec![(hi, y - 0.22), (hi, y + 0.22)], whisker),
-                ])
-                .map_err(plot_error)?;
-            text_x = text_x.max(hi);
-        }
-        chart
-            .draw_series(std::iter::once(
-                EmptyElement::at((text_x, y))
-                    + Text::new(
-                        format(bar.value),
-                        (5, -7),
-                        (FONT, 12).into_font().color(&BLACK),
-                    ),
-            ))
-            .map_err(plot_error)?;
+        draw_bar(&mut chart, row_y(k), bar, format)?;
     }
+    Ok(())
+}
+
+/// One bar at height `y`: its rectangle, its interval's whisker if it has one, and its value
+/// written past whichever ends further right.
+fn draw_bar<DB: Backend>(
+    chart: &mut Plot<'_, DB>,
+    y: f64,
+    bar: &Bar,
+    format: fn(f64) -> String,
+) -> anyhow::Result<()> {
+    let color = bar.kind.color().mix(if bar.faded { 0.35 } else { 1.0 });
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(0.0, y - 0.36), (bar.value, y + 0.36)],
+            color.filled(),
+        )))
+        .map_err(plot_error)?;
+    let mut text_x = bar.value;
+    if let Some((lo, hi)) = bar.interval {
+        let whisker = BLACK.stroke_width(1);
+        chart
+            .draw_series([
+                PathElement::new(vec![(lo, y), (hi, y)], whisker),
+                PathElement::new(vec![(lo, y - 0.22), (lo, y + 0.22)], whisker),
+                PathElement::new(vec![(hi, y - 0.22), (hi, y + 0.22)], whisker),
+            ])
+            .map_err(plot_error)?;
+        text_x = text_x.max(hi);
+    }
+    chart
+        .draw_series(std::iter::once(
+            EmptyElement::at((text_x, y))
+                + Text::new(
+                    format(bar.value),
+                    (5, -7),
+                    (FONT, 12).into_font().color(&BLACK),
+                ),
+        ))
+        .map_err(plot_error)?;
     Ok(())
 }
 

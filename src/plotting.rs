@@ -8,11 +8,15 @@ use std::path::Path;
 use std::sync::Once;
 
 use anyhow::{anyhow, bail};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 /// The font family every chart uses: DejaVu Sans, registered by [`register_font`].
 pub(crate) const FONT: &str = "sans-serif";
+
+/// A chart with `f64` on both axes, as every chart here is.
+pub(crate) type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// Registers DejaVu Sans (regular and bold) as [`FONT`], once per process.
 pub(crate) fn register_font() {

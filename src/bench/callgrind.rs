@@ -147,45 +147,8 @@ pub(crate) fn run(
         "{} not found: `cargo build --release` builds it beside framebench (`cargo run` does not)",
         exe.display()
     );
-    let mut cmd = Command::new(valgrind);
-    cmd.args([
-        "--tool=callgrind",
-        "--collect-atstart=no",
-        &format!("--toggle-collect={TOGGLE}"),
-    ])
-    .arg(format!("--callgrind-out-file={}", file.display()))
-    .arg(&exe)
-    .args([
-        "--build",
-        crate::env::BUILD,
-        entry.name,
-        scenario.name,
-        "--logging",
-        &options.logging.to_string(),
-        "--io",
-        &options.io.to_string(),
-        "--requests",
-        &requests.to_string(),
-    ])
-    .env_clear()
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
-    // The fixtures where this process reads them; nothing else of this environment.
-    cmd.env(
-        crate::fixtures::FIXTURES_ENV,
-        crate::fixtures::Fixtures::default_dir(),
-    );
-    let faketime = match Tool::Faketime.path() {
-        Ok(faketime) => {
-            cmd.envs(super::faketime_env(faketime));
-            true
-        }
-        Err(_) => {
-            Tool::Faketime.skip();
-            false
-        }
-    };
+    let (mut cmd, faketime) =
+        callgrind_command(valgrind, &exe, &file, entry, scenario, options, requests);
     let out = cmd
         .output()
         .with_context(|| format!("starting {}", valgrind.display()))?;
@@ -219,6 +182,60 @@ pub(crate) fn run(
         faketime,
         options,
     })
+}
+
+/// The command that runs the callgrind cell binary `exe` under `valgrind`, counting inside
+/// [`TOGGLE`] into `file`, in an empty environment but for the fixtures (and faketime's, when
+/// it is installed: the second value says whether it is).
+fn callgrind_command(
+    valgrind: &Path,
+    exe: &Path,
+    file: &Path,
+    entry: &Entry,
+    scenario: &Scenario,
+    options: Options,
+    requests: u32,
+) -> (Command, bool) {
+    let mut cmd = Command::new(valgrind);
+    cmd.args([
+        "--tool=callgrind",
+        "--collect-atstart=no",
+        &format!("--toggle-collect={TOGGLE}"),
+    ])
+    .arg(format!("--callgrind-out-file={}", file.display()))
+    .arg(exe)
+    .args([
+        "--build",
+        crate::env::BUILD,
+        entry.name,
+        scenario.name,
+        "--logging",
+        &options.logging.to_string(),
+        "--io",
+        &options.io.to_string(),
+        "--requests",
+        &requests.to_string(),
+    ])
+    .env_clear()
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    // The fixtures where this process reads them; nothing else of this environment.
+    cmd.env(
+        crate::fixtures::FIXTURES_ENV,
+        crate::fixtures::Fixtures::default_dir(),
+    );
+    let faketime = match Tool::Faketime.path() {
+        Ok(faketime) => {
+            cmd.envs(super::faketime_env(faketime));
+            true
+        }
+        Err(_) => {
+            Tool::Faketime.skip();
+            false
+        }
+    };
+    (cmd, faketime)
 }
 
 /// At most this many characters of a function's name are printed (generic Rust names run to

@@ -83,6 +83,46 @@ impl Names {
     }
 }
 
+/// The Ir column (`column`, counted from 0 past the positions) of a cost line; 0 when the line
+/// leaves it out.
+fn cost_value(cost: &str, column: usize) -> anyhow::Result<u64> {
+    match cost.split_whitespace().nth(column) {
+        None => Ok(0),
+        Some(v) => v.parse::<u64>().with_context(|| format!("bad cost {v:?}")),
+    }
+}
+
+/// The inclusive cost of every function `root` calls, directly or not (and of `root`): the
+/// functions whose inclusive cost means something here (the root's callers only ever called
+/// into it).
+fn inclusive_below(
+    root: &str,
+    exclusive: &HashMap<String, u64>,
+    calls_cost: &HashMap<String, u64>,
+    callees: &HashMap<String, HashSet<String>>,
+) -> HashMap<String, u64> {
+    let mut below: HashSet<&str> = HashSet::new();
+    let mut todo: Vec<&str> = exclusive
+        .keys()
+        .chain(callees.keys())
+        .map(String::as_str)
+        .filter(|f| *f == root)
+        .collect();
+    while let Some(f) = todo.pop() {
+        if below.insert(f) {
+            todo.extend(callees.get(f).into_iter().flatten().map(String::as_str));
+        }
+    }
+    below
+        .iter()
+        .map(|&f| {
+            let own = exclusive.get(f).copied().unwrap_or(0);
+            let called = calls_cost.get(f).copied().unwrap_or(0);
+            (f.to_owned(), own + called)
+        })
+        .collect()
+}
+
 impl Profile {
     /// Reads a file's text. `root` is the function collection was toggled on in (callgrind's
     /// demangled name): inclusive costs are kept for it and what it calls, not for its callers,
@@ -136,12 +176,7 @@ impl Profile {
                     let Some(function) = &current else {
                         bail!("{}: cost before any `fn=`", at());
                     };
-                    let value = match cost.split_whitespace().nth(positions + ir) {
-                        None => 0,
-                        Some(v) => v
-                            .parse::<u64>()
-                            .with_context(|| format!("{}: bad cost {v:?}", at()))?,
-                    };
+                    let value = cost_value(cost, positions + ir).with_context(at)?;
                     if std::mem::take(&mut call_pending) {
                         let target = callee
                             .clone()
@@ -158,28 +193,7 @@ impl Profile {
         if ir.is_none() {
             bail!("not a callgrind.out file: no `events:` line");
         }
-        // What the root calls, directly or not: the functions whose inclusive cost means
-        // something here (the root's callers only ever called into it).
-        let mut below: HashSet<&str> = HashSet::new();
-        let mut todo: Vec<&str> = exclusive
-            .keys()
-            .chain(callees.keys())
-            .map(String::as_str)
-            .filter(|f| *f == root)
-            .collect();
-        while let Some(f) = todo.pop() {
-            if below.insert(f) {
-                todo.extend(callees.get(f).into_iter().flatten().map(String::as_str));
-            }
-        }
-        let inclusive = below
-            .iter()
-            .map(|&f| {
-                let own = exclusive.get(f).copied().unwrap_or(0);
-                let called = calls_cost.get(f).copied().unwrap_or(0);
-                (f.to_owned(), own + called)
-            })
-            .collect();
+        let inclusive = inclusive_below(root, &exclusive, &calls_cost, &callees);
         let total = exclusive.values().sum();
         if let Some((line, stated)) = stated {
             anyhow::ensure!(

@@ -142,47 +142,8 @@ fn requests_within(part: &Part, tag: &str, from: f64, to: f64) -> f64 {
 pub(crate) fn merge_cell(parts: &[Part], k: usize) -> anyhow::Result<CellResult> {
     let cells: Vec<&CellResult> = parts.iter().map(|p| &p.report.cells[k]).collect();
     let mut m = cells[0].clone();
-    let mut histogram = None::<hdrhistogram::Histogram<u64>>;
-    let (mut from, mut to) = (f64::NEG_INFINITY, f64::INFINITY);
-    for (part, c) in parts.iter().zip(&cells) {
-        let tag = c.hdr_tag.as_deref().unwrap_or_default();
-        let mine: Vec<_> = part.intervals.iter().filter(|i| i.tag == tag).collect();
-        if c.status == Status::Ok && mine.is_empty() {
-            return Err(crate::error::usage(format!(
-                "{}: its log holds no interval tagged {tag}",
-                part.file.display()
-            )));
-        }
-        for i in mine {
-            match &mut histogram {
-                None => histogram = Some(i.histogram.clone()),
-                Some(h) => h
-                    .add(&i.histogram)
-                    .map_err(|e| crate::error::usage(format!("{e:?}")))?,
-            }
-        }
-        let start = c.recorded_from_unix.unwrap_or(0.0);
-        from = from.max(start);
-        to = to.min(start + c.seconds);
-    }
-    let sum = |f: fn(&CellResult) -> u64| cells.iter().map(|c| f(c)).sum::<u64>();
-    m.requests = sum(|c| c.requests);
-    m.non_2xx = sum(|c| c.non_2xx);
-    m.socket_errors = sum(|c| c.socket_errors);
-    m.timeouts = sum(|c| c.timeouts);
-    m.connects = sum(|c| c.connects);
-    m.sampled = sum(|c| c.sampled);
-    m.unrecorded = sum(|c| c.unrecorded);
-    m.prechecked = sum(|c| c.prechecked);
-    m.connections = cells.iter().map(|c| c.connections).sum();
-    m.rate = cells.iter().map(|c| c.rate).sum();
-    m.bytes_per_sec = cells.iter().map(|c| c.bytes_per_sec).sum();
-    m.status = cells
-        .iter()
-        .map(|c| c.status.clone())
-        .find(|s| *s != Status::Ok)
-        .unwrap_or(Status::Ok);
-    m.first_error = cells.iter().find_map(|c| c.first_error.clone());
+    let (histogram, from, to) = merged_histogram(parts, &cells)?;
+    add_counts(&mut m, &cells);
     m.latency = histogram
         .as_ref()
         .map(Latency::from_hist)
@@ -203,21 +164,7 @@ pub(crate) fn merge_cell(parts: &[Part], k: usize) -> anyhow::Result<CellResult>
         m.rps = within / m.seconds;
         m.recorded_from_unix = Some(from);
     }
-    m.per_connection = PerConnection {
-        min: cells
-            .iter()
-            .map(|c| c.per_connection.min)
-            .min()
-            .unwrap_or(0),
-        mean: m.requests as f64 / m.connections.max(1) as f64,
-        max: cells
-            .iter()
-            .map(|c| c.per_connection.max)
-            .max()
-            .unwrap_or(0),
-        zero: cells.iter().map(|c| c.per_connection.zero).sum(),
-        starved: cells.iter().map(|c| c.per_connection.starved).sum(),
-    };
+    m.per_connection = per_connection(&cells, m.requests, m.connections);
     // Several clients: no one client's CPU, and no server meter (see --server-stats).
     m.client_cpu_pct = None;
     m.client_idle_polling_pct = None;
@@ -229,4 +176,77 @@ pub(crate) fn merge_cell(parts: &[Part], k: usize) -> anyhow::Result<CellResult>
     m.bound = Bound::Unknown;
     m.hdr_tag = None;
     Ok(m)
+}
+
+/// The parts' latencies of one cell in one histogram, and the window every part recorded
+/// (from the latest start to the earliest end, in seconds since the Unix epoch).
+fn merged_histogram(
+    parts: &[Part],
+    cells: &[&CellResult],
+) -> anyhow::Result<(Option<hdrhistogram::Histogram<u64>>, f64, f64)> {
+    let mut histogram = None::<hdrhistogram::Histogram<u64>>;
+    let (mut from, mut to) = (f64::NEG_INFINITY, f64::INFINITY);
+    for (part, c) in parts.iter().zip(cells) {
+        let tag = c.hdr_tag.as_deref().unwrap_or_default();
+        let mine: Vec<_> = part.intervals.iter().filter(|i| i.tag == tag).collect();
+        if c.status == Status::Ok && mine.is_empty() {
+            return Err(crate::error::usage(format!(
+                "{}: its log holds no interval tagged {tag}",
+                part.file.display()
+            )));
+        }
+        for i in mine {
+            match &mut histogram {
+                None => histogram = Some(i.histogram.clone()),
+                Some(h) => h
+                    .add(&i.histogram)
+                    .map_err(|e| crate::error::usage(format!("{e:?}")))?,
+            }
+        }
+        let start = c.recorded_from_unix.unwrap_or(0.0);
+        from = from.max(start);
+        to = to.min(start + c.seconds);
+    }
+    Ok((histogram, from, to))
+}
+
+/// The parts' counts added up into `m`, their first failure and first error.
+fn add_counts(m: &mut CellResult, cells: &[&CellResult]) {
+    let sum = |f: fn(&CellResult) -> u64| cells.iter().map(|c| f(c)).sum::<u64>();
+    m.requests = sum(|c| c.requests);
+    m.non_2xx = sum(|c| c.non_2xx);
+    m.socket_errors = sum(|c| c.socket_errors);
+    m.timeouts = sum(|c| c.timeouts);
+    m.connects = sum(|c| c.connects);
+    m.sampled = sum(|c| c.sampled);
+    m.unrecorded = sum(|c| c.unrecorded);
+    m.prechecked = sum(|c| c.prechecked);
+    m.connections = cells.iter().map(|c| c.connections).sum();
+    m.rate = cells.iter().map(|c| c.rate).sum();
+    m.bytes_per_sec = cells.iter().map(|c| c.bytes_per_sec).sum();
+    m.status = cells
+        .iter()
+        .map(|c| c.status.clone())
+        .find(|s| *s != Status::Ok)
+        .unwrap_or(Status::Ok);
+    m.first_error = cells.iter().find_map(|c| c.first_error.clone());
+}
+
+/// Requests per connection over every part's connections.
+fn per_connection(cells: &[&CellResult], requests: u64, connections: usize) -> PerConnection {
+    PerConnection {
+        min: cells
+            .iter()
+            .map(|c| c.per_connection.min)
+            .min()
+            .unwrap_or(0),
+        mean: requests as f64 / connections.max(1) as f64,
+        max: cells
+            .iter()
+            .map(|c| c.per_connection.max)
+            .max()
+            .unwrap_or(0),
+        zero: cells.iter().map(|c| c.per_connection.zero).sum(),
+        starved: cells.iter().map(|c| c.per_connection.starved).sum(),
+    }
 }

@@ -14,6 +14,7 @@ pub(crate) mod hdrlog;
 pub(crate) mod intervals;
 pub mod merge;
 pub(crate) mod output;
+mod params;
 pub(crate) mod plot;
 pub(crate) mod stats;
 pub(crate) mod threads;
@@ -23,8 +24,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::check::precheck;
 use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
@@ -32,9 +31,9 @@ use crate::framework::Entry;
 use crate::http1::{self, Connection};
 use crate::options::Options;
 use crate::oracle::{Expected, Observed, Scenario};
-use crate::pinning::Pinning;
 use crate::proc;
 
+pub(crate) use params::{LoadParams, Shard};
 use stats::{rate_spread, Bound, CellResult, Latency, PerConnection, Status};
 
 /// What is loaded.
@@ -53,120 +52,6 @@ impl Target {
             Target::Url(a) => format!("http://{a}"),
         }
     }
-}
-
-/// How each cell is loaded.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct LoadParams {
-    /// Recorded time per cell.
-    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
-    pub(crate) duration: Duration,
-    /// Unrecorded time before it.
-    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
-    pub(crate) warmup: Duration,
-    /// Request timeout.
-    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
-    pub(crate) timeout: Duration,
-    /// Pipelining depth.
-    pub(crate) pipeline: usize,
-    /// Total requests per second (open loop).
-    pub(crate) rate: Option<f64>,
-    /// Count-bounded mode: exactly this many requests per cell.
-    pub(crate) requests: Option<u64>,
-    /// Connection churn: requests per connection, the last with `Connection: close`
-    /// (`None`: keep-alive for the whole cell).
-    pub(crate) requests_per_connection: Option<u64>,
-    /// One response in this many per connection is checked whole.
-    pub(crate) sample_every: u64,
-    /// Pinning and client threads.
-    pub(crate) pinning: Pinning,
-    /// Record the latencies per interval of this length too, for `--hdr-log` (seconds).
-    #[serde(default)]
-    pub(crate) hdr_interval: Option<f64>,
-    /// Start the recorded window at this wall-clock time, in seconds since the Unix epoch
-    /// (`--start-at`), so that several processes measure the same window.
-    #[serde(default)]
-    pub(crate) start_at: Option<f64>,
-    /// This process's share of a load run by several (`--shard I/N`).
-    #[serde(default)]
-    pub(crate) shard: Option<Shard>,
-    /// Read the server's threads at the start and end of each cell ([`threads`]): `load`,
-    /// `compare` and `scale`. Off for the quick compare, whose cells of 0.1 s would feel the
-    /// few milliseconds of reading /proc for a pool of hundreds of threads.
-    #[serde(default)]
-    pub(crate) check_threads: bool,
-}
-
-/// One of `count` processes that share a load (`--shard index/count`, 1-based): each takes
-/// its share of the connections, the rate and the request count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Shard {
-    /// 1 to `count`.
-    pub(crate) index: usize,
-    /// Processes in all.
-    pub(crate) count: usize,
-}
-
-impl Shard {
-    /// This shard's part of `total` split as evenly as whole numbers allow: the first
-    /// `total % count` shards take one more.
-    pub(crate) fn part(self, total: u64) -> u64 {
-        let (count, index) = (self.count as u64, self.index as u64);
-        total / count + u64::from(index <= total % count)
-    }
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Shard, String> {
-        let bad = || format!("bad shard {text:?} (want I/N with 1 <= I <= N, e.g. 1/2)");
-        let (i, n) = text.split_once('/').ok_or_else(bad)?;
-        let (index, count) = (
-            i.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if index == 0 || count == 0 || index > count || count > 10_000 {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl LoadParams {
-    /// A closed-loop cell of `duration` after `warmup`: one request in flight per connection,
-    /// keep-alive, one response in 256 checked whole (the quick compare's cells, and tests).
-    pub(crate) fn closed_loop(
-        duration: Duration,
-        warmup: Duration,
-        timeout: Duration,
-        pinning: Pinning,
-    ) -> LoadParams {
-        LoadParams {
-            duration,
-            warmup,
-            timeout,
-            pipeline: 1,
-            rate: None,
-            requests: None,
-            requests_per_connection: None,
-            sample_every: 256,
-            pinning,
-            hdr_interval: None,
-            start_at: None,
-            shard: None,
-            check_threads: false,
-        }
-    }
-}
-
-fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
-}
-
-fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    let v = f64::deserialize(d)?;
-    Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
 }
 
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
@@ -372,15 +257,7 @@ fn drive(
         );
         let now = Instant::now();
         if meters.is_none() && now >= record_from && !finished {
-            meters = Some((
-                server.as_ref().map(|s| {
-                    (
-                        proc::CpuMeter::start_tree(s.pid()),
-                        check_threads.then(|| threads::Snapshot::take(s.pid())),
-                    )
-                }),
-                proc::CpuMeter::start(std::process::id()),
-            ));
+            meters = Some(start_meters(server.as_deref(), check_threads));
         }
         if finished {
             break;
@@ -392,19 +269,7 @@ fn drive(
         progress(now - start);
     }
     let recorded = record_from.elapsed().as_secs_f64();
-    let (server_cpu, client_cpu) = match &meters {
-        Some((server_meter, client_meter)) => (
-            server_meter.as_ref().and_then(|(m, _)| m.used()),
-            client_meter.used(),
-        ),
-        None => (None, None),
-    };
-    let server_threads = match (&meters, server.as_deref()) {
-        (Some((Some((_, Some(before))), _)), Some(s)) => {
-            Some(threads::Snapshot::take(s.pid()).since(before))
-        }
-        _ => None,
-    };
+    let (server_cpu, client_cpu, server_threads) = read_meters(meters, server.as_deref());
     let server_peak_rss = server.as_deref().and_then(|s| proc::peak_rss(s.pid()));
     let results = handle.join().unwrap_or_default();
     note_crash(server, &mut crashed);
@@ -417,6 +282,51 @@ fn drive(
         server_threads,
         crashed,
     }
+}
+
+/// The meters of a cell's recorded window: the server's CPU (and its threads, when checked)
+/// and the client's (this process's) CPU.
+type Meters = (
+    Option<(proc::CpuMeter, Option<threads::Snapshot>)>,
+    proc::CpuMeter,
+);
+
+/// Starts the meters at the end of the warm-up.
+fn start_meters(server: Option<&ServerProcess>, check_threads: bool) -> Meters {
+    (
+        server.map(|s| {
+            (
+                proc::CpuMeter::start_tree(s.pid()),
+                check_threads.then(|| threads::Snapshot::take(s.pid())),
+            )
+        }),
+        proc::CpuMeter::start(std::process::id()),
+    )
+}
+
+/// What the meters read at the end of the load: the server's CPU, the client's, and the
+/// server's threads over the window; nothing for a load that ended before its warm-up did.
+fn read_meters(
+    meters: Option<Meters>,
+    server: Option<&ServerProcess>,
+) -> (
+    Option<proc::CpuUse>,
+    Option<proc::CpuUse>,
+    Option<Vec<threads::ThreadUse>>,
+) {
+    let Some((server_meter, client_meter)) = meters else {
+        return (None, None, None);
+    };
+    // The CPU first, then the threads, whose reading takes a few milliseconds of /proc.
+    let (server_cpu, client_cpu) = (
+        server_meter.as_ref().and_then(|(m, _)| m.used()),
+        client_meter.used(),
+    );
+    let server_threads = match (&server_meter, server) {
+        (Some((_, Some(before))), Some(s)) => Some(threads::Snapshot::take(s.pid()).since(before)),
+        _ => None,
+    };
+    (server_cpu, client_cpu, server_threads)
 }
 
 impl CellResult {

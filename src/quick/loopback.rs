@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::driver::stats::{CellResult, Status};
 use crate::driver::{interrupted, run_plan_on, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
+use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
 use crate::options::Options;
 use crate::oracle::{Scenario, SCENARIOS};
@@ -135,34 +136,12 @@ pub(crate) fn quick_loopback(
     let threads = pinning.server_cores(usize::MAX);
     let connections = QUICK_CONNECTIONS_PER_THREAD * threads;
     let entries: Vec<_> = REGISTRY.iter().filter(|e| e.loopback).collect();
-    let targets: Vec<Target> = entries
-        .iter()
-        .map(|e| {
-            let threads = if e.thread_per_connection {
-                connections
-            } else {
-                threads
-            };
-            Target::Framework(e, Options { threads, ..options })
-        })
-        .collect();
+    let targets = loopback_targets(&entries, options, threads, connections);
     let scenarios: Vec<&'static Scenario> = SCENARIOS
         .iter()
         .filter(|s| crate::redis::children_can_serve(s))
         .collect();
-    // Frameworks this machine cannot serve (the Go peers without `go`, already built or
-    // refused by the caller) take no time.
-    let runnable = entries
-        .iter()
-        .filter(|e| e.available().is_ok())
-        .count()
-        .max(1) as u32;
-    let passes = QUICK_PASSES as u32;
-    let cells = runnable * scenarios.len().max(1) as u32 * passes;
-    let budget = budget.saturating_sub(super::hello::per_server() * runnable);
-    let per_cell = (budget.saturating_sub(QUICK_SERVER_OVERHEAD * runnable) / cells)
-        .saturating_sub(QUICK_CELL_OVERHEAD)
-        .clamp(QUICK_MIN_SLICE, Duration::from_secs(2));
+    let per_cell = cell_slice(&entries, scenarios.len(), budget);
     // A quarter warm-up, three quarters recorded, in whole milliseconds.
     let ms = |d: Duration| Duration::from_millis(d.as_millis() as u64);
     let plan = Plan {
@@ -213,4 +192,43 @@ pub(crate) fn quick_loopback(
         },
         hello,
     )
+}
+
+/// The quick compare's loopback targets: every entry with `threads` server threads, or one per
+/// connection for a thread-per-connection server.
+fn loopback_targets(
+    entries: &[&'static Entry],
+    options: Options,
+    threads: usize,
+    connections: usize,
+) -> Vec<Target> {
+    entries
+        .iter()
+        .map(|e| {
+            let threads = if e.thread_per_connection {
+                connections
+            } else {
+                threads
+            };
+            Target::Framework(e, Options { threads, ..options })
+        })
+        .collect()
+}
+
+/// Each cell's time in one pass: what `budget` leaves once the hello cells past saturation and
+/// the servers' start-up are paid, shared by every runnable framework × `scenarios` × pass.
+fn cell_slice(entries: &[&'static Entry], scenarios: usize, budget: Duration) -> Duration {
+    // Frameworks this machine cannot serve (the Go peers without `go`, already built or
+    // refused by the caller) take no time.
+    let runnable = entries
+        .iter()
+        .filter(|e| e.available().is_ok())
+        .count()
+        .max(1) as u32;
+    let passes = QUICK_PASSES as u32;
+    let cells = runnable * scenarios.max(1) as u32 * passes;
+    let budget = budget.saturating_sub(super::hello::per_server() * runnable);
+    (budget.saturating_sub(QUICK_SERVER_OVERHEAD * runnable) / cells)
+        .saturating_sub(QUICK_CELL_OVERHEAD)
+        .clamp(QUICK_MIN_SLICE, Duration::from_secs(2))
 }

@@ -9,7 +9,7 @@ use anyhow::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::plotting::{plot_error, to_file, Backend, Drawing, FONT};
+use crate::plotting::{plot_error, to_file, Backend, Drawing, Plot, FONT};
 
 use super::summary::{Range, Row};
 
@@ -252,45 +252,56 @@ fn draw_panel<DB: Backend>(
         .map_err(plot_error)?;
     let mut legend_entries = Vec::new();
     for line in &panel.lines {
-        let color = if line.reference {
-            BLACK.to_rgba()
-        } else {
-            color(line.framework)
-        };
-        let width = if line.reference { 3 } else { 2 };
-        let mut points = line.points.clone();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let medians = points.iter().map(|(x, r)| (*x, r.median));
-        if line.dashed {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    medians,
-                    8,
-                    5,
-                    color.stroke_width(width),
-                ))
-                .map_err(plot_error)?;
-        } else {
-            chart
-                .draw_series(LineSeries::new(medians, color.stroke_width(width)))
-                .map_err(plot_error)?;
-        }
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|(x, r)| Circle::new((*x, r.median), 4, color.filled())),
-            )
-            .map_err(plot_error)?;
-        // The rounds' range: a whisker from the lowest round to the highest.
-        chart
-            .draw_series(points.iter().map(|(x, r)| {
-                PathElement::new(vec![(*x, r.lo), (*x, r.hi)], color.stroke_width(1))
-            }))
-            .map_err(plot_error)?;
-        legend_entries.push((line.label.clone(), color, width, line.dashed));
+        legend_entries.push(draw_line(&mut chart, line)?);
     }
     draw_legend(&legend, &legend_entries)
+}
+
+/// One framework's line: its medians joined (dashed where `line.dashed`), a dot at each and
+/// the rounds' range as a whisker; returns its legend entry.
+fn draw_line<DB: Backend>(
+    chart: &mut Plot<'_, DB>,
+    line: &Line,
+) -> anyhow::Result<(String, RGBAColor, u32, bool)> {
+    let color = if line.reference {
+        BLACK.to_rgba()
+    } else {
+        color(line.framework)
+    };
+    let width = if line.reference { 3 } else { 2 };
+    let mut points = line.points.clone();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let medians = points.iter().map(|(x, r)| (*x, r.median));
+    if line.dashed {
+        chart
+            .draw_series(DashedLineSeries::new(
+                medians,
+                8,
+                5,
+                color.stroke_width(width),
+            ))
+            .map_err(plot_error)?;
+    } else {
+        chart
+            .draw_series(LineSeries::new(medians, color.stroke_width(width)))
+            .map_err(plot_error)?;
+    }
+    chart
+        .draw_series(
+            points
+                .iter()
+                .map(|(x, r)| Circle::new((*x, r.median), 4, color.filled())),
+        )
+        .map_err(plot_error)?;
+    // The rounds' range: a whisker from the lowest round to the highest.
+    chart
+        .draw_series(
+            points.iter().map(|(x, r)| {
+                PathElement::new(vec![(*x, r.lo), (*x, r.hi)], color.stroke_width(1))
+            }),
+        )
+        .map_err(plot_error)?;
+    Ok((line.label.clone(), color, width, line.dashed))
 }
 
 /// The legend as a column of its own beside the plot: a sweep has many lines.

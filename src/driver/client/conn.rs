@@ -1,0 +1,371 @@
+//! One client thread's connection state: its connections and their requests in flight, how it
+//! connects, claims requests from the shared budget, queues sends, closes and times out.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Interest, Poll, Token};
+
+use crate::driver::intervals::Intervals;
+
+use super::result::{wall_time, ThreadResult};
+use super::ClientSpec;
+
+/// One connection of a client thread.
+pub(super) struct Conn {
+    pub(super) stream: Option<TcpStream>,
+    /// Bytes of the current write still to send.
+    pub(super) unsent: usize,
+    /// (intended, sent) times of requests in flight.
+    pub(super) inflight: VecDeque<(Instant, Instant)>,
+    /// A response that arrived only in part, carried to the next read (`carried` bytes of
+    /// `carry`). Empty almost always: most reads hold whole responses and go to the thread's
+    /// scratch buffer instead (see [`Worker::read`]).
+    pub(super) carry: Vec<u8>,
+    pub(super) carried: usize,
+    /// Open loop: next intended send time.
+    pub(super) next_send: Instant,
+    pub(super) retry_at: Option<Instant>,
+    /// When the pending non-blocking connect started.
+    pub(super) connecting: Option<Instant>,
+    pub(super) responses: u64,
+    pub(super) done: u64,
+    /// Requests sent on the current connection (churn).
+    pub(super) sent_here: u64,
+    /// The unsent bytes are of [`ClientSpec::close_request`].
+    pub(super) sending_close: bool,
+    /// Churn: the last answer arrived at this time; the server must close now.
+    pub(super) awaiting_close: Option<Instant>,
+}
+
+pub(super) struct Worker<'a> {
+    pub(super) spec: &'a ClientSpec,
+    pub(super) conns: Vec<Conn>,
+    pub(super) batch: Vec<u8>,
+    /// One read buffer for the whole thread, as wrk has. With a buffer per connection (128 KiB
+    /// each, as before) every connection's first bytes sat at the same offset of a 128 KiB
+    /// stride, so at 100 or 500 connections they shared a few cache sets, and the kernel's copy
+    /// into them (`_copy_to_iter`) took twice wrk's share of the client's CPU; one hot buffer
+    /// avoids both the aliasing and the memory.
+    pub(super) scratch: Vec<u8>,
+    /// Connections answered in this batch of events, sent to after the whole batch is read.
+    pub(super) answered: Vec<usize>,
+    /// Some connection is closed and waits to reconnect: the loop visits every connection.
+    pub(super) reconnecting: bool,
+    /// Rate mode: the earliest next send of a connection that has room for it.
+    pub(super) next_due: Instant,
+    pub(super) interval: Option<Duration>,
+    pub(super) record_from: Instant,
+    pub(super) end: Instant,
+    pub(super) tickets: Arc<AtomicU64>,
+    pub(super) result: ThreadResult,
+}
+
+/// The scratch buffer's size.
+pub(super) const READ_CHUNK: usize = 64 * 1024;
+/// The least free space a read into a carried partial response is given.
+pub(super) const CARRY_MIN: usize = 4 * 1024;
+
+impl<'a> Worker<'a> {
+    pub(super) fn new(
+        spec: &'a ClientSpec,
+        n: usize,
+        first: usize,
+        stride: usize,
+        start: Instant,
+        tickets: Arc<AtomicU64>,
+    ) -> Self {
+        let warmup = if spec.max_requests.is_some() {
+            Duration::ZERO
+        } else {
+            spec.warmup
+        };
+        let record_from = start + warmup;
+        let interval = spec
+            .rate
+            .map(|r| Duration::from_secs_f64(spec.connections as f64 / r.max(1e-9)));
+        let conns = (0..n)
+            .map(|i| {
+                // Stagger the schedules so the connections do not send in lockstep.
+                let index = first + i * stride;
+                let offset = interval.map_or(Duration::ZERO, |iv| {
+                    iv.mul_f64(index as f64 / spec.connections as f64)
+                });
+                Conn {
+                    stream: None,
+                    unsent: 0,
+                    inflight: VecDeque::new(),
+                    carry: Vec::new(),
+                    carried: 0,
+                    next_send: start + offset,
+                    retry_at: None,
+                    connecting: None,
+                    responses: 0,
+                    done: 0,
+                    sent_here: 0,
+                    sending_close: false,
+                    awaiting_close: None,
+                }
+            })
+            .collect();
+        Worker {
+            spec,
+            conns,
+            batch: spec.request.repeat(spec.pipeline.max(1)),
+            scratch: vec![0; READ_CHUNK],
+            answered: Vec::new(),
+            reconnecting: false,
+            next_due: start,
+            interval,
+            record_from,
+            end: record_from + spec.duration,
+            tickets,
+            result: ThreadResult {
+                intervals: Intervals::over(spec.duration, spec.hdr_interval),
+                // The same moment on the wall clock, for the interval log.
+                recorded_from: Some(wall_time(record_from)),
+                ..ThreadResult::empty(n)
+            },
+        }
+    }
+
+    pub(super) fn error(&mut self, what: String) {
+        self.result.socket_errors += 1;
+        if self.result.first_error.is_none() {
+            self.result.first_error = Some(what);
+        }
+    }
+
+    /// Claims up to `want` requests from the shared budget.
+    pub(super) fn claim(&self, want: usize) -> usize {
+        match self.spec.max_requests {
+            None => want,
+            Some(max) => {
+                let got = self.tickets.fetch_add(want as u64, Ordering::Relaxed);
+                if got >= max {
+                    0
+                } else {
+                    want.min((max - got) as usize)
+                }
+            }
+        }
+    }
+
+    pub(super) fn budget_spent(&self) -> bool {
+        self.spec
+            .max_requests
+            .is_some_and(|max| self.tickets.load(Ordering::Relaxed) >= max)
+    }
+
+    /// Rate mode: brings the earliest due send forward to connection `i`'s, if it can send.
+    pub(super) fn note_due(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if self.interval.is_some()
+            && c.stream.is_some()
+            && c.connecting.is_none()
+            && c.inflight.len() < self.spec.pipeline.max(1)
+        {
+            self.next_due = self.next_due.min(c.next_send);
+        }
+    }
+
+    /// Starts a non-blocking connect; it completes on the first writable event (see
+    /// [`Worker::finish_connect`]). A full backlog never blocks the thread.
+    pub(super) fn connect(&mut self, poll: &Poll, i: usize) {
+        let attempt = TcpStream::connect(self.spec.addr).and_then(|s| {
+            s.set_nodelay(true)?;
+            Ok(s)
+        });
+        match attempt {
+            Ok(mut s) => {
+                if let Err(e) = poll.registry().register(
+                    &mut s,
+                    Token(i),
+                    Interest::READABLE | Interest::WRITABLE,
+                ) {
+                    self.error(format!("register: {e}"));
+                    self.conns[i].retry_at = Some(Instant::now() + Duration::from_millis(10));
+                    self.reconnecting = true;
+                    return;
+                }
+                let c = &mut self.conns[i];
+                c.stream = Some(s);
+                c.connecting = Some(Instant::now());
+                c.retry_at = None;
+            }
+            Err(e) => {
+                self.error(format!("connect: {e}"));
+                self.conns[i].retry_at = Some(Instant::now() + Duration::from_millis(10));
+                self.reconnecting = true;
+            }
+        }
+    }
+
+    /// On a writable event of a connecting socket: connected (true), failed, or not yet.
+    pub(super) fn finish_connect(&mut self, poll: &Poll, i: usize) -> bool {
+        let Some(stream) = self.conns[i].stream.as_ref() else {
+            return false;
+        };
+        let failed = match stream.take_error() {
+            Ok(Some(e)) | Err(e) => Some(e),
+            Ok(None) => match stream.peer_addr() {
+                Ok(_) => None,
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return false,
+                Err(e) => Some(e),
+            },
+        };
+        match failed {
+            None => {
+                let now = Instant::now();
+                if let Some(started) = self.conns[i].connecting.take() {
+                    if now >= self.record_from && now <= self.end {
+                        self.result.connects += 1;
+                        self.result.connect_ns += now.duration_since(started).as_nanos() as u64;
+                    }
+                }
+                true
+            }
+            Some(e) => {
+                self.close(poll, i);
+                self.conns[i].retry_at = Some(Instant::now() + Duration::from_millis(10));
+                self.error(format!("connect: {e}"));
+                false
+            }
+        }
+    }
+
+    pub(super) fn close(&mut self, poll: &Poll, i: usize) {
+        let c = &mut self.conns[i];
+        c.connecting = None;
+        if let Some(mut s) = c.stream.take() {
+            let _ = poll.registry().deregister(&mut s);
+        }
+        c.inflight.clear();
+        c.unsent = 0;
+        c.carried = 0;
+        c.sent_here = 0;
+        c.sending_close = false;
+        c.awaiting_close = None;
+        self.reconnecting = true;
+    }
+
+    pub(super) fn maybe_send(&mut self, poll: &Poll, i: usize, now: Instant) {
+        if self.conns[i].stream.is_none() {
+            match self.conns[i].retry_at {
+                Some(t) if now < t => return,
+                _ => self.connect(poll, i),
+            }
+            if self.conns[i].stream.is_none() {
+                return;
+            }
+        }
+        let churn = self.spec.requests_per_connection;
+        let depth = if churn.is_some() {
+            1
+        } else {
+            self.spec.pipeline.max(1)
+        };
+        let c = &self.conns[i];
+        if c.unsent > 0 || c.connecting.is_some() || c.awaiting_close.is_some() {
+            return;
+        }
+        match self.interval {
+            None => {
+                if !c.inflight.is_empty() {
+                    return;
+                }
+                let k = self.claim(depth);
+                if k == 0 {
+                    return;
+                }
+                let c = &mut self.conns[i];
+                for _ in 0..k {
+                    c.inflight.push_back((now, now));
+                }
+                c.unsent = k * self.spec.request.len();
+                self.mark_close(i);
+            }
+            Some(iv) => {
+                let mut k = 0;
+                while c.inflight.len() + k < depth && c.next_send + iv * k as u32 <= now {
+                    k += 1;
+                }
+                if k == 0 {
+                    return;
+                }
+                let k = self.claim(k);
+                if k == 0 {
+                    return;
+                }
+                let c = &mut self.conns[i];
+                for _ in 0..k {
+                    c.inflight.push_back((c.next_send, now));
+                    c.next_send += iv;
+                }
+                c.unsent = k * self.spec.request.len();
+                self.mark_close(i);
+            }
+        }
+        self.write(i);
+    }
+
+    /// How long a server may take to close a connection after answering `Connection: close`:
+    /// it closes right after its answer, so the request timeout or 0.5 s, whichever is shorter.
+    pub(super) fn close_wait(&self) -> Duration {
+        self.spec.timeout.min(Duration::from_millis(500))
+    }
+
+    /// Churn: counts the request just queued on connection `i` (one at a time), and makes it
+    /// the closing request when it is the connection's last.
+    pub(super) fn mark_close(&mut self, i: usize) {
+        let Some(n) = self.spec.requests_per_connection else {
+            return;
+        };
+        let c = &mut self.conns[i];
+        c.sent_here += 1;
+        if c.sent_here >= n {
+            c.sending_close = true;
+            c.unsent = self.spec.close_request.len();
+        }
+    }
+
+    pub(super) fn sweep_timeouts(&mut self, poll: &Poll, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            // A connect the server's backlog never completes counts as a socket error.
+            if c.connecting
+                .is_some_and(|t| now.duration_since(t) >= self.spec.timeout)
+            {
+                self.close(poll, i);
+                self.error("connect timed out".into());
+                continue;
+            }
+            // A correctness failure, not a measurement: counted in the warm-up too.
+            if c.awaiting_close
+                .is_some_and(|t| now.duration_since(t) >= self.close_wait())
+            {
+                self.result.ignored_close += 1;
+                self.close(poll, i);
+                self.error(format!(
+                    "the server kept the connection open for {:.1} s after answering \
+                     `Connection: close`",
+                    self.close_wait().as_secs_f64()
+                ));
+                continue;
+            }
+            if let Some(&(_, sent)) = c.inflight.front() {
+                if now.duration_since(sent) >= self.spec.timeout {
+                    // Counted when the timeout expires inside the recorded window.
+                    if now >= self.record_from {
+                        self.result.timeouts += c.inflight.len() as u64;
+                    }
+                    self.close(poll, i);
+                }
+            }
+        }
+    }
+}

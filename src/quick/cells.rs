@@ -1,0 +1,217 @@
+//! What the quick compare measures: the in-process cells (each response checked against the
+//! oracle, then timed in batches), and [`Run`], everything one quick compare measured, with the
+//! queries its views ask of it (a cell, a rate, the best of a column, the hello ranks).
+
+use std::time::Duration;
+
+use crate::allocs::report::Report as Allocs;
+use crate::cell::CellError;
+use crate::chart::Kind;
+use crate::driver::output::bound_mark;
+use crate::driver::stats::{CellResult, Status};
+use crate::fixtures::Fixtures;
+use crate::framework::{App, Config, Entry};
+use crate::options::Options;
+use crate::oracle::{self, SCENARIOS};
+
+use super::hello;
+use super::loopback::QuickLoopback;
+
+/// One in-process batch of the quick compare: five of them per cell, median taken.
+pub(crate) const SAMPLE: Duration = Duration::from_millis(60);
+
+/// One measured cell.
+#[derive(Debug, Clone)]
+pub(crate) enum Cell {
+    /// Median time per request over the samples, with their spread.
+    Time(Timed),
+    /// Not timed: the app did not build, its answer differed from the oracle, or the scenario
+    /// cannot run here (the redis one without a Redis, [`CellError::Skipped`]).
+    Failed(CellError),
+}
+
+/// Times `path` on `app`: calibrate a batch size worth about `sample` of work, then take
+/// `samples` batches of pre-built requests ([`crate::bench::timed_batch`]) and return the
+/// median time per request with the batches' spread. Only the dispatch calls are inside the
+/// timed region.
+pub(crate) fn time_per_request(
+    app: &dyn App,
+    path: &str,
+    sample: Duration,
+    samples: usize,
+) -> anyhow::Result<Timed> {
+    let batch = crate::bench::calibrate(sample, |n| crate::bench::timed_batch(app, path, n))?;
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let t = crate::bench::timed_batch(app, path, batch)?;
+        times.push(t.as_secs_f64() * 1e9 / batch as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let spread = times.iter().map(|t| (t - median).abs()).fold(0.0, f64::max);
+    Ok(Timed {
+        median: Duration::from_secs_f64(median / 1e9),
+        spread_pct: spread / median * 100.0,
+    })
+}
+
+/// An in-process time: the median of the batches and how far the farthest batch lay from it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timed {
+    /// Median time per request.
+    pub(crate) median: Duration,
+    /// The largest distance of a batch from the median, in percent of it.
+    pub(crate) spread_pct: f64,
+}
+
+/// Measures every in-process framework in `entries` on every scenario.
+pub(crate) fn run(
+    entries: &[&Entry],
+    config: &Config,
+    sample: Duration,
+) -> Vec<(&'static str, Vec<Cell>)> {
+    let mut rows = Vec::new();
+    let stop = crate::tools::interrupted();
+    for entry in entries.iter().filter(|e| e.in_process) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let cells = match entry.build(config) {
+            Ok(app) => SCENARIOS
+                .iter()
+                .map(|s| match s.skip_reason(config) {
+                    Some(why) => Cell::Failed(CellError::Skipped(why)),
+                    None => measure_cell(&*app, s, &config.fixtures, sample),
+                })
+                .collect(),
+            Err(e) => vec![Cell::Failed(CellError::build(&e)); SCENARIOS.len()],
+        };
+        rows.push((entry.name, cells));
+    }
+    rows
+}
+
+fn measure_cell(
+    app: &dyn App,
+    s: &'static oracle::Scenario,
+    fixtures: &Fixtures,
+    sample: Duration,
+) -> Cell {
+    if let Err(e) = crate::cell::verify(app, fixtures, s) {
+        return Cell::Failed(e);
+    }
+    match time_per_request(app, s.path, sample, 5) {
+        Ok(t) => Cell::Time(t),
+        Err(e) => Cell::Failed(CellError::io(&e)),
+    }
+}
+
+/// Everything one quick compare measured: the in-process rows, the allocation counts, the
+/// loopback cells and how they were run.
+pub(crate) struct Run {
+    /// In-process cells per framework, in the oracle's scenario order.
+    pub(crate) rows: Vec<(&'static str, Vec<Cell>)>,
+    /// The allocation counts of `framebench allocs`, or why there are none.
+    pub(crate) allocs: Result<Allocs, String>,
+    /// The loopback cells.
+    pub(crate) loopback: Vec<CellResult>,
+    /// How the loopback cells were run.
+    pub(crate) setup: QuickLoopback,
+    /// The hello cells past saturation: churn, the bill and the standing cost.
+    pub(crate) hello: hello::Hello,
+    /// Logging, io and threads.
+    pub(crate) options: Options,
+    /// The in-process batch length.
+    pub(crate) sample: Duration,
+}
+
+impl Run {
+    /// The frameworks with a row, in registry order.
+    pub(super) fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        crate::frameworks::REGISTRY
+            .iter()
+            .map(|e| e.name)
+            .filter(|n| {
+                self.rows.iter().any(|(r, _)| r == n)
+                    || self.loopback.iter().any(|c| c.target == *n)
+            })
+    }
+
+    /// The in-process cell of `name` × scenario `k`.
+    pub(super) fn in_process(&self, name: &str, k: usize) -> Option<&Cell> {
+        self.rows
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| &c[k])
+    }
+
+    /// The loopback cell of `name` × `scenario`.
+    pub(super) fn loopback(&self, name: &str, scenario: &str) -> Option<&CellResult> {
+        self.loopback
+            .iter()
+            .find(|c| c.target == name && c.scenario == scenario)
+    }
+
+    /// The in-process time of `name` × scenario `k` in µs, when measured.
+    pub(super) fn time_us(&self, name: &str, k: usize) -> Option<f64> {
+        match self.in_process(name, k) {
+            Some(Cell::Time(t)) => Some(t.median.as_secs_f64() * 1e6),
+            _ => None,
+        }
+    }
+
+    /// The loopback rate of `name` × `scenario` in req/s and whether it is the server's own
+    /// (the server was saturated), when measured.
+    pub(super) fn rate(&self, name: &str, scenario: &str) -> Option<(f64, bool)> {
+        self.loopback(name, scenario)
+            .filter(|c| c.status == Status::Ok && c.rps > 0.0)
+            .map(|c| (c.rps, bound_mark(c).is_empty()))
+    }
+
+    /// The best framework of scenario `k`: the lowest in-process time, and the highest
+    /// loopback rate among the cells whose server was saturated. Floors and the reference are
+    /// not frameworks and never best.
+    pub(super) fn best(&self, k: usize) -> (Option<&'static str>, Option<&'static str>) {
+        let scenario = SCENARIOS[k].name;
+        let frameworks = || self.names().filter(|n| Kind::of(n) == Kind::Framework);
+        let fastest = frameworks()
+            .filter_map(|n| Some((n, self.time_us(n, k)?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(n, _)| n);
+        let busiest = frameworks()
+            .filter_map(|n| match self.rate(n, scenario) {
+                Some((rps, true)) => Some((n, rps)),
+                _ => None,
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(n, _)| n);
+        (fastest, busiest)
+    }
+
+    /// The servers of the hello cells past saturation, in registry order.
+    pub(super) fn hello_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.names().filter(|n| self.hello.churn(n).is_some())
+    }
+
+    /// Whether the bill ranks the frameworks as saturated hello req/s does: Spearman's ρ over
+    /// the frameworks with both figures (a saturated rate and a sustained bill), and each one's
+    /// rank in both (1 = most req/s, 1 = cheapest).
+    pub(super) fn hello_ranks(&self) -> Option<(f64, Vec<hello::RankPair>)> {
+        let frameworks = || {
+            self.hello_names()
+                .filter(|n| Kind::of(n) == Kind::Framework)
+        };
+        let mut by_rate: Vec<(&'static str, f64)> = frameworks()
+            .filter_map(|n| match self.rate(n, "hello") {
+                Some((rps, true)) => Some((n, rps)),
+                _ => None,
+            })
+            .collect();
+        by_rate.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut by_bill: Vec<(&'static str, f64)> = frameworks()
+            .filter_map(|n| Some((n, hello::cpu_us_per_request(self.hello.bill(n)?).ok()?)))
+            .collect();
+        by_bill.sort_by(|a, b| a.1.total_cmp(&b.1));
+        hello::rank_agreement(&by_rate, &by_bill)
+    }
+}
