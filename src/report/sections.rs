@@ -510,15 +510,7 @@ pub(crate) fn write_allocs(out: &mut String, cells: &[crate::allocs::Measured]) 
             (None, _) => "—".into(),
         }
     };
-    let _ = writeln!(
-        out,
-        "{ALLOCS_HEADING} (`framebench allocs`)\n\n\
-         One `dispatch` after two warm-up requests, io memory, `log=off`, every thread counted; \
-         each cell repeated and all repeats equal. The `{floor}` row is the floor itself; every \
-         other row has the floor's count for the same scenario subtracted (below zero: fewer than the \
-         floor, whose canned response is cloned, headers and all). `FAIL`: not counted \
-         (the oracle, or repeats that disagree: `framebench allocs` says why).\n"
-    );
+    write_allocs_intro(out, floor);
     let _ = writeln!(
         out,
         "### Allocation calls (`alloc`; reallocations in brackets)\n"
@@ -554,4 +546,17 @@ pub(crate) fn write_allocs(out: &mut String, cells: &[crate::allocs::Measured]) 
         }
     });
     table(out, &header, &logging);
+}
+
+/// The allocation section's heading and what its tables hold.
+fn write_allocs_intro(out: &mut String, floor: &str) {
+    let _ = writeln!(
+        out,
+        "{ALLOCS_HEADING} (`framebench allocs`)\n\n\
+         One `dispatch` after two warm-up requests, io memory, `log=off`, every thread counted; \
+         each cell repeated and all repeats equal. The `{floor}` row is the floor itself; every \
+         other row has the floor's count for the same scenario subtracted (below zero: fewer than the \
+         floor, whose canned response is cloned, headers and all). `FAIL`: not counted \
+         (the oracle, or repeats that disagree: `framebench allocs` says why).\n"
+    );
 }
