@@ -83,6 +83,9 @@ pub trait Framework: Sized + 'static {
     /// thread model of its own (actix, ntex, xitca, may, hyper 0.10's pool, Go, Rocket's own
     /// launch) keeps it, and docs/methodology/many-cores.md says which it is.
     const PER_CORE: bool = false;
+    /// Its row in the README's framework table (`framebench list --markdown`). No default: a
+    /// new framework states it.
+    const ABOUT: About;
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -114,6 +117,39 @@ pub trait Framework: Sized + 'static {
     fn serve_child(_config: &Config) -> anyhow::Result<()> {
         anyhow::bail!("{} does not serve from a child process", Self::NAME)
     }
+}
+
+/// A framework's row in the README's framework table, beside its name and version
+/// ([`crate::frameworks::markdown_table`]). Versions are never typed here: they come from
+/// Cargo.lock at build time, or from [`Version`].
+#[derive(Clone, Copy)]
+pub struct About {
+    /// The crate column when it is not [`Framework::CRATE`] (`axum (renamed `axum07`)`, `–`).
+    pub crate_label: Option<&'static str>,
+    /// What the version column shows.
+    pub version: Version,
+    /// Companion crates whose locked versions follow the version in parentheses, as
+    /// `(crate, version prefix)` (`("hyper-util", "0.1.")`).
+    pub companions: &'static [(&'static str, &'static str)],
+    /// How it serves static files.
+    pub static_files: &'static str,
+    /// How an in-process request reaches it (`–` with the reason when it has no such path).
+    pub in_process: &'static str,
+    /// How it serves on a socket, and what `--threads` means.
+    pub server: &'static str,
+}
+
+/// The version column of a framework's row.
+#[derive(Clone, Copy)]
+pub enum Version {
+    /// The crate's locked version ([`Entry::version`]), then in parentheses the note (when not
+    /// empty) and each companion's locked version.
+    Locked(&'static str),
+    /// No version: framebench's own code (`–`).
+    Own,
+    /// Worked out at build time from a file of its own (the Go peers' `go.mod`), or a text when
+    /// it is not pinned (the Go toolchain's).
+    Other(fn() -> String),
 }
 
 /// Object-safe view of a built [`Framework`].
@@ -161,6 +197,8 @@ pub struct Entry {
     pub(crate) note: &'static str,
     /// See [`Framework::PER_CORE`].
     pub per_core: bool,
+    /// See [`Framework::ABOUT`].
+    pub(crate) about: About,
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     serve_child: fn(&Config) -> anyhow::Result<()>,
     available: fn() -> Result<(), String>,
@@ -187,6 +225,7 @@ impl Entry {
             thread_per_connection: F::THREAD_PER_CONNECTION,
             note: F::NOTE,
             per_core: F::PER_CORE,
+            about: F::ABOUT,
             build: build_boxed::<F>,
             serve_child: F::serve_child,
             available: F::available,

@@ -32,7 +32,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Lists frameworks with their exact versions, then scenarios with their routes.
-    List,
+    List(cmd::list::ListArgs),
     /// Serves every route of one framework until SIGINT or SIGTERM.
     Serve(cmd::serve::ServeArgs),
     /// Internal: serves a framework that runs in a child process (may-minihttp) on the listener
@@ -110,7 +110,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(
             Command::Serve(_)
                 | Command::Child(_)
-                | Command::List
+                | Command::List(_)
                 | Command::Report(_)
                 | Command::Allocs(_)
                 | Command::QuickCell(_)
@@ -125,7 +125,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None if cli.full => cmd::compare::full(),
         None => cmd::quick::run(cli.long),
-        Some(Command::List) => cmd::list::run(),
+        Some(Command::List(args)) => cmd::list::run(args),
         Some(Command::Serve(args)) => cmd::serve::run(args),
         Some(Command::Child(args)) => cmd::child::run(args),
         Some(Command::QuickCell(args)) => cmd::quick_cell::run(args),

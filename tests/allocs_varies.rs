@@ -23,6 +23,7 @@ impl Framework for Drifting {
     const NAME: &'static str = "drifting";
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
+    const ABOUT: framebench::framework::About = Null::ABOUT;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Ok(Drifting {

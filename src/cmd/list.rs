@@ -1,13 +1,27 @@
-//! `framebench list`: every framework compiled in with its exact version, then the scenarios.
+//! `framebench list`: every framework compiled in with its exact version, then the scenarios;
+//! with `--markdown`, the README's framework table instead.
 
 use std::process::ExitCode;
 
-use crate::frameworks::REGISTRY;
+use crate::frameworks::{markdown_table, REGISTRY};
 use crate::oracle::SCENARIOS;
 use crate::table::{Align, Table};
 
+/// `framebench list`'s arguments.
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// Print the README's framework table (markdown) instead: README.md holds this output
+    /// between its `framebench list --markdown` markers.
+    #[arg(long)]
+    markdown: bool,
+}
+
 /// `framebench list`: every framework compiled in with its exact version, then the scenarios.
-pub fn run() -> anyhow::Result<ExitCode> {
+pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
+    if args.markdown {
+        print!("{}", markdown_table());
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("frameworks:");
     let mut frameworks = Table::new([
         ("name", Align::Left),

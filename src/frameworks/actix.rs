@@ -30,7 +30,7 @@ use actix_web::{get, test, web, App, HttpRequest, HttpResponse, HttpServer, Resp
 use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging;
 use crate::options::{Io, KEEP_ALIVE};
@@ -88,6 +88,14 @@ impl Framework for Actix {
     const NAME: &'static str = "actix";
     const CRATE: &'static str = "actix-web";
     const VERSION_PREFIX: &'static str = "4.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("actix-files", "0.7.")],
+        static_files: "`actix-files`",
+        in_process: "`test::init_service` + `call_service`",
+        server: "`HttpServer` with `--threads` workers",
+    };
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {

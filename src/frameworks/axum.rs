@@ -22,4 +22,12 @@ super::axum_app::axum_app! {
             service,
         )
     },
+    about: About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("tower-http", "0.7.")],
+        static_files: "tower-http `ServeDir`",
+        in_process: "tower `oneshot`",
+        server: "`axum::serve` on tokio with `--threads` workers",
+    },
 }

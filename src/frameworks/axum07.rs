@@ -16,4 +16,12 @@ super::axum_app::axum_app! {
     static_route: "/static/:name",
     // 0.7's `serve` has a setting for TCP_NODELAY.
     serve: |listener, service| axum07::serve(listener, service).tcp_nodelay(true),
+    about: About {
+        crate_label: Some("axum (renamed `axum07`)"),
+        version: Version::Locked(""),
+        companions: &[("tower-http", "0.7.")],
+        static_files: "tower-http `ServeDir` (the same as axum 0.8's)",
+        in_process: "tower `oneshot`",
+        server: "`axum::serve` (0.7) on tokio with `--threads` workers",
+    },
 }

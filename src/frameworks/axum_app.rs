@@ -1,8 +1,8 @@
 //! The code axum 0.8 (`axum.rs`) and axum 0.7 (`axum07.rs`) share: one app, written once, and
 //! compiled against each release's crate path. The two differ in three places, which are the
-//! macro's arguments: the route syntax (`{name}` against `:name`), the version prefix, and how
+//! macro's arguments: the route syntax (`{name}` against `:name`), the version prefix, how
 //! `serve` sets TCP_NODELAY on accepted connections (0.8's `tap_io` against 0.7's
-//! `tcp_nodelay`). Everything else, down to the handlers, is the same code, so the two columns
+//! `tcp_nodelay`), and the README row's text. Everything else, down to the handlers, is the same code, so the two columns
 //! compare the releases and nothing else. The file reads in the order of every framework file
 //! (src/frameworks/mod.rs), inside the macro.
 
@@ -17,7 +17,8 @@ macro_rules! axum_app {
         version_prefix: $prefix:literal,
         paste_route: $paste:literal,
         static_route: $static:literal,
-        serve: $serve:expr $(,)?
+        serve: $serve:expr,
+        about: $about:expr $(,)?
     ) => {
         use std::net::{SocketAddr, TcpListener};
         use std::sync::Arc;
@@ -32,7 +33,9 @@ macro_rules! axum_app {
         use tower::ServiceExt as _;
         use tower_http::services::ServeDir;
 
-        use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+        use crate::framework::{
+            About, Config, Framework, Request, Response, ServerHandle, Version,
+        };
         use crate::handlers::{self, AppState, Reply};
         use crate::logging;
         use crate::options::{Io, Logging};
@@ -76,6 +79,7 @@ macro_rules! axum_app {
             const NAME: &'static str = $name;
             const CRATE: &'static str = "axum";
             const VERSION_PREFIX: &'static str = $prefix;
+            const ABOUT: About = $about;
             const PER_CORE: bool = true;
             const COUNTS_REQUESTS: bool = true;
 

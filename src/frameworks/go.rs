@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, bail};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::child;
 use crate::tools::{self, Tool};
 
@@ -35,6 +35,8 @@ pub(crate) trait Program: 'static {
     const WHAT: &'static str;
     /// The version `list` shows.
     fn version() -> String;
+    /// Its row in the README's framework table ([`Framework::ABOUT`]).
+    const ABOUT: About;
 }
 
 /// net/http.
@@ -46,6 +48,14 @@ impl Program for NetHttp {
     const NAME: &'static str = "go-nethttp";
     const CMD: &'static str = "nethttp";
     const WHAT: &'static str = "net/http";
+    const ABOUT: About = About {
+        crate_label: Some("Go net/http"),
+        version: Version::Other(|| "the `go` toolchain's".to_owned()),
+        companions: &[],
+        static_files: "`http.FileServer`",
+        in_process: "– (own process)",
+        server: "`peers/go/cmd/nethttp`, built with `go build`, `GOMAXPROCS=--threads`",
+    };
     fn version() -> String {
         go_version().unwrap_or_else(|| "(no go)".into())
     }
@@ -55,6 +65,17 @@ impl Program for Fiber {
     const NAME: &'static str = "go-fiber";
     const CMD: &'static str = "fiber";
     const WHAT: &'static str = "fiber";
+    const ABOUT: About = About {
+        crate_label: Some("Fiber v2 (fasthttp)"),
+        version: Version::Other(|| {
+            let fiber = module_version("github.com/gofiber/fiber/v2").unwrap_or("?");
+            format!("{fiber}, pinned in `peers/go/go.mod`")
+        }),
+        companions: &[],
+        static_files: "`app.Static`",
+        in_process: "– (own process)",
+        server: "`peers/go/cmd/fiber`, built with `go build`, `GOMAXPROCS=--threads`",
+    };
     fn version() -> String {
         let fiber = module_version("github.com/gofiber/fiber/v2").unwrap_or("?");
         match go_version() {
@@ -277,6 +298,7 @@ impl<P: Program> Framework for GoPeer<P> {
     const NAME: &'static str = P::NAME;
     const CRATE: &'static str = P::WHAT;
     const VERSION_PREFIX: &'static str = "";
+    const ABOUT: About = P::ABOUT;
     const IN_PROCESS: bool = false;
     const TOOL: Option<Tool> = Some(Tool::Go);
 

@@ -28,7 +28,7 @@ use gotham::state::{client_addr, FromState as _, State, StateData};
 use http_body_util::{BodyExt as _, Full};
 use serde::Deserialize;
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
@@ -95,6 +95,14 @@ impl Framework for Gotham {
     const NAME: &'static str = "gotham";
     const CRATE: &'static str = "gotham";
     const VERSION_PREFIX: &'static str = "0.8.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "`to_dir` (`DirHandler`)",
+        in_process: "`State::from_request` + `gotham::service::call_handler`",
+        server: "`gotham::bind_server` on tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -17,7 +17,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tower::{Layer as _, Service, ServiceExt as _};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{AppState, Reply, Routed};
 use crate::logging::{self, Peer};
 use crate::options::{Logging, KEEP_ALIVE};
@@ -56,6 +56,14 @@ impl Framework for Hyper {
     const NAME: &'static str = "hyper";
     const CRATE: &'static str = "hyper";
     const VERSION_PREFIX: &'static str = "1.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("hyper-util", "0.1.")],
+        static_files: "our own small static path",
+        in_process: "the service called directly",
+        server: "hyper `http1` connections on tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

@@ -14,7 +14,7 @@ use hyper014::server::conn::{AddrIncoming, AddrStream};
 use hyper014::service::{make_service_fn, service_fn};
 use hyper014::{Body, Method};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{AppState, Reply, Routed};
 use crate::logging::{self, Started};
 use crate::options::KEEP_ALIVE;
@@ -51,6 +51,14 @@ impl Framework for Hyper014 {
     const NAME: &'static str = "hyper014";
     const CRATE: &'static str = "hyper";
     const VERSION_PREFIX: &'static str = "0.14.";
+    const ABOUT: About = About {
+        crate_label: Some("hyper (renamed `hyper014`)"),
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "our own small static path",
+        in_process: "the `service_fn`'s function called directly, `http` 1 ↔ 0.2 converted",
+        server: "hyper 0.14 `Server` on an `AddrIncoming`, tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

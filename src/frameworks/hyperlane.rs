@@ -32,7 +32,7 @@ use hyperlane::{
 };
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::http1;
 use crate::logging::{self, Started};
@@ -117,6 +117,14 @@ impl Framework for Hyperlane {
     const NAME: &'static str = "hyperlane";
     const CRATE: &'static str = "hyperlane";
     const VERSION_PREFIX: &'static str = "22.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("hyperlane-core", "22."), ("http-type", "22.")],
+        static_files: "our own small static path (hyperlane has no facility)",
+        in_process: "request bytes through hyperlane's parser on an in-memory `Transport`, then a copy of its private per-request pipeline (middleware, route, sender)",
+        server: "its per-connection pipeline (copied: `Server::run` binds its own address) on each connection of the prebound listener, tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

@@ -18,7 +18,7 @@ use mount::Mount;
 use router::Router;
 use staticfile::Static;
 
-use crate::framework::{Config, Framework, Request, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
@@ -87,6 +87,14 @@ impl Framework for Iron {
     const NAME: &'static str = "iron";
     const CRATE: &'static str = "iron";
     const VERSION_PREFIX: &'static str = "0.6.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("staticfile", "0.5."), ("mount", "0.4."), ("router", "0.6.")],
+        static_files: "`staticfile` + `mount`, `router`",
+        in_process: "request bytes through hyper 0.10's parser, iron's `Handler`",
+        server: "hyper 0.10 connection loop, pool of `--threads`",
+    };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
 

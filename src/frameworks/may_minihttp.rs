@@ -31,7 +31,7 @@ use anyhow::{bail, Context as _};
 use may_minihttp::{HttpServer, HttpService, Request as MayRequest, Response as MayResponse};
 
 use crate::fixtures::FIXTURES_ENV;
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{AppState, Reply};
 use crate::logging::{self, Started};
 use crate::child;
@@ -81,6 +81,14 @@ impl Framework for MayMinihttp {
     const NAME: &'static str = "may-minihttp";
     const CRATE: &'static str = "may_minihttp";
     const VERSION_PREFIX: &'static str = "0.1.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("may", "0.3.")],
+        static_files: "our own small static path",
+        in_process: "– (loopback only: its `Request` is made only by its own decoder, from a socket)",
+        server: "`HttpServer(..).start` in a child `framebench child may-minihttp` process, the handed-over listener swapped in under it, `--threads` may workers",
+    };
     const IN_PROCESS: bool = false;
     // No `--max-requests`: under callgrind (valgrind following the child) the child's count
     // did not grow with the requests it served (hello: 4,124,870 instructions for 20 requests,

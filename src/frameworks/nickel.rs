@@ -26,7 +26,7 @@ use nickel::{
     MiddlewareResult, Mount, ReloadPolicy, StaticFilesHandler, TemplateCache,
 };
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
@@ -91,6 +91,14 @@ impl Framework for Nickel {
     const NAME: &'static str = "nickel";
     const CRATE: &'static str = "nickel";
     const VERSION_PREFIX: &'static str = "0.11.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "`StaticFilesHandler`",
+        in_process: "request bytes through hyper 0.10's parser, nickel's middleware chain",
+        server: "hyper 0.10 connection loop, pool of `--threads`",
+    };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
 

@@ -32,7 +32,7 @@ use ntex::web::{
 };
 use ntex_files::Files;
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -100,6 +100,14 @@ impl Framework for Ntex {
     const NAME: &'static str = "ntex";
     const CRATE: &'static str = "ntex";
     const VERSION_PREFIX: &'static str = "3.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked("on tokio"),
+        companions: &[("ntex-files", "3.")],
+        static_files: "`ntex-files` (behind a traversal guard)",
+        in_process: "`web::test::init_service` + `call`",
+        server: "`HttpServer` with `--threads` workers",
+    };
     // Not yet: under the loopback callgrind bench (libfaketime freezes the clock) the ntex
     // server did not stop after its requests, and the bench waited until killed. Until that is
     // understood, `serve --max-requests` refuses ntex and `callgrind_loopback` leaves it out;

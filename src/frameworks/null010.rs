@@ -13,7 +13,7 @@ use hyper010::server::{Handler, Request as HyperRequest, Response as HyperRespon
 use hyper010::status::StatusCode;
 use hyper010::uri::RequestUri;
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 
 /// The in-process floor of iron and nickel.
 pub(crate) struct Null010 {
@@ -24,6 +24,14 @@ impl Framework for Null010 {
     const NAME: &'static str = "null-hyper010";
     const CRATE: &'static str = "hyper";
     const VERSION_PREFIX: &'static str = "0.10.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "–",
+        in_process: "canned responses through the same hyper 0.10 byte path as iron and nickel: subtract it",
+        server: "–",
+    };
     const BASELINE: bool = true;
     const LOOPBACK: bool = false;
 

@@ -17,7 +17,7 @@ use ohkami::fang::{Context, Fang, FangProc};
 use ohkami::testing::{TestRequest, Tester as _};
 use ohkami::{IntoResponse, Ohkami, Route as _, Status};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -71,6 +71,14 @@ impl Framework for OhkamiApp {
     const NAME: &'static str = "ohkami";
     const CRATE: &'static str = "ohkami";
     const VERSION_PREFIX: &'static str = "0.24.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked("`rt_tokio`"),
+        companions: &[],
+        static_files: "`Mount` (reads the folder into memory at startup)",
+        in_process: "`ohkami::testing` (`TestOhkami::oneshot`: the request written as bytes and parsed by ohkami; needs debug assertions, on for ohkami alone)",
+        server: "`Ohkami::howl_with` on the listener, tokio with `--threads` workers",
+    };
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {

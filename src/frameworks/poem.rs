@@ -17,7 +17,7 @@ use poem::listener::Acceptor;
 use poem::web::{Data, LocalAddr, Path, RemoteAddr};
 use poem::{get, handler, Endpoint, EndpointExt as _, IntoResponse, Route, Server};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -78,6 +78,14 @@ impl Framework for Poem {
     const NAME: &'static str = "poem";
     const CRATE: &'static str = "poem";
     const VERSION_PREFIX: &'static str = "3.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "`StaticFilesEndpoint`",
+        in_process: "`Endpoint::get_response` on the endpoint",
+        server: "`poem::Server` on tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

@@ -30,7 +30,7 @@ use rama_http_backend::server::HttpServer;
 use serde::Deserialize;
 use tracing::Span;
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging;
 use crate::options::{Io, Logging, KEEP_ALIVE};
@@ -92,6 +92,14 @@ impl Framework for Rama {
     const NAME: &'static str = "rama";
     const CRATE: &'static str = "rama";
     const VERSION_PREFIX: &'static str = "0.3.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("rama-http-backend", "0.3.")],
+        static_files: "`ServeDir` (behind a NUL guard)",
+        in_process: "`Service::serve` on the service, the request rebuilt in rama's own `http` types",
+        server: "rama's `HttpServer::http1` on its `TcpListener` (graceful), tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

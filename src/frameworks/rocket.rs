@@ -23,7 +23,7 @@ use rocket::local::blocking::Client;
 use rocket::response::Responder;
 use rocket::{Build, Data, State};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -90,6 +90,14 @@ impl Framework for Rocket {
     const NAME: &'static str = "rocket";
     const CRATE: &'static str = "rocket";
     const VERSION_PREFIX: &'static str = "0.5.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "`FileServer`",
+        in_process: "`rocket::local::blocking::Client` (untracked)",
+        server: "Rocket's own server (`launch`) on tokio with `--threads` workers",
+    };
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let local = SocketAddr::from(([127, 0, 0, 1], 0));

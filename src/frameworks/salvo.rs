@@ -18,7 +18,7 @@ use salvo::http::{HeaderValue, StatusCode};
 use salvo::serve_static::StaticDir;
 use salvo::{handler, ConnCtrl, Depot, FlowCtrl, Router, Scribe, Server, Service};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -76,6 +76,14 @@ impl Framework for Salvo {
     const NAME: &'static str = "salvo";
     const CRATE: &'static str = "salvo";
     const VERSION_PREFIX: &'static str = "1.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "`StaticDir` (behind a NUL guard)",
+        in_process: "the service's request handler (`Service::hyper_handler(..).handle`, what `Service::handle` calls)",
+        server: "`salvo::Server` on tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

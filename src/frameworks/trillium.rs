@@ -16,7 +16,7 @@ use trillium_logger::{apache_common, Logger};
 use trillium_router::{Router, RouterConnExt as _};
 use trillium_static::StaticFileHandler;
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging;
 use crate::options::Io;
@@ -72,6 +72,14 @@ impl Framework for Trillium {
     const NAME: &'static str = "trillium";
     const CRATE: &'static str = "trillium";
     const VERSION_PREFIX: &'static str = "1.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("trillium-http", "1."), ("trillium-tokio", "0.6."), ("trillium-router", "0.6."), ("trillium-static", "0.6."), ("trillium-logger", "0.5.")],
+        static_files: "trillium-static `StaticFileHandler` (behind a NUL guard)",
+        in_process: "a synthetic conn (`trillium_http::Conn::new_synthetic`) through `run` + `before_send`",
+        server: "trillium-tokio's server on the prebound listener, tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
     const NOTE: &'static str = "no keep-alive timeout";

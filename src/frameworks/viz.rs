@@ -19,7 +19,7 @@ use viz::{
     Response, ResponseExt as _, Router, StatusCode, Tree,
 };
 
-use crate::framework::{Config, Framework, Request as FbRequest, Response as FbResponse};
+use crate::framework::{About, Version, Config, Framework, Request as FbRequest, Response as FbResponse};
 use crate::framework::ServerHandle;
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
@@ -83,6 +83,14 @@ impl Framework for Viz {
     const NAME: &'static str = "viz";
     const CRATE: &'static str = "viz";
     const VERSION_PREFIX: &'static str = "0.11.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[("viz-handlers", "0.11.")],
+        static_files: "viz-handlers `serve::Dir` (behind a NUL guard)",
+        in_process: "the route tree (`Tree::find` + the handler), as viz's `Responder` does",
+        server: "`viz::Server` (hyper-util) on tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

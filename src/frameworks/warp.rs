@@ -15,7 +15,7 @@ use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 use warp::{Filter, Rejection};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging;
 use crate::options::Io;
@@ -90,6 +90,14 @@ impl Framework for Warp {
     const NAME: &'static str = "warp";
     const CRATE: &'static str = "warp";
     const VERSION_PREFIX: &'static str = "0.4.";
+    const ABOUT: About = About {
+        crate_label: None,
+        version: Version::Locked(""),
+        companions: &[],
+        static_files: "`warp::fs::dir` (behind a NUL guard)",
+        in_process: "`warp::service(filter)` with tower `oneshot`",
+        server: "`warp::serve(...).incoming(listener)` on tokio with `--threads` workers",
+    };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
 

@@ -30,7 +30,7 @@ use xitca_web::service::ready::ReadyService;
 use xitca_web::service::{Service, ServiceExt as _};
 use xitca_web::{App, HttpServer, WebContext};
 
-use crate::framework::{Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -102,6 +102,14 @@ impl Framework for Xitca {
     const NAME: &'static str = "xitca";
     const CRATE: &'static str = "xitca-web";
     const VERSION_PREFIX: &'static str = "0.8.";
+    const ABOUT: About = About {
+        crate_label: Some("xitca-web"),
+        version: Version::Locked(""),
+        companions: &[("xitca-http", "0.9."), ("xitca-server", "0.7.")],
+        static_files: "`ServeDir` (feature `file`, behind a NUL guard)",
+        in_process: "the service the finished `App` builds, called with a `WebRequest` built from ours",
+        server: "`xitca_web::HttpServer` (xitca-server) on the listener with `--threads` workers, each a current-thread tokio runtime",
+    };
     const COUNTS_REQUESTS: bool = true;
 
     fn build(config: &Config) -> anyhow::Result<Self> {
