@@ -139,6 +139,21 @@ pub struct About {
     pub server: &'static str,
 }
 
+impl About {
+    /// The row of framebench's own code (a floor or the reference): no crate, no version, no
+    /// static-file facility; how it answers in-process and how it serves (`–` for none).
+    pub const fn own(in_process: &'static str, server: &'static str) -> About {
+        About {
+            crate_label: Some("–"),
+            version: Version::Own,
+            companions: &[],
+            static_files: "–",
+            in_process,
+            server,
+        }
+    }
+}
+
 /// The version column of a framework's row.
 #[derive(Clone, Copy)]
 pub enum Version {

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use anyhow::bail;
 use bytes::Bytes;
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, Request, Response, ServerHandle};
 
 /// The in-process floor.
 pub struct Null {
@@ -19,14 +19,10 @@ impl Framework for Null {
     const NAME: &'static str = "null";
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
-    const ABOUT: About = About {
-        crate_label: Some("–"),
-        version: Version::Own,
-        companions: &[],
-        static_files: "–",
-        in_process: "a table of prepared responses: the harness's own floor",
-        server: "–",
-    };
+    const ABOUT: About = About::own(
+        "a table of prepared responses: the harness's own floor",
+        "–",
+    );
     const BASELINE: bool = true;
     const LOOPBACK: bool = false;
 

@@ -24,7 +24,7 @@ use anyhow::{bail, Context as _};
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, Request, Response, ServerHandle};
 use crate::options::KEEP_ALIVE;
 use crate::server::limit::Limit;
 
@@ -121,14 +121,10 @@ impl Framework for Raw {
     const NAME: &'static str = "raw";
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
-    const ABOUT: About = About {
-        crate_label: Some("–"),
-        version: Version::Own,
-        companions: &[],
-        static_files: "–",
-        in_process: "–",
-        server: "hand-written HTTP/1.1 responder on non-blocking sockets, one mio event loop per server thread: the loopback reference (not a proven ceiling: docs/methodology/loopback.md, \"Raw past the quick compare\")",
-    };
+    const ABOUT: About = About::own(
+        "–",
+        "hand-written HTTP/1.1 responder on non-blocking sockets, one mio event loop per server thread: the loopback reference (not a proven ceiling: docs/methodology/loopback.md, \"Raw past the quick compare\")",
+    );
     const COUNTS_REQUESTS: bool = true;
     const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
