@@ -1,9 +1,6 @@
 //! Choosing what a command runs: names to registry entries and scenarios (an unknown name is a
-//! usage error, exit 2), the runtime filter, and the fixtures and tools to prepare first.
+//! usage error, exit 2), the runtime filter, and the frameworks to prepare first.
 
-use std::sync::Arc;
-
-use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
 use crate::options::Runtime;
@@ -89,11 +86,6 @@ pub(crate) fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) 
     for entry in entries {
         let _ = entry.available();
     }
-}
-
-/// The fixtures every command serves, or the error that says which one is missing.
-pub(crate) fn load_fixtures() -> anyhow::Result<Arc<Fixtures>> {
-    Fixtures::load_default()
 }
 
 /// The scenarios named (default: all). For framework targets, whose servers need a local

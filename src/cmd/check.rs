@@ -52,7 +52,7 @@ fn check(
             ..o
         })
         .collect();
-    let fixtures = crate::select::load_fixtures()?;
+    let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
     let redis = redis.provide()?;
     let base = crate::framework::Config::new(fixtures, redis.url());
@@ -92,7 +92,7 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<std::process:
     let entries = crate::select::frameworks(names, |_| true, "")?;
     let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
     let (threads, runtime) = (opts.threads.into(), opts.runtime);
-    let fixtures = crate::select::load_fixtures()?;
+    let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
     let config = Config::new(std::sync::Arc::clone(&fixtures), None).with(Options {
         threads,

@@ -21,8 +21,11 @@ pub struct ChildArgs {
 /// `framebench child`: serves a framework that runs in a child process (may-minihttp) on the
 /// listener its parent passed as descriptor 3, with the parent's Redis as given.
 pub fn run(args: ChildArgs) -> anyhow::Result<ExitCode> {
-    let config = Config::new(crate::select::load_fixtures()?, args.redis.as_deref())
-        .with(args.server.options());
+    let config = Config::new(
+        crate::fixtures::Fixtures::load_default()?,
+        args.redis.as_deref(),
+    )
+    .with(args.server.options());
     crate::select::framework(&args.framework)?.serve_child(&config)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,7 @@ use crate::quick::{Run, SAMPLE};
 /// `target/quick/`. Exit 1 when a cell failed the oracle, 130 when interrupted.
 pub fn run(long: bool) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
-    let fixtures = crate::select::load_fixtures()?;
+    let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(crate::frameworks::REGISTRY);
     let redis = crate::cmd::args::RedisArg { redis: None }.provide()?;
     let entries: Vec<&Entry> = crate::frameworks::REGISTRY.iter().collect();

@@ -21,7 +21,8 @@ pub struct QuickCellArgs {
 pub fn run(args: QuickCellArgs) -> anyhow::Result<ExitCode> {
     let entry = crate::select::framework(&args.framework)?;
     let scenario = crate::select::scenario(&args.scenario)?;
-    let config = Config::new(crate::select::load_fixtures()?, None).with(Options::default());
+    let config =
+        Config::new(crate::fixtures::Fixtures::load_default()?, None).with(Options::default());
     let prepared = crate::cell::prepare(entry, &config, scenario)?;
     let timed = time_per_request(&*prepared.app, prepared.path, SAMPLE, 5)?;
     println!("{:.1}", timed.median.as_secs_f64() * 1e9);

@@ -9,7 +9,6 @@ use anyhow::Context;
 
 use super::args::{RedisArg, ServerArgs};
 use crate::framework::Config;
-use crate::select::load_fixtures;
 use crate::serve::{announce, check_addr, install_limit, serve_until_limit, stats_now};
 
 /// `framebench serve`.
@@ -65,7 +64,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // The same counting hook as --max-requests, with no limit: the count for --stats.
         crate::server::limit::install(u64::MAX)?;
     }
-    let fixtures = load_fixtures()?;
+    let fixtures = crate::fixtures::Fixtures::load_default()?;
     // The redis scenario's Redis, alive as long as the server.
     let redis = redis.provide()?;
     let app = entry.build(&Config::new(fixtures, redis.url()).with(options))?;
