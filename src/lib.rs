@@ -8,8 +8,10 @@
 #![warn(unreachable_pub, missing_docs)]
 // With only some frameworks compiled in (`--no-default-features --features X`, as CI checks
 // each), the helpers the others share go unused: dead code is judged with every default
-// feature on, where clippy checks it (build.rs sets the cfg).
-#![cfg_attr(framebench_partial, allow(dead_code))]
+// feature on, where clippy checks it (build.rs sets the cfg). The lib's unit tests are built
+// without the framework modules (src/frameworks/mod.rs, `registry!`), which leaves the helpers
+// only frameworks use unused there too.
+#![cfg_attr(any(framebench_partial, test), allow(dead_code))]
 
 pub mod ab;
 pub mod allocs;
@@ -38,6 +40,7 @@ pub mod oracle;
 pub mod pinning;
 pub(crate) mod plotting;
 pub(crate) mod proc;
+pub(crate) mod provenance;
 pub mod quick;
 pub mod redis;
 pub mod report;

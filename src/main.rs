@@ -27,6 +27,11 @@ struct Cli {
     /// scenario, every column; the same as target/quick/long.md) instead of its compact view.
     #[arg(long, conflicts_with = "full")]
     long: bool,
+    /// With no command: the folder the quick compare writes its files to (the screen, the long
+    /// table, the results file and the chart); `--out docs/generated/quick` writes the ones the
+    /// README quotes.
+    #[arg(long, value_name = "DIR", conflicts_with = "full")]
+    out: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -124,7 +129,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     match cli.command {
         None if cli.full => cmd::compare::full(),
-        None => cmd::quick::run(cli.long),
+        None => cmd::quick::run(cli.long, cli.out),
         Some(Command::List(args)) => cmd::list::run(args),
         Some(Command::Serve(args)) => cmd::serve::run(args),
         Some(Command::Child(args)) => cmd::child::run(args),

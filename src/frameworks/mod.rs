@@ -30,23 +30,26 @@ use crate::framework::Entry;
 use crate::oracle::SCENARIOS;
 
 // Shared by axum and axum07: a file that is not a registry line's module.
-#[cfg(any(feature = "axum", feature = "axum07"))]
+#[cfg(all(any(feature = "axum", feature = "axum07"), not(test)))]
 mod axum_app;
 // Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
 // line's module.
-#[cfg(any(
-    feature = "axum",
-    feature = "axum07",
-    feature = "gotham",
-    feature = "hyper",
-    feature = "hyper014",
-    feature = "hyperlane",
-    feature = "poem",
-    feature = "rama",
-    feature = "salvo",
-    feature = "trillium",
-    feature = "viz",
-    feature = "warp",
+#[cfg(all(
+    not(test),
+    any(
+        feature = "axum",
+        feature = "axum07",
+        feature = "gotham",
+        feature = "hyper",
+        feature = "hyper014",
+        feature = "hyperlane",
+        feature = "poem",
+        feature = "rama",
+        feature = "salvo",
+        feature = "trillium",
+        feature = "viz",
+        feature = "warp",
+    )
 ))]
 mod built;
 
@@ -93,10 +96,17 @@ macro_rules! registry {
 
 /// Declares each [`registry!`] line's module, builds [`REGISTRY`] from the lines, and checks
 /// each line's `in_process`.
+///
+/// The lib's own unit tests (`cfg(test)`) are built with the baselines only (the lines without
+/// a feature: `null`, `raw`): none of them needs a framework, and leaving the frameworks out
+/// spares `cargo test --release` compiling every framework's code a second time for the unit
+/// test harness (docs/history.md, "CI": that second build was 252 s beside the lib's 272 s).
+/// The tests that need the whole registry (the README's table, the methodology's rows) are in
+/// tests/docs.rs, against the lib as users build it.
 macro_rules! entries {
     ($([$($feature:literal)?] $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+;)*) => {
         $(
-            #[cfg(all($(feature = $feature)?))]
+            #[cfg(all($(feature = $feature, not(test))?))]
             mod $module;
         )*
         entries!(@flat [] $([$($feature)?] $kind $module: $($ty$(<$generic>)?),+;)*);
@@ -108,11 +118,11 @@ macro_rules! entries {
     (@flat [$([$($feature:literal)?] $kind:ident $module:ident: $ty:ident$(<$generic:ty>)?;)*]) => {
         /// Every framework compiled in, baselines first.
         pub const REGISTRY: &[Entry] = &[$(
-            #[cfg(all($(feature = $feature)?))]
+            #[cfg(all($(feature = $feature, not(test))?))]
             Entry::of::<$module::$ty$(<$generic>)?>(stringify!($module)),
         )*];
         $(
-            #[cfg(all($(feature = $feature)?))]
+            #[cfg(all($(feature = $feature, not(test))?))]
             const _: () = assert!(
                 <$module::$ty$(<$generic>)? as crate::framework::Framework>::IN_PROCESS
                     == entries!(@in_process $kind),
@@ -141,9 +151,8 @@ macro_rules! features {
         #[cfg(test)]
         const FEATURES: &[&str] = &[$($($feature,)?)*];
         /// How many entries the registry's lines name: [`REGISTRY`]'s length with every
-        /// feature on.
-        #[cfg(test)]
-        const ENTRIES: usize = [$($(stringify!($ty)),+),*].len();
+        /// feature on (tests/docs.rs tells a full build from a partial one by it).
+        pub const ENTRIES: usize = [$($(stringify!($ty)),+),*].len();
     };
 }
 
@@ -231,45 +240,5 @@ mod tests {
             missing.is_empty(),
             "registry features not in `default`: {missing:?}"
         );
-    }
-
-    /// The first cells of the markdown table under `heading` in `docs/methodology/{file}`.
-    fn methodology_rows(file: &str, heading: &str) -> Vec<String> {
-        let doc = read(&format!("docs/methodology/{file}"));
-        let section = doc
-            .split(&format!("\n{heading}\n"))
-            .nth(1)
-            .unwrap_or_else(|| panic!("docs/methodology/{file} has no `{heading}`"));
-        section
-            .lines()
-            .skip_while(|l| !l.starts_with('|'))
-            .take_while(|l| l.starts_with('|'))
-            .filter_map(|l| l.split('|').nth(1).map(str::to_owned))
-            .collect()
-    }
-
-    /// Each framework's methodology paragraph: a row in the table of what its in-process call
-    /// includes (when it has one) and in the table of what `--threads` means for its server.
-    #[test]
-    fn methodology_describes_every_entry() {
-        let in_process = methodology_rows("in-process.md", "## In-process");
-        let threads = methodology_rows("loopback.md", "## Threads and keep-alive");
-        for e in REGISTRY {
-            let name = format!("`{}`", e.name);
-            if e.in_process {
-                assert!(
-                    in_process.iter().any(|cell| cell.contains(&name)),
-                    "{} has no row in docs/methodology/in-process.md's in-process table",
-                    e.name
-                );
-            }
-            if e.loopback {
-                assert!(
-                    threads.iter().any(|cell| cell.contains(&name)),
-                    "{} has no row in docs/methodology/loopback.md's threads table",
-                    e.name
-                );
-            }
-        }
     }
 }

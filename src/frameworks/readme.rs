@@ -56,38 +56,3 @@ fn version_cell(e: &Entry) -> String {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The line before the generated table in README.md.
-    const BEGIN: &str = "<!-- framebench list --markdown: begin -->";
-    /// The line after it.
-    const END: &str = "<!-- framebench list --markdown: end -->";
-
-    /// README.md's table between the markers is exactly [`markdown_table`]'s output (with every
-    /// feature on; with some off, each row compiled in is one of its lines).
-    #[test]
-    fn readme_table_is_generated() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-        let readme = std::fs::read_to_string(&path).expect("README.md");
-        let table = readme
-            .split_once(&format!("{BEGIN}\n"))
-            .and_then(|(_, rest)| rest.split_once(END))
-            .map(|(table, _)| table)
-            .unwrap_or_else(|| panic!("README.md has no `{BEGIN}` … `{END}` block"));
-        let want = markdown_table();
-        let regenerate = format!(
-            "README.md's framework table is stale: replace the lines between `{BEGIN}` and \
-             `{END}` with the output of `cargo run --release -- list --markdown`"
-        );
-        if REGISTRY.len() == super::super::ENTRIES {
-            assert!(table == want, "{regenerate}");
-        } else {
-            for row in want.lines() {
-                assert!(table.lines().any(|l| l == row), "{regenerate}: {row}");
-            }
-        }
-    }
-}
