@@ -109,7 +109,7 @@ pub(crate) struct Row {
     pub(crate) framework: String,
     pub(crate) scenario: String,
     pub(crate) old_ns: Option<Estimate>,
-    pub(crate) ratio: Result<Estimate, String>,
+    pub(crate) ratio: anyhow::Result<Estimate>,
 }
 
 /// Times one cell: `restarts` fresh pairs of workers, `rounds` paired rounds from each.
@@ -120,12 +120,6 @@ pub(crate) fn cell(
     restarts: usize,
     rounds: usize,
 ) -> Row {
-    let mut row = Row {
-        framework: fw.to_owned(),
-        scenario: scenario.to_owned(),
-        old_ns: None,
-        ratio: Err(String::new()),
-    };
     let mut batch = None;
     let measured = (|| -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
         let (mut olds, mut ratios) = (Vec::new(), Vec::new());
@@ -165,14 +159,19 @@ pub(crate) fn cell(
         }
         Ok((olds, ratios))
     })();
-    match measured {
-        Ok((olds, ratios)) => {
-            row.old_ns = interval::median_interval(&olds);
-            row.ratio = interval::median_interval(&ratios).ok_or_else(|| "no rounds".to_owned());
-        }
-        Err(e) => row.ratio = Err(format!("{e:#}")),
+    let (old_ns, ratio) = match measured {
+        Ok((olds, ratios)) => (
+            interval::median_interval(&olds),
+            interval::median_interval(&ratios).ok_or_else(|| anyhow::anyhow!("no rounds")),
+        ),
+        Err(e) => (None, Err(e)),
+    };
+    Row {
+        framework: fw.to_owned(),
+        scenario: scenario.to_owned(),
+        old_ns,
+        ratio,
     }
-    row
 }
 
 pub(crate) fn prepare(

@@ -196,10 +196,10 @@ pub fn bind_local() -> anyhow::Result<TcpListener> {
 
 fn verdict(
     observed: anyhow::Result<Observed>,
-    judge: impl Fn(&Observed) -> Result<(), String>,
+    judge: impl Fn(&Observed) -> anyhow::Result<()>,
 ) -> Result<(), CellError> {
     match observed {
-        Ok(got) => judge(&got).map_err(CellError::Mismatch),
+        Ok(got) => judge(&got).map_err(|e| CellError::Mismatch(format!("{e}"))),
         Err(e) => Err(CellError::io(&e)),
     }
 }

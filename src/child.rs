@@ -51,9 +51,9 @@ pub(crate) fn framebench_exe() -> anyhow::Result<PathBuf> {
 /// The framebench binary itself, for a framework served by a child framebench process
 /// (`framebench child <name>`): `FRAMEBENCH_BIN`, else this executable when it is framebench,
 /// else the `framebench` that cargo built beside a test or bench binary (`target/<profile>/`
-/// above its `deps/`). The error is one line.
-pub(crate) fn framebench_binary() -> Result<PathBuf, String> {
-    let exe = framebench_exe().map_err(|e| format!("{e:#}"))?;
+/// above its `deps/`. The error (shown with `{:#}`) is one line.
+pub(crate) fn framebench_binary() -> anyhow::Result<PathBuf> {
+    let exe = framebench_exe()?;
     let path = if std::env::var_os("FRAMEBENCH_BIN").is_some()
         || exe.file_name().is_some_and(|n| n == "framebench")
     {
@@ -70,7 +70,7 @@ pub(crate) fn framebench_binary() -> Result<PathBuf, String> {
     if path.is_file() {
         Ok(path)
     } else {
-        Err(format!(
+        Err(anyhow!(
             "no framebench binary at {} to serve it from: build it with `cargo build --release` \
              or point FRAMEBENCH_BIN at one",
             path.display()

@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use anyhow::{anyhow, bail, Context as _};
+
 /// Names the environment variable that makes tools required.
 pub const REQUIRE_ENV: &str = "FRAMEBENCH_REQUIRE";
 
@@ -135,17 +137,17 @@ impl Tool {
         let r = self
             .detect()
             .map(|p| &*Box::leak(p.into_boxed_path()))
-            .map_err(|e| &*Box::leak(e.into_boxed_str()));
+            .map_err(|e| &*Box::leak(format!("{e:#}").into_boxed_str()));
         found.push((self, r));
         r
     }
 
-    fn detect(self) -> Result<PathBuf, String> {
+    fn detect(self) -> anyhow::Result<PathBuf> {
         self.detect_with(std::env::var_os(self.env_var()).filter(|v| !v.is_empty()))
     }
 
     /// Detection with the override given, not read from the environment.
-    fn detect_with(self, overridden: Option<std::ffi::OsString>) -> Result<PathBuf, String> {
+    fn detect_with(self, overridden: Option<std::ffi::OsString>) -> anyhow::Result<PathBuf> {
         let wanted = overridden
             .clone()
             .map_or_else(|| PathBuf::from(self.default_location()), PathBuf::from);
@@ -154,7 +156,7 @@ impl Tool {
                 Some(v) => format!(" at {} (${})", Path::new(v).display(), self.env_var()),
                 None => String::new(),
             };
-            format!(
+            anyhow!(
                 "{} not found{via}: install it with `{}`",
                 self.default_location_name(),
                 self.install()
@@ -189,23 +191,23 @@ impl Tool {
                     .and_then(|s| s.split_whitespace().nth(1).map(str::to_owned))
                     .unwrap_or_else(|| "of unknown version".into());
                 if have != want {
-                    return Err(format!(
+                    bail!(
                         "gungraun-runner {have} found at {}, but gungraun is {want}: install it \
                          with `{}`",
                         path.display(),
                         self.install()
-                    ));
+                    );
                 }
                 true
             }
             Tool::Wrk | Tool::Faketime => true,
         };
         if !runs {
-            return Err(format!(
+            bail!(
                 "{} does not run: install it with `{}`",
                 path.display(),
                 self.install()
-            ));
+            );
         }
         Ok(path)
     }
@@ -302,10 +304,10 @@ pub fn check_required() -> anyhow::Result<()> {
     if let Some(bad) = names.iter().find(|n| {
         !["all", "callgrind"].contains(&n.as_str()) && !Tool::ALL.iter().any(|t| t.name() == *n)
     }) {
-        return Err(anyhow::anyhow!(
+        bail!(
             "{REQUIRE_ENV} names an unknown tool {bad:?} (known: all, callgrind, {})",
             Tool::ALL.map(Tool::name).join(", ")
-        ));
+        );
     }
     let missing: Vec<&str> = Tool::ALL
         .iter()
@@ -315,10 +317,7 @@ pub fn check_required() -> anyhow::Result<()> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(anyhow::anyhow!(
-            "{REQUIRE_ENV} requires it: {}",
-            missing.join("; ")
-        ))
+        Err(anyhow!("{REQUIRE_ENV} requires it: {}", missing.join("; ")))
     }
 }
 
@@ -346,14 +345,14 @@ pub(crate) fn build_timeout(default: Duration) -> Duration {
 /// Runs one build command, in a process group of its own, until `deadline`. It writes only into
 /// `scratch`, a folder this function creates and always removes, whether the build succeeds,
 /// fails, runs out of time or is interrupted with Ctrl-C (then the whole group is killed and the
-/// process exits 130); `finish` moves the result out of it on success. The error is one line
-/// with the end of the build's output.
+/// process exits 130); `finish` moves the result out of it on success. The error (shown with
+/// `{:#}`) is one line with the end of the build's output.
 pub(crate) fn build_step(
     mut cmd: Command,
     scratch: &Path,
     deadline: Instant,
     finish: impl FnOnce(&Path) -> std::io::Result<()>,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     use std::os::unix::process::CommandExt as _;
     struct Scratch<'a>(&'a Path);
     impl Drop for Scratch<'_> {
@@ -362,20 +361,20 @@ pub(crate) fn build_step(
         }
     }
     let _ = std::fs::remove_dir_all(scratch);
-    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    std::fs::create_dir_all(scratch).with_context(|| scratch.display().to_string())?;
     let _scratch = Scratch(scratch);
     let stop = interrupted();
     let log = scratch.join("build.log");
-    let log_file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let log_file = std::fs::File::create(&log).with_context(|| log.display().to_string())?;
     // Its own process group: Ctrl-C at the terminal reaches only us (we stop the build), and
     // killing the group also ends the compiler and linker processes `go build` started.
     let mut child = cmd
         .stdin(Stdio::null())
-        .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+        .stdout(log_file.try_clone()?)
         .stderr(log_file)
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot start {:?}: {e}", cmd.get_program()))?;
+        .with_context(|| format!("cannot start {:?}", cmd.get_program()))?;
     let kill_group = |child: &mut std::process::Child| {
         if let Ok(pid) = i32::try_from(child.id()) {
             // SAFETY: signalling the process group of our own child, which is not reaped yet.
@@ -396,11 +395,11 @@ pub(crate) fn build_step(
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) => {}
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
         if Instant::now() > deadline {
             kill_group(&mut child);
-            return Err("did not finish in time (FRAMEBENCH_BUILD_TIMEOUT, seconds)".into());
+            bail!("did not finish in time (FRAMEBENCH_BUILD_TIMEOUT, seconds)");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -408,9 +407,9 @@ pub(crate) fn build_step(
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
-        return Err(format!("{status}: {tail}"));
+        bail!("{status}: {tail}");
     }
-    finish(scratch).map_err(|e| e.to_string())
+    Ok(finish(scratch)?)
 }
 
 #[cfg(test)]
@@ -445,7 +444,8 @@ mod tests {
         for tool in Tool::ALL {
             let why = tool
                 .detect_with(Some("/nonexistent/framebench-hidden".into()))
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(
                 why.contains("not found at /nonexistent/framebench-hidden"),
                 "{why}"
@@ -455,7 +455,8 @@ mod tests {
         }
         let why = Tool::Faketime
             .detect_with(Some("/nonexistent/libfaketime.so.1".into()))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(why.starts_with("libfaketime not found"), "{why}");
         assert!(why.ends_with("`apt-get install faketime`"), "{why}");
     }
@@ -470,7 +471,8 @@ mod tests {
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
         let why = Tool::Runner
             .detect_with(Some(fake.clone().into_os_string()))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         let _ = std::fs::remove_dir_all(&dir);
         assert!(why.contains("gungraun-runner 0.0.1 found"), "{why}");
         assert!(
@@ -493,7 +495,10 @@ mod tests {
         ])
         .arg(&scratch);
         let deadline = Instant::now() + Duration::from_secs(10);
-        let err = build_step(cmd, &scratch, deadline, |_| Ok(())).unwrap_err();
+        let err = format!(
+            "{:#}",
+            build_step(cmd, &scratch, deadline, |_| Ok(())).unwrap_err()
+        );
         assert!(err.contains("boom"), "{err}");
         assert!(!scratch.exists());
     }
@@ -506,7 +511,10 @@ mod tests {
             .arg(&scratch);
         let start = Instant::now();
         let deadline = start + Duration::from_millis(300);
-        let err = build_step(cmd, &scratch, deadline, |_| Ok(())).unwrap_err();
+        let err = format!(
+            "{:#}",
+            build_step(cmd, &scratch, deadline, |_| Ok(())).unwrap_err()
+        );
         assert!(err.contains("did not finish"), "{err}");
         assert!(start.elapsed() < Duration::from_secs(10));
         assert!(!scratch.exists());

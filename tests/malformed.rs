@@ -22,8 +22,8 @@ enum Outcome {
     Closed,
 }
 
-fn send_hostile(addr: SocketAddr, bytes: &[u8], half_close: bool) -> Result<Outcome, String> {
-    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+fn send_hostile(addr: SocketAddr, bytes: &[u8], half_close: bool) -> anyhow::Result<Outcome> {
+    let mut s = TcpStream::connect(addr)?;
     s.set_read_timeout(Some(TIMEOUT)).unwrap();
     s.set_write_timeout(Some(TIMEOUT)).unwrap();
     // The server may close before reading everything: a failed write is a closed connection.
@@ -50,7 +50,7 @@ fn send_hostile(addr: SocketAddr, bytes: &[u8], half_close: bool) -> Result<Outc
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                return Err(format!("no answer and no close within {TIMEOUT:?} (hang)"));
+                anyhow::bail!("no answer and no close within {TIMEOUT:?} (hang)");
             }
             Err(_) => break, // reset
         }

@@ -82,7 +82,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<ExitCode> {
                     100.0 * (r.point - 1.0)
                 ),
                 Ok(r) => format!("≈ (±{:.3})", r.half_width()),
-                Err(e) => format!("FAIL {e}"),
+                Err(e) => format!("FAIL {e:#}"),
             };
             let old_ns = row
                 .old_ns

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+use anyhow::Context as _;
+
 use crate::framework::{Config, Entry};
 use crate::options::Options;
 use crate::provenance::Window;
@@ -67,8 +69,8 @@ fn measure() -> anyhow::Result<Option<Run>> {
     // Counted in a child process (this binary, `framebench allocs`): no app of the timed runs
     // lives there, and this process's allocator is never switched on.
     let names: Vec<&str> = rows.iter().map(|(name, _)| *name).collect();
-    let allocs = crate::allocs::report::spawn(&names, options.logging, 3)
-        .map_err(|e| format!("allocs/req not counted: {e:#}"));
+    let allocs =
+        crate::allocs::report::spawn(&names, options.logging, 3).context("allocs/req not counted");
     // The loopback cells get what is left of the quick compare's time.
     let budget = crate::quick::loopback::QUICK_BUDGET.saturating_sub(started.elapsed());
     let (loopback, setup, hello) =

@@ -176,8 +176,8 @@ fn sampler(expected: Expected) -> client::Sampler {
     Arc::new(
         move |bytes: &[u8]| match http1::parse_response(bytes, false) {
             Ok(Some((res, _))) => expected.check(&Observed::from_response(&res)),
-            Ok(None) => Err("incomplete response".into()),
-            Err(e) => Err(format!("{e:#}")),
+            Ok(None) => Err(anyhow::anyhow!("incomplete response")),
+            Err(e) => Err(e),
         },
     )
 }

@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{anyhow, bail};
+use anyhow::{anyhow, bail, Context as _};
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
 use crate::child;
@@ -192,7 +192,7 @@ pub(crate) fn prepare(cmd: &'static str) -> Result<(), &'static str> {
         .and_then(|go| {
             build(go, cmd).map_err(|e| {
                 let why: &'static str =
-                    Box::leak(format!("go build failed: {e}").into_boxed_str());
+                    Box::leak(format!("go build failed: {e:#}").into_boxed_str());
                 // Required, the caller fails with this reason instead; nothing is skipped.
                 if !Tool::Go.required() {
                     tools::say_once(&format!("{why}; the Go peers are skipped"));
@@ -206,9 +206,9 @@ pub(crate) fn prepare(cmd: &'static str) -> Result<(), &'static str> {
 
 /// Builds `cmd` with `go` when it is stale, holding a lock on the output folder so that
 /// concurrent processes (test binaries, a user's second terminal) build it once between them.
-fn build(go: &Path, cmd: &str) -> Result<(), String> {
+fn build(go: &Path, cmd: &str) -> anyhow::Result<()> {
     let dir = bin_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let _lock = DirLock::take(&dir)?;
     // Left by a run that was killed mid-build (SIGKILL): nobody else builds while we hold the
     // lock, so any scratch folder here is stale.
@@ -219,7 +219,7 @@ fn build(go: &Path, cmd: &str) -> Result<(), String> {
             }
         }
     }
-    let sources = newest_source(&module_dir()).map_err(|e| format!("cannot read peers/go: {e}"))?;
+    let sources = newest_source(&module_dir()).context("cannot read peers/go")?;
     let built = std::fs::metadata(dir.join(cmd)).and_then(|m| m.modified());
     if built.is_ok_and(|b| b >= sources) {
         return Ok(());
@@ -241,7 +241,7 @@ fn build(go: &Path, cmd: &str) -> Result<(), String> {
     tools::build_step(command, &scratch, start + bound, |scratch| {
         std::fs::rename(scratch.join(cmd), dir.join(cmd))
     })
-    .map_err(|e| format!("./cmd/{cmd}: {e}"))?;
+    .with_context(|| format!("./cmd/{cmd}"))?;
     eprintln!(
         "built ./cmd/{cmd} in {:.1} s",
         start.elapsed().as_secs_f64()
@@ -255,9 +255,9 @@ struct DirLock(std::fs::File);
 impl DirLock {
     /// Waits for the lock, saying so once, for at most the build bound; Ctrl-C ends the wait
     /// (and the run, with 130).
-    fn take(dir: &Path) -> Result<DirLock, String> {
+    fn take(dir: &Path) -> anyhow::Result<DirLock> {
         let path = dir.join(".lock");
-        let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = std::fs::File::create(&path).with_context(|| path.display().to_string())?;
         let deadline = Instant::now() + tools::build_timeout(BUILD_TIMEOUT);
         let mut said = false;
         loop {
@@ -267,7 +267,7 @@ impl DirLock {
             }
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(format!("cannot lock {}: {e}", path.display()));
+                bail!("cannot lock {}: {e}", path.display());
             }
             if !said {
                 eprintln!("waiting for another framebench to finish building the Go peers…");
@@ -278,7 +278,7 @@ impl DirLock {
                 std::process::exit(130);
             }
             if Instant::now() > deadline {
-                return Err(format!("{} stayed locked by another build", path.display()));
+                bail!("{} stayed locked by another build", path.display());
             }
             std::thread::sleep(Duration::from_millis(100));
         }

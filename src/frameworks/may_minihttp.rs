@@ -99,11 +99,13 @@ impl Framework for MayMinihttp {
         "child process; no HEAD, no keep-alive timeout, at most 16 request headers";
 
     fn available() -> Result<(), String> {
-        child::framebench_binary().map(|_| ())
+        child::framebench_binary()
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"))
     }
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let binary = child::framebench_binary().map_err(anyhow::Error::msg)?;
+        let binary = child::framebench_binary()?;
         Ok(MayMinihttp {
             config: config.clone(),
             binary,

@@ -12,7 +12,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context as _};
+use anyhow::anyhow;
 use bytes::Bytes;
 use rocket::config::{LogLevel, Shutdown};
 use rocket::fairing::{AdHoc, Fairing, Info, Kind};
@@ -148,7 +148,7 @@ impl Framework for Rocket {
         let addr = listener.local_addr()?;
         let config = self.config.clone();
         let threads = config.options.threads;
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<()>>();
         let failed = ready_tx.clone();
         let handle = server::spawn_work_stealing(listener, threads, move |listener, stop| async move {
             // Fairness: Rocket 0.5 binds its own socket from `address` and `port` and has no
@@ -165,7 +165,7 @@ impl Framework for Rocket {
             let rocket = match rocket.ignite().await {
                 Ok(rocket) => rocket,
                 Err(e) => {
-                    let _ = failed.send(Err(e.to_string()));
+                    let _ = failed.send(Err(anyhow!("{e}")));
                     return;
                 }
             };
@@ -175,12 +175,12 @@ impl Framework for Rocket {
                 shutdown.notify();
             });
             if let Err(e) = rocket.launch().await {
-                let _ = failed.send(Err(e.to_string()));
+                let _ = failed.send(Err(anyhow!("{e}")));
             }
         })?;
         match ready_rx.recv_timeout(Duration::from_secs(10)) {
             Ok(Ok(())) => Ok(handle),
-            Ok(Err(e)) => Err(anyhow!(e)).context("rocket failed to start"),
+            Ok(Err(e)) => Err(e.context("rocket failed to start")),
             Err(_) => Err(anyhow!("rocket did not start within 10 s")),
         }
     }

@@ -5,7 +5,7 @@
 
 pub(crate) mod conformance;
 
-use anyhow::Context as _;
+use anyhow::{bail, Context as _};
 use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
@@ -247,28 +247,28 @@ impl Expected {
     }
 
     /// Checks a response; the error says what differs.
-    pub fn check(&self, got: &Observed) -> Result<(), String> {
+    pub fn check(&self, got: &Observed) -> anyhow::Result<()> {
         let s = self.scenario;
         if got.status != s.status {
-            return Err(format!("status {} (want {})", got.status, s.status));
+            bail!("status {} (want {})", got.status, s.status);
         }
         if let Some(want) = s.content_type {
             match &got.content_type {
-                None => return Err(format!("no content-type (want {want})")),
+                None => bail!("no content-type (want {want})"),
                 Some(have) if !content_type_matches(want, have) => {
-                    return Err(format!("content-type {have:?} (want {want:?})"))
+                    bail!("content-type {have:?} (want {want:?})")
                 }
                 Some(_) => {}
             }
         }
         if let Some(want) = &self.body {
             if got.body != want {
-                return Err(format!(
+                bail!(
                     "body differs: {} bytes, want {} ({})",
                     got.body.len(),
                     want.len(),
                     first_difference(&got.body, want)
-                ));
+                );
             }
         }
         Ok(())
@@ -276,13 +276,13 @@ impl Expected {
 }
 
 /// Checks the answer to a traversal attempt: 400, 403 or 404, and no leaked content.
-pub(crate) fn check_denied(got: &Observed) -> Result<(), String> {
+pub(crate) fn check_denied(got: &Observed) -> anyhow::Result<()> {
     let body = String::from_utf8_lossy(&got.body);
     if let Some(marker) = LEAK_MARKERS.iter().find(|m| body.contains(*m)) {
-        return Err(format!("leaked a file outside the folder ({marker:?})"));
+        bail!("leaked a file outside the folder ({marker:?})");
     }
     if !matches!(got.status, 400 | 403 | 404) {
-        return Err(format!("status {} (want 400, 403 or 404)", got.status));
+        bail!("status {} (want 400, 403 or 404)", got.status);
     }
     Ok(())
 }
@@ -343,7 +343,7 @@ mod tests {
             content_type: Some("text/plain; charset=utf-8".into()),
             body: Bytes::from_static(b"Hello, World!"),
         };
-        assert_eq!(hello.check(&good), Ok(()));
+        hello.check(&good).unwrap();
         let mut bad = good.clone();
         bad.status = 201;
         assert!(hello.check(&bad).is_err());
@@ -355,7 +355,11 @@ mod tests {
         assert!(hello.check(&bad).is_err());
         let mut bad = good;
         bad.body = Bytes::from_static(b"Hello, World?");
-        assert!(hello.check(&bad).unwrap_err().contains("byte 12"));
+        assert!(hello
+            .check(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("byte 12"));
     }
 
     #[test]

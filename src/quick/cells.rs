@@ -112,7 +112,7 @@ pub(crate) struct Run {
     /// In-process cells per framework, in the oracle's scenario order.
     pub(crate) rows: Vec<(&'static str, Vec<Cell>)>,
     /// The allocation counts of `framebench allocs`, or why there are none.
-    pub(crate) allocs: Result<Allocs, String>,
+    pub(crate) allocs: anyhow::Result<Allocs>,
     /// The loopback cells.
     pub(crate) loopback: Vec<CellResult>,
     /// How the loopback cells were run.

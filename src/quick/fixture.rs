@@ -52,7 +52,7 @@ pub(super) fn made_up() -> Option<(Run, [&'static str; 2])> {
     };
     let run = Run {
         rows,
-        allocs: Err("not counted here".into()),
+        allocs: Err(anyhow::anyhow!("not counted here")),
         loopback: loopback_cells([a, b, reference], &params),
         setup,
         hello: hello_cells([a, b, reference], &params),

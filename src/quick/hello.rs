@@ -15,6 +15,8 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use anyhow::bail;
+
 use crate::child::ServerProcess;
 use crate::driver::stats::{CellResult, Status};
 use crate::driver::{interrupted, run_plan_on, LoadParams, Plan, Target};
@@ -95,22 +97,22 @@ impl Hello {
 /// The server's CPU time per request in µs of an `ok` open-loop cell that reached
 /// [`SUSTAINED`] of its rate, from the scheduler's clock (the same meter as the saturated
 /// cells' CPU). `Err` says why there is none.
-pub(crate) fn cpu_us_per_request(c: &CellResult) -> Result<f64, String> {
+pub(crate) fn cpu_us_per_request(c: &CellResult) -> anyhow::Result<f64> {
     if c.status != Status::Ok {
-        return Err(c.status.short().to_owned());
+        bail!("{}", c.status.short());
     }
     let rate = c.rate.unwrap_or(0.0);
     if c.rps < SUSTAINED * rate {
-        return Err(format!("reached {:.0} of {:.0} req/s", c.rps.round(), rate));
+        bail!("reached {:.0} of {:.0} req/s", c.rps.round(), rate);
     }
     match c.server_cpu_pct {
         Some(pct) if c.rps > 0.0 => Ok(1e4 * pct / c.rps),
-        _ => Err("no CPU reading".into()),
+        _ => bail!("no CPU reading"),
     }
 }
 
 /// The server's CPU time per second of wall time in ms, for a sustained `ok` cell.
-pub(crate) fn cpu_ms_per_second(c: &CellResult) -> Result<f64, String> {
+pub(crate) fn cpu_ms_per_second(c: &CellResult) -> anyhow::Result<f64> {
     cpu_us_per_request(c).map(|us| us * c.rps / 1e3)
 }
 
@@ -296,6 +298,7 @@ mod tests {
         let slow = cell("b", 10_000.0, 8_000.0, 99.0, Status::Ok);
         assert!(cpu_us_per_request(&slow)
             .unwrap_err()
+            .to_string()
             .contains("of 10000 req/s"));
     }
 

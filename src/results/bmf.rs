@@ -64,14 +64,17 @@ mod tests {
 
     /// Validates `bmf` against [`BENCHER_SCHEMA`] with a JSON Schema validator (boon), returning
     /// the number of metrics it holds, or every error the validator found.
-    fn check_bmf(bmf: &serde_json::Value) -> Result<usize, String> {
+    fn check_bmf(bmf: &serde_json::Value) -> anyhow::Result<usize> {
         let schema: serde_json::Value = serde_json::from_str(BENCHER_SCHEMA).unwrap();
         let url = schema["$id"].as_str().unwrap().to_owned();
         let mut compiler = boon::Compiler::new();
         let mut schemas = boon::Schemas::new();
         compiler.add_resource(&url, schema).unwrap();
         let index = compiler.compile(&url, &mut schemas).unwrap();
-        schemas.validate(bmf, index).map_err(|e| format!("{e:#}"))?;
+        // The validator's error borrows the schemas: its text (every error, `{:#}`) is kept.
+        schemas
+            .validate(bmf, index)
+            .map_err(|e| anyhow::anyhow!("{e:#}"))?;
         Ok(bmf.as_object().map_or(0, |b| {
             b.values()
                 .filter_map(|m| m.as_object())
@@ -99,7 +102,7 @@ mod tests {
             ],
         );
         let bmf = r.bmf();
-        assert_eq!(check_bmf(&bmf), Ok(4));
+        assert_eq!(check_bmf(&bmf).unwrap(), 4);
         assert_eq!(
             bmf["allocs/axum/hello/log=off"]["allocations"]["value"],
             12.0
@@ -122,7 +125,7 @@ mod tests {
         ] {
             let mut broken = r.bmf();
             broken["x"] = serde_json::json!({ "latency": metric });
-            let e = check_bmf(&broken).unwrap_err();
+            let e = check_bmf(&broken).unwrap_err().to_string();
             assert!(e.contains("/x/latency"), "{e}");
         }
         assert!(check_bmf(&serde_json::json!([])).is_err());

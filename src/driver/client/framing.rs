@@ -4,6 +4,7 @@
 use std::io::{self, Read, Write};
 use std::time::Instant;
 
+use anyhow::{anyhow, bail};
 use mio::Poll;
 
 use super::conn::{Worker, CARRY_MIN};
@@ -99,7 +100,7 @@ impl Worker<'_> {
                     }
                     Err(e) => {
                         self.close(poll, i);
-                        self.error(e);
+                        self.error(format!("{e:#}"));
                         false
                     }
                 },
@@ -135,7 +136,7 @@ impl Worker<'_> {
         data: &[u8],
         now: Instant,
         sampler: &Sampler,
-    ) -> Result<usize, String> {
+    ) -> anyhow::Result<usize> {
         let mut used = 0;
         let in_window = now <= self.end;
         // One division per read, not per response.
@@ -149,9 +150,9 @@ impl Worker<'_> {
             let c = &mut self.conns[i];
             let Some((intended, _sent)) = c.inflight.pop_front() else {
                 return Err(if c.awaiting_close.is_some() {
-                    "server answered after `Connection: close` instead of closing".into()
+                    anyhow!("server answered after `Connection: close` instead of closing")
                 } else {
-                    "response without a request".into()
+                    anyhow!("response without a request")
                 });
             };
             if c.sending_close && c.inflight.is_empty() && c.unsent == 0 {
@@ -180,7 +181,7 @@ impl Worker<'_> {
                 if let Err(e) = sampler(&data[used..used + len]) {
                     self.result.mismatches += 1;
                     if self.result.first_mismatch.is_none() {
-                        self.result.first_mismatch = Some(e);
+                        self.result.first_mismatch = Some(format!("{e:#}"));
                     }
                 }
             }
@@ -192,13 +193,13 @@ impl Worker<'_> {
 
 /// Status and total length of the first response in `data`, or `None` if it is incomplete.
 /// Only the framing is read: Content-Length, chunked, or no body for 1xx/204/304.
-pub(crate) fn frame(data: &[u8]) -> Result<Option<(u16, usize)>, String> {
+pub(crate) fn frame(data: &[u8]) -> anyhow::Result<Option<(u16, usize)>> {
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut res = httparse::Response::new(&mut headers);
     let head = match res.parse(data) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(format!("malformed response head: {e}")),
+        Err(e) => bail!("malformed response head: {e}"),
     };
     let status = res.code.unwrap_or(0);
     let mut length = None;
@@ -208,7 +209,7 @@ pub(crate) fn frame(data: &[u8]) -> Result<Option<(u16, usize)>, String> {
                 .ok()
                 .and_then(|v| v.trim().parse::<usize>().ok());
             if length.is_none() {
-                return Err("bad content-length".into());
+                bail!("bad content-length");
             }
         } else if h.name.eq_ignore_ascii_case("transfer-encoding")
             && h.value
@@ -219,14 +220,14 @@ pub(crate) fn frame(data: &[u8]) -> Result<Option<(u16, usize)>, String> {
             return match crate::http1::parse_response(data, false) {
                 Ok(Some((_, used))) => Ok(Some((status, used))),
                 Ok(None) => Ok(None),
-                Err(e) => Err(format!("{e:#}")),
+                Err(e) => Err(e),
             };
         }
     }
     let body = match length {
         Some(n) => n,
         None if status == 204 || status == 304 || (100..200).contains(&status) => 0,
-        None => return Err("response without Content-Length or chunked framing".into()),
+        None => bail!("response without Content-Length or chunked framing"),
     };
     if data.len() < head + body {
         return Ok(None);
@@ -241,11 +242,11 @@ mod tests {
     #[test]
     fn frames_length_chunked_and_partial() {
         let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP";
-        assert_eq!(frame(r), Ok(Some((200, 40))));
-        assert_eq!(frame(&r[..39]), Ok(None));
+        assert_eq!(frame(r).unwrap(), Some((200, 40)));
+        assert_eq!(frame(&r[..39]).unwrap(), None);
         let c = b"HTTP/1.1 404 NF\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n";
-        assert_eq!(frame(c), Ok(Some((404, c.len()))));
-        assert_eq!(frame(&c[..c.len() - 2]), Ok(None));
+        assert_eq!(frame(c).unwrap(), Some((404, c.len())));
+        assert_eq!(frame(&c[..c.len() - 2]).unwrap(), None);
         assert!(frame(b"HTTP/1.1 200 OK\r\n\r\nbody").is_err());
         assert!(frame(b"garbage\r\n\r\n").is_err());
     }

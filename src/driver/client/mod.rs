@@ -25,7 +25,7 @@ use conn::Worker;
 pub(crate) use result::ThreadResult;
 
 /// Checks one whole response (head and body, as received) against the oracle.
-pub(crate) type Sampler = Arc<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
+pub(crate) type Sampler = Arc<dyn Fn(&[u8]) -> anyhow::Result<()> + Send + Sync>;
 
 /// What one load run does.
 #[derive(Clone)]
@@ -172,7 +172,7 @@ mod tests {
             Arc::new(
                 move |bytes: &[u8]| match crate::http1::parse_response(bytes, false) {
                     Ok(Some((r, _))) if r.body().len() == body => Ok(()),
-                    other => Err(format!(
+                    other => Err(anyhow::anyhow!(
                         "{:?}",
                         other.map(|o| o.map(|(r, n)| (r.body().len(), n)))
                     )),

@@ -220,7 +220,7 @@ fn churn_short(cell: Option<&CellResult>) -> String {
 /// did not sustain the rate, else the status.
 fn open_short(
     cell: Option<&CellResult>,
-    value: impl Fn(&CellResult) -> Result<f64, String>,
+    value: impl Fn(&CellResult) -> anyhow::Result<f64>,
 ) -> String {
     match cell {
         None => "–".to_owned(),

@@ -170,7 +170,7 @@ fn in_process_text(cell: Option<&Cell>, notes: &mut Notes, what: impl Fn() -> St
 
 /// The allocs/req column of one row: alloc calls, and `+N` reallocations when there are any.
 fn allocs_text(
-    allocs: &Result<Allocs, String>,
+    allocs: &anyhow::Result<Allocs>,
     name: &str,
     scenario: &str,
     notes: &mut Notes,
@@ -178,7 +178,7 @@ fn allocs_text(
     let allocs = match allocs {
         Ok(a) => a,
         Err(why) => {
-            notes.skip(why);
+            notes.skip(&format!("{why:#}"));
             return "–".to_owned();
         }
     };

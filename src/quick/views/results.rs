@@ -84,7 +84,7 @@ impl Run {
             (
                 "quick/bill",
                 &hello.bill,
-                hello::cpu_us_per_request as fn(&CellResult) -> Result<f64, String>,
+                hello::cpu_us_per_request as fn(&CellResult) -> anyhow::Result<f64>,
                 hello::BILL_RATE,
             ),
             (
