@@ -92,8 +92,9 @@ pub(crate) fn precheck(
     expected: &Expected,
     depth: usize,
     timeout: Duration,
-) -> Result<Vec<Checked>, String> {
-    let mut stream = http1::connect(addr, timeout).map_err(|e| format!("{e:#}"))?;
+) -> anyhow::Result<Vec<Checked>> {
+    // Each error is flattened to one line (`{e:#}` of a chain): the callers print it with `{e}`.
+    let mut stream = http1::connect(addr, timeout).map_err(|e| anyhow::anyhow!("{e:#}"))?;
     precheck_on(&mut stream, expected, depth, timeout)
 }
 
@@ -104,12 +105,12 @@ pub(crate) fn precheck_on(
     expected: &Expected,
     depth: usize,
     timeout: Duration,
-) -> Result<Vec<Checked>, String> {
+) -> anyhow::Result<Vec<Checked>> {
     let depth = depth.max(1);
     let requests = http1::get_request(expected.scenario.path, Connection::KeepAlive).repeat(depth);
     stream
         .write_all(&requests)
-        .map_err(|e| format!("writing: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("writing: {e}"))?;
     read_checked(stream, expected, depth, Instant::now() + timeout)
 }
 
@@ -119,16 +120,18 @@ fn read_checked(
     expected: &Expected,
     depth: usize,
     deadline: Instant,
-) -> Result<Vec<Checked>, String> {
+) -> anyhow::Result<Vec<Checked>> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     let mut checked = Vec::with_capacity(depth);
     while checked.len() < depth {
-        match http1::parse_response(&buf, false).map_err(|e| format!("{e:#}"))? {
+        match http1::parse_response(&buf, false).map_err(|e| anyhow::anyhow!("{e:#}"))? {
             Some((res, used)) => {
                 expected
                     .check(&Observed::from_response(&res))
-                    .map_err(|e| format!("response {} of {depth}: {e}", checked.len() + 1))?;
+                    .map_err(|e| {
+                        anyhow::anyhow!("response {} of {depth}: {e}", checked.len() + 1)
+                    })?;
                 checked.push(Checked {
                     len: used,
                     body_len: res.body().len(),
@@ -136,22 +139,22 @@ fn read_checked(
                 buf.drain(..used);
                 continue;
             }
-            None if Instant::now() > deadline => return Err("timed out".into()),
+            None if Instant::now() > deadline => anyhow::bail!("timed out"),
             None => {}
         }
         let n = stream
             .read(&mut chunk)
-            .map_err(|e| format!("reading: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("reading: {e}"))?;
         if n == 0 {
-            return Err(format!(
+            anyhow::bail!(
                 "connection closed after {} of {depth} responses",
                 checked.len()
-            ));
+            );
         }
         buf.extend_from_slice(&chunk[..n]);
     }
     if !buf.is_empty() {
-        return Err(format!("{} bytes after response {depth}", buf.len()));
+        anyhow::bail!("{} bytes after response {depth}", buf.len());
     }
     Ok(checked)
 }

@@ -112,8 +112,7 @@ fn gates(texts: &[String]) -> anyhow::Result<Vec<Gate>> {
     Ok(texts
         .iter()
         .map(|g| parse_gates(g))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(crate::error::usage)?
+        .collect::<anyhow::Result<Vec<_>>>()?
         .into_iter()
         .flatten()
         .collect())

@@ -208,8 +208,7 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
         .threads
         .as_ref()
         .map(|v| v.iter().map(|&t| t.into()).collect());
-    let (threads, note) = plan::thread_list(asked.as_deref(), sides.server.len(), allowed)
-        .map_err(crate::error::usage)?;
+    let (threads, note) = plan::thread_list(asked.as_deref(), sides.server.len(), allowed)?;
     let runtimes = if args.runtime.is_empty() {
         vec![Runtime::WorkStealing, Runtime::PerCore]
     } else {

@@ -94,11 +94,11 @@ pub struct Gate {
 }
 
 /// Parses `instructions>+1%,allocs>+0`: comma-separated `METRIC>+N` or `METRIC>+N%`.
-pub(crate) fn parse_gates(text: &str) -> Result<Vec<Gate>, String> {
+pub(crate) fn parse_gates(text: &str) -> anyhow::Result<Vec<Gate>> {
     text.split(',')
         .map(|part| {
             let part = part.trim();
-            let bad = |why: &str| format!("--fail-if: '{part}': {why}");
+            let bad = |why: &str| crate::error::usage(format!("--fail-if: '{part}': {why}"));
             let (name, limit) = part
                 .split_once('>')
                 .ok_or_else(|| bad("expected METRIC>+N or METRIC>+N%"))?;
@@ -411,7 +411,7 @@ mod tests {
             "allocs<+1",
             "",
         ] {
-            let e = parse_gates(bad).unwrap_err();
+            let e = parse_gates(bad).unwrap_err().to_string();
             assert!(e.starts_with("--fail-if:"), "{bad}: {e}");
         }
     }

@@ -15,15 +15,15 @@ pub(crate) fn thread_list(
     asked: Option<&[usize]>,
     fit: usize,
     allowed: usize,
-) -> Result<(Vec<usize>, Option<String>), String> {
+) -> anyhow::Result<(Vec<usize>, Option<String>)> {
     let fit = fit.max(1);
     match asked {
         Some(list) => {
             if let Some(t) = list.iter().find(|&&t| t > fit) {
-                return Err(format!(
+                return Err(crate::error::usage(format!(
                     "--threads {t} does not fit: the server gets half of the {allowed} CPUs this \
                      process may use, at most {fit} (the client gets the other half)"
-                ));
+                )));
             }
             let mut list = list.to_vec();
             list.sort_unstable();
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn a_named_t_that_cannot_fit_is_refused() {
-        let e = thread_list(Some(&[1, 2]), 1, 2).unwrap_err();
+        let e = thread_list(Some(&[1, 2]), 1, 2).unwrap_err().to_string();
         assert!(e.starts_with("--threads 2 does not fit"), "{e}");
         assert!(e.contains("at most 1"), "{e}");
         assert_eq!(
