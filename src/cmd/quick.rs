@@ -103,7 +103,7 @@ fn write_files(run: &Run, long_table: &str, dir: &Path) -> (Vec<String>, Vec<Str
         "long table",
         &long_path,
         std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::write(&long_path, long_table))
+            .and_then(|()| std::fs::write(&long_path, crate::generated::markdown(long_table)))
             .map_err(anyhow::Error::from),
     );
     note(
