@@ -236,3 +236,30 @@ fn conformance_is_a_report_that_exits_0() {
     // null has no server: no row.
     assert!(!text.lines().any(|l| l.starts_with("null ")), "{text}");
 }
+
+/// go-fiber's version is the one peers/go/go.mod requires, read at compile time, so `list`
+/// names it on a machine without Go. (The unit tests' build leaves the Go peers out:
+/// src/frameworks/mod.rs.)
+#[test]
+fn list_names_fiber_from_go_mod_without_go() {
+    if !REGISTRY.iter().any(|e| e.name == "go-fiber") {
+        return;
+    }
+    let go_mod = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/peers/go/go.mod"))
+        .expect("peers/go/go.mod");
+    let want = go_mod
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("github.com/gofiber/fiber/v2 v"))
+        .expect("go.mod requires fiber v2");
+    let out = Command::new(BIN)
+        .arg("list")
+        .env("FRAMEBENCH_GO", "/nonexistent/framebench-hidden-tool")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("go-fiber"))
+        .unwrap_or_else(|| panic!("go-fiber missing from list: {text}"));
+    assert!(line.contains(want.trim()), "{line} lacks {want}");
+}

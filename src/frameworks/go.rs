@@ -340,20 +340,3 @@ impl<P: Program> Framework for GoPeer<P> {
         child::serve_on(P::NAME, cmd, listener)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fiber_version_comes_from_go_mod() {
-        let v = module_version("github.com/gofiber/fiber/v2").unwrap();
-        assert!(v.starts_with("2."), "{v}");
-        assert_eq!(module_version("example.com/not-required"), None);
-    }
-
-    #[test]
-    fn sources_are_found() {
-        assert!(newest_source(&module_dir()).unwrap() > SystemTime::UNIX_EPOCH);
-    }
-}

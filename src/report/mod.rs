@@ -130,19 +130,23 @@ mod tests {
     use crate::interval::Estimate;
 
     /// Every in-process framework counted 12 allocations (15 with logging), the floor 2.
+    /// Frameworks of the allocation tests, the floor first: the unit tests' registry holds the
+    /// baselines only (src/frameworks/mod.rs), and the report names whatever its cells name.
+    const ALLOCS_NAMES: [&str; 3] = ["null", "axum", "actix"];
+
     fn cells() -> Vec<Measured> {
         let floor = crate::frameworks::floor().unwrap().name;
         let mut out = Vec::new();
-        for e in REGISTRY.iter().filter(|e| e.in_process) {
+        for name in ALLOCS_NAMES {
             for s in crate::allocs::scenarios() {
                 for logging in ["off", "sink"] {
-                    let allocs = match (e.name == floor, logging) {
+                    let allocs = match (name == floor, logging) {
                         (true, _) => 2,
                         (false, "off") => 12,
                         (false, _) => 15,
                     };
                     out.push(Measured {
-                        framework: e.name.to_owned(),
+                        framework: name.to_owned(),
                         scenario: s.name.to_owned(),
                         logging: logging.to_owned(),
                         counts: Some(Counts {
@@ -290,16 +294,14 @@ mod tests {
                 .to_owned()
         };
         assert!(row(floor).starts_with(&format!("| {floor} | 2 | 2 |")));
-        for e in REGISTRY.iter().filter(|e| e.in_process && e.name != floor) {
+        for name in ALLOCS_NAMES.into_iter().filter(|n| *n != floor) {
             assert!(
-                row(e.name).starts_with(&format!("| {} | 10 | 10 |", e.name)),
+                row(name).starts_with(&format!("| {name} | 10 | 10 |")),
                 "{out}"
             );
         }
         assert!(out.contains("| 1000 |"), "bytes, floor subtracted: {out}");
-        if let Some(fw) = REGISTRY.iter().find(|e| e.in_process && !e.baseline) {
-            assert!(out.contains(&format!("| {} | +3 |", fw.name)), "{out}");
-        }
+        assert!(out.contains("| axum | +3 |"), "{out}");
     }
 
     #[test]
