@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# Rewrites README.md's two generated blocks: the framework table from `framebench list
-# --markdown`, and the first screen from docs/generated/quick/screen.md (written by
-# `cargo run --release -- --out docs/generated/quick`), less that file's stamp line.
-# tests/docs.rs fails while either block is stale. FRAMEBENCH names the binary (default
+# Rewrites README.md's generated blocks: the framework table from `framebench list --markdown`;
+# the first screen from docs/generated/quick/screen.md (written by `cargo run --release -- --out
+# docs/generated/quick`) and the newcomer's times from docs/generated/fresh-clone.md (written by
+# scripts/fresh-clone.sh), each less its stamp line. tests/docs.rs fails while a block is stale. FRAMEBENCH names the binary (default
 # target/release/framebench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${FRAMEBENCH:-target/release/framebench}
 table=$(mktemp)
-screen=$(mktemp)
-trap 'rm -f "$table" "$screen"' EXIT
+quoted=$(mktemp)
+trap 'rm -f "$table" "$quoted"' EXIT
 "$bin" list --markdown >"$table"
-tail -n +2 docs/generated/quick/screen.md >"$screen"
 
 # replace FILE BEGIN END: the lines between the line BEGIN and the line END become FILE's.
 replace() {
@@ -26,5 +25,9 @@ replace() {
   mv README.md.new README.md
 }
 replace "$table" '<!-- framebench list --markdown: begin -->' '<!-- framebench list --markdown: end -->'
-replace "$screen" '<!-- docs/generated/quick/screen.md: begin -->' '<!-- docs/generated/quick/screen.md: end -->'
-echo "README.md: framework table and first screen rewritten"
+# Each generated file the README quotes, less its stamp line (tests/docs.rs, QUOTED).
+for file in docs/generated/quick/screen.md docs/generated/fresh-clone.md; do
+  tail -n +2 "$file" >"$quoted"
+  replace "$quoted" "<!-- $file: begin -->" "<!-- $file: end -->"
+done
+echo "README.md: framework table, first screen and newcomer's times rewritten"
