@@ -1,33 +1,50 @@
 #!/usr/bin/env bash
-# Rewrites README.md's generated blocks: the framework table from `framebench list --markdown`;
-# the first screen from docs/generated/quick/screen.md (written by `cargo run --release -- --out
-# docs/generated/quick`) and the newcomer's times from docs/generated/fresh-clone.md (written by
-# scripts/fresh-clone.sh), each less its stamp line. tests/docs.rs fails while a block is stale. FRAMEBENCH names the binary (default
-# target/release/framebench).
+# Rewrites the generated blocks of README.md and docs/*.md (tests/docs.rs fails while one is
+# stale):
+# - `<!-- framebench ARGS: begin -->` … `<!-- framebench ARGS: end -->`: the output of
+#   `framebench ARGS` (inside a ```text fence when the block holds one), e.g. the framework
+#   table (`list --markdown`) and usage.md's diff example, recomputed from committed data;
+# - `<!-- FILE: begin -->` … `<!-- FILE: end -->` for a generated FILE the README quotes: the
+#   first screen (docs/generated/quick/screen.md, from `cargo run --release -- --out
+#   docs/generated/quick`) and the newcomer's times (docs/generated/fresh-clone.md, from
+#   scripts/fresh-clone.sh), each less its stamp line.
+# FRAMEBENCH names the binary (default target/release/framebench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${FRAMEBENCH:-target/release/framebench}
-table=$(mktemp)
-quoted=$(mktemp)
-trap 'rm -f "$table" "$quoted"' EXIT
-"$bin" list --markdown >"$table"
+with=$(mktemp)
+trap 'rm -f "$with"' EXIT
 
-# replace FILE BEGIN END: the lines between the line BEGIN and the line END become FILE's.
+# replace DOC BEGIN END: the lines of DOC between the line BEGIN and the line END become $with's.
 replace() {
-  local with=$1 begin=$2 end=$3
-  grep -qxF -- "$begin" README.md || { echo "README.md has no line '$begin'" >&2; exit 1; }
-  grep -qxF -- "$end" README.md || { echo "README.md has no line '$end'" >&2; exit 1; }
+  local doc=$1 begin=$2 end=$3
+  grep -qxF -- "$end" "$doc" || { echo "$doc has no line '$end'" >&2; exit 1; }
   awk -v with="$with" -v begin="$begin" -v end="$end" '
-    $0 == begin { print; while ((getline line < with) > 0) print line; skip = 1; next }
+    $0 == begin { print; while ((getline line < with) > 0) print line; close(with); skip = 1; next }
     $0 == end { skip = 0 }
     !skip { print }
-  ' README.md >README.md.new
-  mv README.md.new README.md
+  ' "$doc" >"$doc.new"
+  mv "$doc.new" "$doc"
 }
-replace "$table" '<!-- framebench list --markdown: begin -->' '<!-- framebench list --markdown: end -->'
-# Each generated file the README quotes, less its stamp line (tests/docs.rs, QUOTED).
-for file in docs/generated/quick/screen.md docs/generated/fresh-clone.md; do
-  tail -n +2 "$file" >"$quoted"
-  replace "$quoted" "<!-- $file: begin -->" "<!-- $file: end -->"
+
+for doc in README.md docs/*.md docs/methodology/*.md; do
+  { grep -E '^<!-- framebench .*: begin -->$' "$doc" || true; } | while IFS= read -r begin; do
+    args=${begin#<!-- framebench }
+    args=${args%: begin -->}
+    # Fenced when the line after the marker opens a code block.
+    fenced=$(awk -v begin="$begin" 'found { print ($0 ~ /^```/); exit } $0 == begin { found = 1 }' "$doc")
+    # shellcheck disable=SC2086 # ARGS are words, as the marker spells them.
+    if [ "$fenced" = 1 ]; then
+      { echo '```text'; "$bin" $args; echo '```'; } >"$with"
+    else
+      "$bin" $args >"$with"
+    fi
+    replace "$doc" "$begin" "<!-- framebench $args: end -->"
+    echo "$doc: framebench $args"
+  done
 done
-echo "README.md: framework table, first screen and newcomer's times rewritten"
+for file in docs/generated/quick/screen.md docs/generated/fresh-clone.md; do
+  tail -n +2 "$file" >"$with"
+  replace README.md "<!-- $file: begin -->" "<!-- $file: end -->"
+  echo "README.md: $file"
+done

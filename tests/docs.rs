@@ -9,10 +9,6 @@ use std::process::Command;
 
 use framebench::frameworks::{ENTRIES, REGISTRY};
 
-/// The README's generated framework table starts after this line …
-const TABLE_BEGIN: &str = "<!-- framebench list --markdown: begin -->";
-/// … and ends before this one.
-const TABLE_END: &str = "<!-- framebench list --markdown: end -->";
 /// The generated files the README quotes whole but for their stamp line, each between the lines
 /// `<!-- FILE: begin -->` and `<!-- FILE: end -->`: the quick compare's first screen, and the
 /// newcomer's time box that scripts/fresh-clone.sh writes.
@@ -35,27 +31,76 @@ fn block<'a>(text: &'a str, begin: &str, end: &str, file: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{file} has no `{begin}` … `{end}` block"))
 }
 
-/// README.md's table between the markers is exactly `framebench list --markdown`'s output (with
-/// every feature on; with some off, each row compiled in is one of its lines).
+/// The docs that may hold generated blocks: README.md and the guides (not docs/generated/,
+/// whose files are written whole).
+fn guides() -> Vec<String> {
+    let mut docs = vec!["README.md".to_owned()];
+    for dir in ["docs", "docs/methodology"] {
+        let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let mut names: Vec<String> = std::fs::read_dir(&full)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".md"))
+            .map(|n| format!("{dir}/{n}"))
+            .collect();
+        names.sort();
+        docs.extend(names);
+    }
+    docs
+}
+
+/// Every `<!-- framebench ARGS: begin -->` … `<!-- framebench ARGS: end -->` block of the guides
+/// is the output of `framebench ARGS` now (inside a ```text fence when the block opens one): the
+/// README's framework table (`list --markdown`) and usage.md's diff example, recomputed from the
+/// committed results. With some framework features off (a partial build), each line of the
+/// output is one of the block's.
 #[test]
-fn readme_table_is_generated() {
-    let readme = read("README.md");
-    let table = block(&readme, TABLE_BEGIN, TABLE_END, "README.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_framebench"))
-        .args(["list", "--markdown"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let want = String::from_utf8(out.stdout).unwrap();
-    let regenerate = "README.md's framework table is stale: run scripts/readme.sh (it puts \
-                      `framebench list --markdown` between the markers)";
-    if REGISTRY.len() == ENTRIES {
-        assert_eq!(table, want.trim_end_matches('\n'), "{regenerate}");
-    } else {
-        for row in want.lines() {
-            assert!(table.lines().any(|l| l == row), "{regenerate}: {row}");
+fn framebench_blocks_are_current() {
+    let full = REGISTRY.len() == ENTRIES;
+    let mut blocks = 0;
+    for doc in guides() {
+        let text = read(&doc);
+        for line in text.lines() {
+            let Some(args) = line
+                .strip_prefix("<!-- framebench ")
+                .and_then(|l| l.strip_suffix(": begin -->"))
+            else {
+                continue;
+            };
+            blocks += 1;
+            let end = format!("<!-- framebench {args}: end -->");
+            let inside = block(&text, line, &end, &doc);
+            let out = Command::new(env!("CARGO_BIN_EXE_framebench"))
+                .args(args.split_whitespace())
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "framebench {args}: {out:?}");
+            let want = String::from_utf8(out.stdout).unwrap();
+            let got = match inside.strip_prefix("```text\n") {
+                Some(fenced) => fenced.strip_suffix("```").unwrap_or(fenced),
+                None => inside,
+            };
+            let stale = format!(
+                "{doc}: the output of `framebench {args}` has changed: run scripts/readme.sh"
+            );
+            if full {
+                assert_eq!(
+                    got.trim_end_matches('\n'),
+                    want.trim_end_matches('\n'),
+                    "{stale}"
+                );
+            } else {
+                for row in want.lines() {
+                    assert!(got.lines().any(|l| l == row), "{stale}: {row}");
+                }
+            }
         }
     }
+    assert!(
+        blocks >= 2,
+        "the README's table and usage.md's diff example: {blocks} blocks"
+    );
 }
 
 /// README.md quotes each generated file of [`QUOTED`] whole, but for the file's stamp line: the
@@ -64,7 +109,10 @@ fn readme_table_is_generated() {
 fn readme_quotes_are_generated() {
     let readme = read("README.md");
     for file in QUOTED {
-        let (begin, end) = (format!("<!-- {file}: begin -->"), format!("<!-- {file}: end -->"));
+        let (begin, end) = (
+            format!("<!-- {file}: begin -->"),
+            format!("<!-- {file}: end -->"),
+        );
         let quoted = block(&readme, &begin, &end, "README.md");
         let text = read(file);
         let (stamp, body) = text.split_once('\n').unwrap();
