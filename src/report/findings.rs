@@ -4,8 +4,13 @@
 
 use std::fmt::Write as _;
 
-use super::read::Count;
-use super::table;
+use super::orders::{
+    instructions_against_time, time_against_ratios, write_instructions_against_time,
+    write_time_against_ratios,
+};
+use super::outliers::{baseline_outliers, write_baseline_outliers};
+use super::read::{Count, Timing};
+use super::table_of;
 use crate::deltas::{Delta, Kind};
 use crate::interval;
 use crate::units::fmt_count;
@@ -162,14 +167,40 @@ fn cell_name(d: &Delta) -> String {
     format!("{} {} {}", d.kind_name(), d.framework, d.scenario)
 }
 
-/// The consistency section: [`findings`], contradictions first.
+/// The consistency section: [`findings`], contradictions first, then the checks of order
+/// ([`super::orders`]) and of the baselines against themselves ([`super::outliers`]).
 pub(super) fn write_consistency(
+    out: &mut String,
+    timings: &[Timing],
+    deltas: &[Delta],
+    counts: &[Count],
+    allocs: &[crate::allocs::Measured],
+) {
+    out.push_str(
+        "## Consistency: time against the exact counts\n\n\
+         Four checks, each of a figure against another witness of the same thing, each listing \
+         what disagrees with the figures of both. docs/methodology/callgrind.md (\"Time against \
+         the counts\") gives their rules and explains the findings of the published run.\n\n",
+    );
+    write_count_findings(out, deltas, counts, allocs);
+    write_time_against_ratios(out, &time_against_ratios(timings, deltas));
+    let baselines: Vec<&str> = crate::frameworks::REGISTRY
+        .iter()
+        .filter(|e| e.baseline)
+        .map(|e| e.name)
+        .collect();
+    write_baseline_outliers(out, &baseline_outliers(timings, &baselines));
+    write_instructions_against_time(out, &instructions_against_time(timings, counts));
+}
+
+/// [`findings`] as a table, contradictions first.
+fn write_count_findings(
     out: &mut String,
     deltas: &[Delta],
     counts: &[Count],
     allocs: &[crate::allocs::Measured],
 ) {
-    out.push_str("## Consistency: time against the exact counts\n\n");
+    out.push_str("### Differences against the counts\n\n");
     if deltas.is_empty() {
         out.push_str("No paired differences to check: `framebench deltas` has not run.\n\n");
         return;
@@ -184,27 +215,23 @@ pub(super) fn write_consistency(
          say more, or the reverse: for the loopback ratio, slower than `raw` with fewer \
          instructions per request than `raw`, or faster with more. Also listed, for \
          explanation: a cost that comes out negative, and a framework faster than `raw`, the \
-         loopback reference. docs/methodology/callgrind.md (\"Time against the counts\") explains every \
-         contradiction of the published run. {contradictions} contradiction(s), {} other finding(s).\n",
+         loopback reference. {contradictions} contradiction(s), {} other finding(s).\n",
         found.len() - contradictions
     );
     if found.is_empty() {
         return;
     }
-    let header: Vec<String> = ["cell", "time says", "counts say", "contradiction"]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-    let rows: Vec<Vec<String>> = found
-        .iter()
-        .map(|f| {
+    table_of(
+        out,
+        &["cell", "time says", "counts say", "contradiction"],
+        &found[..],
+        |f| {
             vec![
                 f.cell.clone(),
                 f.time.clone(),
                 f.counts.clone(),
                 if f.contradiction { "yes" } else { "no" }.to_owned(),
             ]
-        })
-        .collect();
-    table(out, &header, &rows);
+        },
+    );
 }

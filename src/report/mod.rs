@@ -2,7 +2,9 @@
 //! and gungraun's `target/gungraun/**/summary.json`, and writes docs/generated/results.md: an environment
 //! header, frameworks × scenarios tables, the cost of logging and of disk I/O as deltas, loopback
 //! as a fraction of the `raw` reference, instruction counts, and the allocation counts
-//! `framebench allocs --json target/allocs/allocs.json` wrote ([`write_allocs`]).
+//! `framebench allocs --json target/allocs/allocs.json` wrote ([`write_allocs`]), and a
+//! consistency section that checks each figure against another witness ([`findings`],
+//! [`orders`], [`outliers`]).
 //!
 //! The file is generated; it is never edited by hand. Every figure in it comes from those files.
 
@@ -10,6 +12,8 @@ mod charts;
 mod criterion;
 mod findings;
 mod gungraun;
+mod orders;
+mod outliers;
 mod read;
 mod sections;
 
@@ -39,6 +43,18 @@ pub(super) fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     }
     out.push_str(&t.markdown());
     out.push('\n');
+}
+
+/// A markdown table of `items`, one row each (`row`), under the column names `header`.
+pub(super) fn table_of<T>(
+    out: &mut String,
+    header: &[&str],
+    items: &[T],
+    row: impl Fn(&T) -> Vec<String>,
+) {
+    let header: Vec<String> = header.iter().map(|s| (*s).to_owned()).collect();
+    let rows: Vec<Vec<String>> = items.iter().map(row).collect();
+    table(out, &header, &rows);
 }
 
 pub(super) fn framework_order() -> Vec<&'static str> {
@@ -117,7 +133,7 @@ pub(crate) fn generate(
     write_loopback(&mut out, &timings, &deltas);
     write_counts(&mut out, &counts, "in_process");
     write_allocs(&mut out, &allocs);
-    write_consistency(&mut out, &deltas, &counts, &allocs);
+    write_consistency(&mut out, timings.0, &deltas, &counts, &allocs);
     Ok((out, results))
 }
 
@@ -223,7 +239,7 @@ mod tests {
         );
         assert_eq!(found[0].counts, "+5,838 instructions");
         let mut out = String::new();
-        write_consistency(&mut out, &deltas, &counts, &[]);
+        write_consistency(&mut out, &[], &deltas, &counts, &[]);
         assert!(
             out.contains("1 contradiction(s), 0 other finding(s)"),
             "{out}"
@@ -280,6 +296,49 @@ mod tests {
         ];
         let found = findings(&[slower], &fewer, &[]);
         assert!(found.len() == 1 && found[0].contradiction, "{found:?}");
+    }
+
+    #[test]
+    fn the_consistency_section_runs_every_check() {
+        // raw's hello is out of line with its other scenarios; by that time "quick" beats raw,
+        // against its paired ratio and against its instruction count.
+        let time = |fw: &str, scenario: &str, us: f64| Timing {
+            group: format!("loopback/{scenario}"),
+            function: fw.into(),
+            value: "raw-client".into(),
+            ns: Estimate {
+                point: us * 1e3,
+                lo: us * 0.998e3,
+                hi: us * 1.002e3,
+            },
+            shard: 0,
+        };
+        let mut timings = vec![time("raw", "hello", 15.36), time("quick", "hello", 12.0)];
+        for s in ["json", "static", "paste"] {
+            timings.push(time("raw", s, 8.5));
+        }
+        let mut ratio =
+            crate::deltas::empty(Kind::VsRaw, "quick", "hello", "raw".into(), "quick".into());
+        ratio.ratio = Some(Estimate {
+            point: 0.67,
+            lo: 0.66,
+            hi: 0.68,
+        });
+        let counts = vec![
+            count("raw", "loopback/hello", 2_216.0),
+            count("quick", "loopback/hello", 9_865.0),
+        ];
+        let mut out = String::new();
+        write_consistency(&mut out, &timings, &[ratio], &counts, &[]);
+        for expected in [
+            "### Differences against the counts",
+            "| hello | 1 | 1 |",
+            "| hello | quick 12.00 µs ±<1 % < raw 15.36 µs ±<1 % | quick 0.670 (0.660–0.680) < raw 1 (reference) |",
+            "| raw | loopback raw-client | hello | 15.36 µs ±<1 % | 3 within 8.50 µs ± 17 ns |",
+            "| hello | quick 12.00 µs ±<1 % < raw 15.36 µs ±<1 % | quick 9,865 > raw 2,216 (×4.45) |",
+        ] {
+            assert!(out.contains(expected), "no {expected:?} in:\n{out}");
+        }
     }
 
     #[test]
