@@ -4,6 +4,8 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+
 use super::args::{OptArgs, RedisArg};
 use crate::check::bind_local;
 use crate::check::{check_framework, print_table};
@@ -21,6 +23,10 @@ pub struct CheckArgs {
     /// requests): a table, not a gate.
     #[arg(long)]
     conformance: bool,
+    /// With --conformance: also write the report as Markdown to this file, stamped with the
+    /// commit and window it ran in (docs/generated/conformance.md is one).
+    #[arg(long, value_name = "PATH", requires = "conformance")]
+    markdown: Option<std::path::PathBuf>,
     #[command(flatten)]
     opts: OptArgs,
     #[command(flatten)]
@@ -30,7 +36,16 @@ pub struct CheckArgs {
 /// `framebench check`, or `check --conformance`.
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.conformance {
-        conformance(&args.frameworks, &args.opts)
+        let started = std::time::SystemTime::now();
+        let report = conformance(&args.frameworks, &args.opts)?;
+        print!("{}", report.terminal());
+        if let Some(path) = &args.markdown {
+            let window = crate::provenance::Window::since(started);
+            std::fs::write(path, report.markdown(window))
+                .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        Ok(ExitCode::SUCCESS)
     } else {
         check(&args.frameworks, &args.opts, &args.redis)
     }
@@ -87,8 +102,8 @@ fn check(
 /// rules' legend. A report: it exits 0 whatever the servers answer. Every server is started
 /// first and asked for its `Date`, so that the one rule that needs two answers 3 s apart waits
 /// for the gap once.
-fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<std::process::ExitCode> {
-    use crate::oracle::conformance::{Dates, DATE_MOVES, DATE_MOVES_WHAT, RULES};
+fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> {
+    use crate::oracle::conformance::{Dates, DATE_MOVES, RULES};
     let entries = crate::select::frameworks(names, |_| true, "")?;
     let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
     let (threads, runtime) = (opts.threads.into(), opts.runtime);
@@ -153,14 +168,53 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<std::process:
             notes.push(format!("{}: stopping its server: {e:#}", entry.name));
         }
     }
-    print!("{}", table.terminal(""));
-    for n in &notes {
-        println!("{n}");
+    Ok(Conformance { table, notes })
+}
+
+/// What `check --conformance` found: a row per server, a note per failure or skip.
+struct Conformance {
+    table: Table,
+    notes: Vec<String>,
+}
+
+/// The line before the rules' legend.
+const RULES_HEAD: &str = "rules (a report, not a gate: docs/methodology/conformance.md says which failures change a server's numbers):";
+
+impl Conformance {
+    /// The report for the terminal: the table, the notes, the rules' legend.
+    fn terminal(&self) -> String {
+        use crate::oracle::conformance::{DATE_MOVES, DATE_MOVES_WHAT, RULES};
+        let mut out = self.table.terminal("");
+        for n in &self.notes {
+            out.push_str(&format!("{n}\n"));
+        }
+        out.push_str(&format!("{RULES_HEAD}\n"));
+        for r in RULES {
+            out.push_str(&format!("  {:<11} {}\n", r.name, r.what));
+        }
+        out.push_str(&format!("  {DATE_MOVES:<11} {DATE_MOVES_WHAT}\n"));
+        out
     }
-    println!("rules (a report, not a gate: docs/methodology/conformance.md says which failures change a server's numbers):");
-    for r in RULES {
-        println!("  {:<11} {}", r.name, r.what);
+
+    /// The report as a stamped Markdown file: the commit and window, the table, the notes as a
+    /// list, the rules' legend.
+    fn markdown(&self, window: crate::provenance::Window) -> String {
+        use crate::oracle::conformance::{DATE_MOVES, DATE_MOVES_WHAT, RULES};
+        let mut out = format!(
+            "# framebench check --conformance\n\nMeasured at: {}\n\nWindow: {window}, on {}\n\n",
+            crate::provenance::commit(),
+            crate::env::Environment::current()
+        );
+        out.push_str(&self.table.markdown());
+        out.push('\n');
+        for n in &self.notes {
+            out.push_str(&format!("- {n}\n"));
+        }
+        out.push_str(&format!("\n{RULES_HEAD}\n\n"));
+        for r in RULES {
+            out.push_str(&format!("- `{}`: {}\n", r.name, r.what));
+        }
+        out.push_str(&format!("- `{DATE_MOVES}`: {DATE_MOVES_WHAT}\n"));
+        crate::generated::markdown(&out)
     }
-    println!("  {DATE_MOVES:<11} {DATE_MOVES_WHAT}");
-    Ok(std::process::ExitCode::SUCCESS)
 }
