@@ -1,6 +1,7 @@
 //! What the quick compare measures: the in-process cells (each response checked against the
 //! oracle, then timed in batches), and [`Run`], everything one quick compare measured, with the
-//! queries its views ask of it (a cell, a rate, the best of a column, the hello ranks).
+//! queries its views ask of it (a cell, a rate, the hello ranks; [`super::claims`] asks who
+//! leads a column).
 
 use std::time::Duration;
 
@@ -126,15 +127,22 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// The frameworks with a row, in registry order.
+    /// The frameworks with a row, in registry order, then the names outside the registry that
+    /// have an in-process row, in their order (the views' tests name frameworks of their own).
     pub(super) fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        crate::frameworks::REGISTRY
+        let registered = crate::frameworks::REGISTRY
             .iter()
             .map(|e| e.name)
             .filter(|n| {
                 self.rows.iter().any(|(r, _)| r == n)
                     || self.loopback.iter().any(|c| c.target == *n)
-            })
+            });
+        let unregistered = self
+            .rows
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| crate::frameworks::find(n).is_none());
+        registered.chain(unregistered)
     }
 
     /// The in-process cell of `name` × scenario `k`.
@@ -166,26 +174,6 @@ impl Run {
         self.loopback(name, scenario)
             .filter(|c| c.status == Status::Ok && c.rps > 0.0)
             .map(|c| (c.rps, bound_mark(c).is_empty()))
-    }
-
-    /// The best framework of scenario `k`: the lowest in-process time, and the highest
-    /// loopback rate among the cells whose server was saturated. Floors and the reference are
-    /// not frameworks and never best.
-    pub(super) fn best(&self, k: usize) -> (Option<&'static str>, Option<&'static str>) {
-        let scenario = SCENARIOS[k].name;
-        let frameworks = || self.names().filter(|n| Kind::of(n) == Kind::Framework);
-        let fastest = frameworks()
-            .filter_map(|n| Some((n, self.time_us(n, k)?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(n, _)| n);
-        let busiest = frameworks()
-            .filter_map(|n| match self.rate(n, scenario) {
-                Some((rps, true)) => Some((n, rps)),
-                _ => None,
-            })
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(n, _)| n);
-        (fastest, busiest)
     }
 
     /// The servers of the hello cells past saturation, in registry order.

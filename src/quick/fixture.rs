@@ -1,47 +1,37 @@
-//! A made-up quick compare for the views' tests: two frameworks, the floor and the reference,
-//! with figures chosen so that each mark and rank of the views has one right answer.
+//! A made-up quick compare for the views' tests: two frameworks of its own (the unit tests'
+//! registry holds only the baselines), the floor and the reference, with figures chosen so that
+//! each mark and rank of the views has one right answer.
 
 use std::time::Duration;
 
 use crate::driver::stats::{Bound, CellResult, Status};
 use crate::driver::{LoadParams, Target};
-use crate::framework::Entry;
-use crate::frameworks::REGISTRY;
 use crate::options::Options;
-use crate::oracle::SCENARIOS;
+use crate::oracle::{Scenario, SCENARIOS};
 use crate::pinning::Pinning;
 
 use super::cells::{Cell, Run, Timed, SAMPLE};
 use super::hello;
 use super::loopback::QuickLoopback;
 
-/// A quick compare of two frameworks, the floor and the reference, with made-up figures:
-/// the second framework is faster over loopback than the first, but its server was not
-/// saturated.
-pub(super) fn made_up() -> Option<(Run, [&'static str; 2])> {
-    let mut frameworks = REGISTRY
-        .iter()
-        .filter(|e| e.in_process && e.loopback && !e.baseline);
-    let (a, b) = (frameworks.next()?, frameworks.next()?);
-    let floor = crate::frameworks::floor()?;
-    let reference = crate::frameworks::reference()?;
+/// The made-up frameworks, outside the registry.
+pub(super) const FRAMEWORKS: [&str; 2] = ["fw-a", "fw-b"];
+
+/// A quick compare of two frameworks ([`FRAMEWORKS`]), the floor and the reference, with
+/// made-up figures: the first framework is twice as fast in-process as the second (1 and 2 µs,
+/// ±1 %); the second is faster over loopback than the first, but its server was not saturated.
+pub(super) fn made_up() -> (Run, [&'static str; 2]) {
+    let [a, b] = FRAMEWORKS;
+    let floor = crate::frameworks::floor().expect("the floor is always built");
+    let reference = crate::frameworks::reference().expect("the reference is always built");
     let params = LoadParams::closed_loop(
         Duration::from_secs(1),
         Duration::from_millis(100),
         Duration::from_secs(1),
         Pinning::one_core_each(),
     );
-    let time = |us: f64| {
-        Cell::Time(Timed {
-            median: Duration::from_secs_f64(us / 1e6),
-            spread_pct: 1.0,
-        })
-    };
-    let rows = vec![
-        (a.name, SCENARIOS.iter().map(|_| time(1.0)).collect()),
-        (b.name, SCENARIOS.iter().map(|_| time(2.0)).collect()),
-        (floor.name, SCENARIOS.iter().map(|_| time(0.3)).collect()),
-    ];
+    let time = |us: f64| SCENARIOS.iter().map(|_| timed(us, 1.0)).collect();
+    let rows = vec![(a, time(1.0)), (b, time(2.0)), (floor.name, time(0.3))];
     let setup = QuickLoopback {
         params: params.clone(),
         passes: 3,
@@ -53,27 +43,42 @@ pub(super) fn made_up() -> Option<(Run, [&'static str; 2])> {
     let run = Run {
         rows,
         allocs: Err(anyhow::anyhow!("not counted here")),
-        loopback: loopback_cells([a, b, reference], &params),
+        loopback: loopback_cells([a, b, reference.name], &params),
         setup,
-        hello: hello_cells([a, b, reference], &params),
+        hello: hello_cells([a, b, reference.name], &params),
         options: Options::default(),
         sample: SAMPLE,
     };
-    Some((run, [a.name, b.name]))
+    (run, [a, b])
+}
+
+/// An in-process cell of `us` µs per request, its farthest batch `spread_pct` % from it.
+pub(super) fn timed(us: f64, spread_pct: f64) -> Cell {
+    Cell::Time(Timed {
+        median: Duration::from_secs_f64(us / 1e6),
+        spread_pct,
+    })
+}
+
+/// An empty cell of `name` on `scenario`, whatever `name` is (a registry entry or not).
+fn named_cell(name: &str, scenario: &'static Scenario, params: &LoadParams) -> CellResult {
+    let target = Target::Url(([127, 0, 0, 1], 9).into());
+    let mut c = CellResult::empty(&target, scenario, 4, params);
+    c.target = name.to_owned();
+    c
 }
 
 /// The loopback cells: `a` at 100 k req/s saturated, `b` at 150 k unsaturated, the reference
 /// at 200 k, in every scenario.
-fn loopback_cells([a, b, reference]: [&'static Entry; 3], params: &LoadParams) -> Vec<CellResult> {
+fn loopback_cells([a, b, reference]: [&str; 3], params: &LoadParams) -> Vec<CellResult> {
     let mut loopback = Vec::new();
     for s in SCENARIOS {
-        for (entry, rps, bound) in [
+        for (name, rps, bound) in [
             (a, 100e3, Bound::Server),
             (b, 150e3, Bound::Unsaturated),
             (reference, 200e3, Bound::Server),
         ] {
-            let mut c =
-                CellResult::empty(&Target::Framework(entry, Options::default()), s, 4, params);
+            let mut c = named_cell(name, s, params);
             c.rps = rps;
             c.requests = 1000;
             c.bound = bound;
@@ -85,12 +90,13 @@ fn loopback_cells([a, b, reference]: [&'static Entry; 3], params: &LoadParams) -
 
 /// Past saturation: a churns fastest, b's bill is the lowest, the reference ignores
 /// `Connection: close`.
-fn hello_cells([a, b, reference]: [&'static Entry; 3], params: &LoadParams) -> hello::Hello {
+fn hello_cells([a, b, reference]: [&str; 3], params: &LoadParams) -> hello::Hello {
     let mut hello = hello::Hello {
         connections: 4,
         ..Default::default()
     };
-    for (entry, churn, bill_cpu, status) in [
+    let hello_scenario = crate::oracle::scenario("hello").unwrap();
+    for (name, churn, bill_cpu, status) in [
         (a, 30e3, 20.0, Status::Ok),
         (b, 20e3, 10.0, Status::Ok),
         (
@@ -100,9 +106,7 @@ fn hello_cells([a, b, reference]: [&'static Entry; 3], params: &LoadParams) -> h
             Status::IgnoredClose("kept open".into()),
         ),
     ] {
-        let target = Target::Framework(entry, Options::default());
-        let hello_scenario = crate::oracle::scenario("hello").unwrap();
-        let mut c = CellResult::empty(&target, hello_scenario, 4, params);
+        let mut c = named_cell(name, hello_scenario, params);
         c.rps = churn;
         c.bound = Bound::Server;
         c.status = status;
@@ -115,7 +119,7 @@ fn hello_cells([a, b, reference]: [&'static Entry; 3], params: &LoadParams) -> h
                 rate: Some(rate),
                 ..params.clone()
             };
-            let mut c = CellResult::empty(&target, hello_scenario, 4, &open);
+            let mut c = named_cell(name, hello_scenario, &open);
             c.rps = rate;
             c.server_cpu_pct = Some(bill_cpu);
             list.push(c);

@@ -6,10 +6,12 @@
 //!
 //! Its cells and its views: [`cells`] times the in-process cells and holds [`Run`], everything
 //! one quick compare measured; [`loopback`] runs the loopback cells and [`hello`] the hello
-//! cells past saturation; [`views`] prints and writes what was measured. `crate::cmd::quick`
-//! orchestrates it within its time budget.
+//! cells past saturation; [`claims`] says what the first screen may claim from the data (a
+//! column's best, a noisy host); [`views`] prints and writes what was measured.
+//! `crate::cmd::quick` orchestrates it within its time budget.
 
 mod cells;
+mod claims;
 #[cfg(test)]
 mod fixture;
 mod hello;
