@@ -137,6 +137,9 @@ framebench::registry!(counted);
 /// (docs/methodology/callgrind.md).
 fn config() -> LibraryBenchmarkConfig {
     bench::callgrind_preflight("callgrind");
+    // Which build measured, for `framebench report`; gungraun has no hook after the last
+    // benchmark, so the run's end is its newest summary.
+    bench::record_run("gungraun", "callgrind");
     let mut config = LibraryBenchmarkConfig::default();
     match Tool::Faketime.path() {
         Ok(faketime) => {

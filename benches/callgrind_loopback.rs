@@ -135,6 +135,8 @@ binary_benchmark_group!(
 /// matching `gungraun-runner` the target says so in one line and ends with 0.
 fn config() -> BinaryBenchmarkConfig {
     framebench::bench::callgrind_preflight("callgrind_loopback");
+    // Which build measured, for `framebench report` (its end: the newest summary).
+    framebench::bench::record_run("gungraun", "callgrind_loopback");
     if Tool::Faketime.path().is_err() {
         Tool::Faketime.skip();
     }

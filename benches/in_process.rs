@@ -89,7 +89,10 @@ fn config() -> Criterion {
 }
 
 fn main() {
+    // Which build measured: `framebench report` names it (target/criterion/framebench-run-*.json).
+    let run = framebench::bench::record_run("criterion", "in_process");
     let mut c = config();
     in_process(&mut c);
     c.final_summary();
+    run.finish();
 }

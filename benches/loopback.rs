@@ -141,6 +141,8 @@ fn reqwest_ready(
 }
 
 fn main() {
+    // Which build measured: `framebench report` names it (target/criterion/framebench-run-*.json).
+    let run = framebench::bench::record_run("criterion", "loopback");
     // Budget: about 1.5 s per cell keeps the whole `cargo bench` within 15 minutes on 2 cores.
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_millis(300))
@@ -151,4 +153,5 @@ fn main() {
         .configure_from_args();
     loopback(&mut c);
     c.final_summary();
+    run.finish();
 }

@@ -140,6 +140,10 @@ pub(crate) struct Report {
     /// Which cores the server and the client ran on (older files: inside `environment`).
     #[serde(default)]
     pub(crate) pinning: String,
+    /// The build that measured and wrote it, and when (older files: none, and `report` takes
+    /// the build from `environment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) provenance: Option<crate::provenance::Provenance>,
     /// Every difference.
     pub cells: Vec<Delta>,
 }

@@ -15,21 +15,12 @@ use framebench::oracle;
 
 const BIN: &str = env!("CARGO_BIN_EXE_framebench");
 
+#[path = "common/plant.rs"]
+mod plant;
+use plant::{plant_criterion_cell, plant_summary, report, SUMMARY};
+
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
-}
-
-/// `framebench report --target-dir DIR --out OUT`, then `more`.
-fn report(dir: &Path, out: &Path, more: &[&str]) -> Output {
-    let mut args = vec![
-        "report",
-        "--target-dir",
-        dir.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(more);
-    run(&args)
 }
 
 fn assert_usage_error(out: &Output, needle: &str) {
@@ -186,25 +177,9 @@ fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("cargo bench"));
 
-    // Files shaped as criterion 0.8 writes them.
-    let cell = dir.join("criterion/in_process_hello/null/log=off,io=memory/new");
-    std::fs::create_dir_all(&cell).unwrap();
-    std::fs::write(
-        cell.join("benchmark.json"),
-        r#"{"group_id":"in_process/hello","function_id":"null","value_str":"log=off,io=memory","throughput":{"Bytes":13},"full_id":"in_process/hello/null/log=off,io=memory","directory_name":"in_process_hello/null/log=off,io=memory","title":"in_process/hello/null/log=off,io=memory"}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        cell.join("estimates.json"),
-        r#"{"mean":{"confidence_interval":{"confidence_level":0.95,"lower_bound":40.0,"upper_bound":44.0},"point_estimate":42.0,"standard_error":1.0},"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":40.0,"upper_bound":44.0},"point_estimate":41.0,"standard_error":1.0},"median_abs_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":0.0,"upper_bound":1.0},"point_estimate":0.5,"standard_error":0.1},"slope":null,"std_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":0.0,"upper_bound":1.0},"point_estimate":0.5,"standard_error":0.1}}"#,
-    )
-    .unwrap();
-    // A gungraun summary.json as gungraun 0.20.0 writes it (version 7; some fields left out),
-    // for in-process hello, logging off, `null` (its module names the benchmark function). A
-    // summary of another version is refused in one line, exit 2, naming the file.
-    let cg = dir.join("gungraun/framebench/callgrind/in_process/null.hello_off");
-    std::fs::create_dir_all(&cg).unwrap();
-    let summary = r#"{"version":"7","module_path":"callgrind::in_process::null","id":"hello_off","profiles":[{"tool":"Callgrind","data":{"parts":[],"total":{"metrics":{"Ir":{"change":{"diff_pct":"3","factor":"1.03"},"values":{"new":1234,"old":1200}}},"regressions":[]}}}]}"#;
+    let cell = plant_criterion_cell(&dir);
+    // A summary of another version is refused in one line, exit 2, naming the file.
+    let (cg, summary) = (plant_summary(&dir), SUMMARY);
     std::fs::write(cg.join("summary.json"), summary.replace(r#""7""#, r#""6""#)).unwrap();
     let out = report(&dir, &out_file, &[]);
     assert_usage_error(&out, "summary.json: a gungraun summary of version 6, not 7");

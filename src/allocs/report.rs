@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 use super::Measured;
+use crate::provenance::{Provenance, Window};
 
 /// Repeats per cell unless `--repeats` says otherwise.
 pub(crate) const REPEATS: u16 = 5;
@@ -20,12 +21,11 @@ pub struct Report {
 }
 
 impl Report {
-    /// The results file `--json` writes: every cell's allocation calls (`alloc` + `realloc`)
-    /// and bytes allocated as figures for `framebench diff`, and the whole report as its detail.
-    pub(crate) fn results(&self) -> anyhow::Result<crate::results::Results> {
+    /// Every cell's allocation calls (`alloc` + `realloc`) and bytes allocated as figures for
+    /// `framebench diff`.
+    pub(crate) fn figures(&self) -> Vec<crate::results::Figure> {
         use crate::results::{Figure, Metric};
-        let figures = self
-            .cells
+        self.cells
             .iter()
             .filter_map(|c| c.counts.map(|n| (c, n)))
             .flat_map(|(c, n)| {
@@ -36,8 +36,14 @@ impl Report {
                 ]
                 .map(|(m, v)| Figure::count("allocs", &c.framework, &c.scenario, &variant, m, v))
             })
-            .collect();
-        let mut results = crate::results::Results::new("allocs", figures);
+            .collect()
+    }
+
+    /// The results file `--json` writes, of cells counted in `window`: the [`Report::figures`],
+    /// and the whole report as its detail.
+    pub(crate) fn results(&self, window: Window) -> anyhow::Result<crate::results::Results> {
+        let mut results =
+            crate::results::Results::new("allocs", self.figures(), Provenance::here(window));
         results.detail = Some(serde_json::to_value(self)?);
         Ok(results)
     }

@@ -12,6 +12,8 @@ pub mod client;
 pub(crate) mod flamegraph;
 pub(crate) mod profile;
 
+pub use crate::provenance::{record_run, BenchRun};
+
 use crate::framework::Entry;
 use crate::options::{Io, Options};
 use crate::oracle::Scenario;

@@ -78,6 +78,7 @@ pub fn run(args: AllocsArgs) -> anyhow::Result<ExitCode> {
     }
     let entries = entries(&args.frameworks)?;
     let scenarios = scenarios(&args.scenarios)?;
+    let started = std::time::SystemTime::now();
     let fixtures = Fixtures::load_default()?;
     let base = Config::new(fixtures, None);
     let mut cells = Vec::new();
@@ -98,7 +99,7 @@ pub fn run(args: AllocsArgs) -> anyhow::Result<ExitCode> {
         repeats: args.repeats.into(),
         cells,
     };
-    let results = report.results()?;
+    let results = report.results(crate::provenance::Window::since(started))?;
     if let Some(p) = &args.bmf {
         results.write_bmf(p)?;
     }

@@ -39,6 +39,7 @@ pub struct DeltasArgs {
 pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
     let entries = entries(&args.frameworks)?;
     let scenarios = scenarios(&args.scenarios)?;
+    let started = std::time::SystemTime::now();
     let rounds = usize::from(args.rounds);
     let fixtures = Fixtures::load_default()?;
     let redis = crate::redis::provide(None)?;
@@ -90,6 +91,9 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
         schema: SCHEMA.to_owned(),
         environment: Environment::current(),
         pinning: PINNING.to_owned(),
+        provenance: Some(crate::provenance::Provenance::here(
+            crate::provenance::Window::since(started),
+        )),
         cells,
     };
     if let Some(path) = &args.json {

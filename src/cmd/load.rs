@@ -296,7 +296,9 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
             plan.cells()
         )));
     }
+    let started = std::time::SystemTime::now();
     let cells = run_plan(&plan, &fixtures, opts.quiet);
+    let measured = crate::provenance::Provenance::here(crate::provenance::Window::since(started));
     let report = Report {
         environment: crate::env::Environment::current(),
         params: plan.params,
@@ -315,7 +317,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
     let write = |path: &PathBuf, text: String| {
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
     };
-    let results = report.results(command);
+    let results = report.results(command, measured);
     if let Some(p) = &opts.json {
         let text = serde_json::to_string_pretty(&results).expect("results serialize");
         write(p, text)?;

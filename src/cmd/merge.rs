@@ -55,7 +55,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
     }
     let report = merged_report(&parts, cells);
     print_summary(&report, parts.len(), stats.as_ref());
-    let results = report.results("load");
+    // Written here from the parts: each part's build names it where they differ.
+    let sources: Vec<_> = parts.iter().flat_map(|p| p.sources.clone()).collect();
+    let results = report.results("load", crate::provenance::Provenance::joined(&sources));
     if let Some(p) = &args.json {
         results
             .write(p)

@@ -25,7 +25,7 @@ pub fn run(long: bool, out: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let window = Window::since(started);
     let dir = out.unwrap_or_else(|| crate::results::target_dir().join("quick"));
     let long_table = run.long();
-    let (written, mut lost) = write_files(&run, &long_table.table, &dir);
+    let (written, mut lost) = write_files(&run, &long_table.table, &dir, window);
     // The first screen is the compact view; `--long` prints the long table instead. The screen
     // file holds the compact view either way, with the commit and window on lines of their own.
     let files = format!("Files: {}.", written.join(" · "));
@@ -87,9 +87,14 @@ fn measure() -> anyhow::Result<Option<Run>> {
 }
 
 /// Writes the long table, the results file (for `framebench diff` against a later quick
-/// compare) and the chart into `dir`: what was written (`what: path`), and a line for each that
-/// was not.
-fn write_files(run: &Run, long_table: &str, dir: &Path) -> (Vec<String>, Vec<String>) {
+/// compare, stamped with `window`) and the chart into `dir`: what was written (`what: path`),
+/// and a line for each that was not.
+fn write_files(
+    run: &Run,
+    long_table: &str,
+    dir: &Path,
+    window: Window,
+) -> (Vec<String>, Vec<String>) {
     let long_path = dir.join("long.md");
     let chart_path = dir.join("summary.svg");
     let json_path = dir.join("results.json");
@@ -109,7 +114,7 @@ fn write_files(run: &Run, long_table: &str, dir: &Path) -> (Vec<String>, Vec<Str
     note(
         "results (framebench diff reads them)",
         &json_path,
-        run.results().write(&json_path),
+        run.results(window).write(&json_path),
     );
     note("chart", &chart_path, run.chart(&chart_path));
     (written, lost)

@@ -23,6 +23,10 @@ pub struct ReportArgs {
     /// `docs/generated/results/` for `docs/generated/results.md`).
     #[arg(long)]
     pub(crate) no_charts: bool,
+    /// Report sources measured by different builds of framebench (each build is named, in the
+    /// output and in the report); without it such a mix is refused.
+    #[arg(long)]
+    pub(crate) allow_mixed: bool,
     /// Also write the run's figures in Bencher Metric Format (for `bencher run --adapter json`).
     #[arg(long, value_name = "PATH")]
     pub(crate) bmf: Option<PathBuf>,
@@ -53,7 +57,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         let (text, results) = crate::report::generate(
             &args.target_dir,
             (!args.no_charts).then_some((dir.as_path(), stem.as_str())),
+            args.allow_mixed,
         )?;
+        print_builds(&results);
         if !args.no_charts {
             println!("wrote the charts into {}", dir.display());
         }
@@ -82,4 +88,18 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         args.baselines.apply(&results)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// With sources of several builds (`--allow-mixed`) or of an unknown one, each build and what
+/// it measured, as the report's environment section names them.
+fn print_builds(results: &crate::results::Results) {
+    let Some(p) = &results.provenance else {
+        return;
+    };
+    if p.measured.len() > 1 {
+        println!("sources of {} builds:", p.measured.len());
+        for m in &p.measured {
+            println!("  {}: {}", m.build, m.sources.join(", "));
+        }
+    }
 }

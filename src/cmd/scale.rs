@@ -116,10 +116,12 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     let fixtures = Fixtures::load_default()?;
     crate::select::prepare_entries(sweep.targets.iter().map(|t| t.entry));
     driver::interrupted();
+    let started = std::time::SystemTime::now();
     let measured = crate::scale::run(&sweep, &fixtures, args.quiet);
+    let window = crate::provenance::Window::since(started);
     let rows = summary::rows(&measured);
     print!("{}", output::terminal(&sweep, &rows));
-    let results = output::results(&sweep, &rows, &measured);
+    let results = output::results(&sweep, &rows, &measured, window);
     if let Some(p) = &args.json {
         results.write(p)?;
     }

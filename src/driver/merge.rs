@@ -17,6 +17,8 @@ pub(crate) struct Part {
     pub(crate) file: PathBuf,
     pub(crate) report: Report,
     pub(crate) intervals: Vec<super::hdrlog::Interval>,
+    /// The builds that measured it and when ([`crate::provenance`]), one source of the merge.
+    pub(crate) sources: Vec<crate::provenance::Source>,
 }
 
 /// Reads one process's result and the interval log it names (relative to the result's folder
@@ -31,6 +33,13 @@ pub(crate) fn read_part(file: &Path) -> anyhow::Result<Part> {
             results.command
         )));
     }
+    let written = std::fs::metadata(file).and_then(|m| m.modified()).ok();
+    let sources = crate::provenance::Source::of_file(
+        &what.to_string(),
+        results.provenance.as_ref(),
+        &results.environment,
+        written,
+    );
     let report: Report = results
         .detail
         .ok_or_else(|| crate::error::usage(format!("{what} has no load detail")))
@@ -58,6 +67,7 @@ pub(crate) fn read_part(file: &Path) -> anyhow::Result<Part> {
         file: file.to_owned(),
         report,
         intervals,
+        sources,
     })
 }
 

@@ -134,10 +134,14 @@ impl Report {
         .as_str()
     }
 
-    /// This report as a results file of `command` (`load` or `compare`): its figures are the
-    /// measured cells' rates, each with its spread as the interval ([`CellResult::rps_spread`]),
-    /// and its detail is this whole report; `--json` writes it.
-    pub(crate) fn results(&self, command: &str) -> crate::results::Results {
+    /// This report as a results file of `command` (`load` or `compare`), of what `provenance`
+    /// says: its figures are the measured cells' rates, each with its spread as the interval
+    /// ([`CellResult::rps_spread`]), and its detail is this whole report; `--json` writes it.
+    pub(crate) fn results(
+        &self,
+        command: &str,
+        provenance: crate::provenance::Provenance,
+    ) -> crate::results::Results {
         use crate::results::{Figure, Metric, Results};
         let figures = self
             .cells
@@ -175,7 +179,7 @@ impl Report {
                 )
             })
             .collect();
-        let mut results = Results::new(command, figures);
+        let mut results = Results::new(command, figures, provenance);
         results.detail = Some(serde_json::to_value(self).expect("report serializes"));
         results
     }

@@ -8,6 +8,7 @@
 //!
 //! The file is generated; it is never edited by hand. Every figure in it comes from those files.
 
+mod builds;
 mod charts;
 mod criterion;
 mod findings;
@@ -90,10 +91,12 @@ pub(super) fn scenario_header(first: &str) -> Vec<String> {
 
 /// Builds the whole report from the files under `target_dirs` (one, or one per shard of a
 /// sharded `cargo bench`, [`read_shards`]); with `charts`, draws its charts into that folder
-/// (`(folder, the folder as the report links to it)`) and embeds them above the tables.
+/// (`(folder, the folder as the report links to it)`) and embeds them above the tables. Sources
+/// of several builds are refused in one line unless `allow_mixed` ([`builds`]).
 pub(crate) fn generate(
     target_dirs: &[PathBuf],
     charts: Option<(&Path, &str)>,
+    allow_mixed: bool,
 ) -> anyhow::Result<(String, crate::results::Results)> {
     let Shards {
         timings,
@@ -102,6 +105,8 @@ pub(crate) fn generate(
         allocs,
         deltas,
         text: shards_text,
+        sources,
+        machines,
     } = read_shards(target_dirs)?;
     let target_dir = target_dirs.first().context("no target folder")?.as_path();
     anyhow::ensure!(
@@ -112,11 +117,18 @@ pub(crate) fn generate(
         target_dir.display(),
         deltas::DELTAS_JSON
     );
-    let results = results_of(&timings, &counts, &allocs);
+    let provenance = builds::provenance(&sources, allow_mixed)?;
+    // The machine the first source recorded (the benches', `allocs`' or `deltas`'), else this one.
+    let machine = machines
+        .into_iter()
+        .next()
+        .unwrap_or_else(crate::env::Environment::current);
+    let header = provenance.lines();
+    let results = results_of(&timings, &counts, &allocs, provenance, &machine);
     let timings = Timings(&timings);
     let mut out = String::new();
     write_preamble(&mut out);
-    write_environment(&mut out, newest, target_dir);
+    write_environment(&mut out, &header, &machine, newest, target_dir);
     out.push_str(&shards_text);
     write_reading(&mut out);
     if let Some((dir, link)) = charts {
@@ -384,7 +396,11 @@ mod tests {
             repeats: 5,
             cells: cells(),
         };
-        let results = report.results().unwrap();
+        let results = report
+            .results(crate::provenance::Window::since(
+                std::time::SystemTime::now(),
+            ))
+            .unwrap();
         std::fs::write(&json, serde_json::to_string(&results).unwrap()).unwrap();
         let old = format!(
             "# Results\n\nold preamble\n\n## Environment\n\n- kept\n\n{ALLOCS_HEADING} \

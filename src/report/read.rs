@@ -8,8 +8,10 @@ use anyhow::Context as _;
 use crate::deltas::{self, Delta};
 use std::time::SystemTime;
 
-use super::{criterion, gungraun, is_baseline, ordered, table};
+use super::{builds, criterion, gungraun, is_baseline, ordered, table};
+use crate::env::Environment;
 use crate::interval::Estimate;
+use crate::provenance::{Provenance, Source};
 
 /// One criterion measurement.
 #[derive(Debug, Clone)]
@@ -63,6 +65,41 @@ pub(super) struct Shards {
     pub(super) deltas: Vec<Delta>,
     /// With several folders, the "Shards" section: which folder each framework came from.
     pub(super) text: String,
+    /// Every source and the build that measured it ([`builds`]).
+    pub(super) sources: Vec<Source>,
+    /// The machines the sources were measured on, as they recorded them.
+    pub(super) machines: Vec<Environment>,
+}
+
+impl Shards {
+    /// Reads the files framebench itself wrote into target folder `dir` (`allocs --json`,
+    /// `deltas --json`), and which build measured each source there, the benches' included.
+    fn read_own_files(&mut self, dir: &Path) -> anyhow::Result<()> {
+        let (sources, machines) = builds::of_benches(dir)?;
+        self.sources.extend(sources);
+        self.machines.extend(machines);
+        let path = dir.join(ALLOCS_JSON);
+        if path.exists() {
+            let results = crate::results::Results::read(&path)?;
+            self.add_source(&path, results.provenance.as_ref(), &results.environment);
+            self.allocs.extend(allocs_of(results, &path)?);
+        }
+        let path = dir.join(deltas::DELTAS_JSON);
+        if path.exists() {
+            let report = deltas::read(&path)?;
+            self.add_source(&path, report.provenance.as_ref(), &report.environment);
+            self.deltas.extend(report.cells);
+        }
+        Ok(())
+    }
+
+    fn add_source(&mut self, path: &Path, p: Option<&Provenance>, environment: &Environment) {
+        let written = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let name = path.display().to_string();
+        self.sources
+            .extend(Source::of_file(&name, p, environment, written));
+        self.machines.push(environment.clone());
+    }
 }
 
 /// Reads every folder's criterion, callgrind, allocation and `deltas` results. Several folders
@@ -78,6 +115,8 @@ pub(super) fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
         allocs: Vec::new(),
         deltas: Vec::new(),
         text: String::new(),
+        sources: Vec::new(),
+        machines: Vec::new(),
     };
     let mut names: Vec<Vec<String>> = Vec::new();
     for (shard, dir) in dirs.iter().enumerate() {
@@ -126,9 +165,7 @@ pub(super) fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
         all.newest = all.newest.max(newest);
         all.timings.extend(timings);
         all.counts.extend(counts);
-        all.allocs.extend(read_allocs(&dir.join(ALLOCS_JSON))?);
-        all.deltas
-            .extend(read_deltas(&dir.join(deltas::DELTAS_JSON))?);
+        all.read_own_files(dir)?;
     }
     if dirs.len() > 1 {
         all.text.push_str(
@@ -149,11 +186,14 @@ pub(super) fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
 }
 
 /// The figures of a bench run as one results file (`framebench diff` reads it): criterion's
-/// times with their intervals, callgrind's instructions per request, and the allocation counts.
+/// times with their intervals, callgrind's instructions per request, and the allocation counts,
+/// of what `provenance` says, measured on `machine`.
 pub(super) fn results_of(
     timings: &[Timing],
     counts: &[Count],
     allocs: &[crate::allocs::Measured],
+    provenance: Provenance,
+    machine: &Environment,
 ) -> crate::results::Results {
     use crate::results::{Figure, Metric};
     let mut figures = Vec::new();
@@ -189,19 +229,15 @@ pub(super) fn results_of(
         repeats: 0,
         cells: allocs.to_vec(),
     };
-    if let Ok(r) = allocs.results() {
-        figures.extend(r.figures);
-    }
-    crate::results::Results::new("report", figures)
-}
-
-/// The differences `framebench deltas` wrote to `path`, or none when it has not run; a file of
-/// another schema is refused with one line.
-pub(crate) fn read_deltas(path: &Path) -> anyhow::Result<Vec<Delta>> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    Ok(deltas::read(path)?.cells)
+    figures.extend(allocs.figures());
+    let mut results = crate::results::Results::new("report", figures, provenance);
+    // The machine and build that measured; the crates' versions as this build's registry names
+    // them (Cargo.lock's, the same for one commit).
+    results.environment = Environment {
+        versions: std::mem::take(&mut results.environment.versions),
+        ..machine.clone()
+    };
+    results
 }
 
 /// Where `framebench allocs --json` writes for the report, under the target folder.
@@ -212,7 +248,14 @@ pub(crate) fn read_allocs(path: &Path) -> anyhow::Result<Vec<crate::allocs::Meas
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let results = crate::results::Results::read(path)?;
+    allocs_of(crate::results::Results::read(path)?, path)
+}
+
+/// The cells of `results`, read from `path`.
+fn allocs_of(
+    results: crate::results::Results,
+    path: &Path,
+) -> anyhow::Result<Vec<crate::allocs::Measured>> {
     let report = crate::allocs::report::Report::from_results(results)
         .with_context(|| format!("reading {}", path.display()))?;
     Ok(report.cells)

@@ -102,14 +102,20 @@ pub(super) fn write_preamble(out: &mut String) {
     );
 }
 
-/// Compiler, machine, build, threads, dates and the crates measured.
+/// The builds that measured and wrote the report and when (`provenance`, a line each), then
+/// compiler, machine (`env`, the one measured on), build, threads, dates and the crates
+/// measured.
 pub(super) fn write_environment(
     out: &mut String,
+    provenance: &[String],
+    env: &Environment,
     criterion_written: Option<SystemTime>,
     target_dir: &Path,
 ) {
     out.push_str("## Environment\n\n");
-    let env = Environment::current();
+    for line in provenance {
+        let _ = writeln!(out, "- {line}");
+    }
     let _ = writeln!(out, "- Compiler: {}", env.rustc);
     let _ = writeln!(out, "- CPU: {} ({} cores available)", env.cpu, env.cores);
     let _ = writeln!(out, "- Kernel: Linux {}", env.kernel);

@@ -100,6 +100,9 @@ mod tests {
                     15782.0,
                 ),
             ],
+            crate::provenance::Provenance::here(crate::provenance::Window::since(
+                std::time::SystemTime::now(),
+            )),
         );
         let bmf = r.bmf();
         assert_eq!(check_bmf(&bmf).unwrap(), 4);

@@ -17,6 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::env::Environment;
+use crate::provenance::Provenance;
 
 /// The version of the results format; a file of another is refused with one line.
 pub const SCHEMA: &str = "framebench-results/1";
@@ -170,8 +171,13 @@ pub struct Results {
     /// [`crate::generated::stamp`]); files written before it was kept have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) generated_by: Option<String>,
-    /// Where.
+    /// Where: the machine, and the build that measured (for `report`, the first source's as it
+    /// recorded them, else the report's own).
     pub(crate) environment: Environment,
+    /// Which builds measured and wrote it, and when ([`Provenance`]); files written before it
+    /// was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) provenance: Option<Provenance>,
     /// What.
     pub(crate) figures: Vec<Figure>,
     /// The command's own detail, for its own readers (`allocs`: its cells with every count
@@ -181,8 +187,8 @@ pub struct Results {
 }
 
 impl Results {
-    /// A file of `command` measured here.
-    pub(crate) fn new(command: &str, figures: Vec<Figure>) -> Self {
+    /// A file of `command` written here, of what `provenance` says.
+    pub(crate) fn new(command: &str, figures: Vec<Figure>, provenance: Provenance) -> Self {
         Results {
             schema: SCHEMA.to_owned(),
             command: command.to_owned(),
@@ -192,6 +198,7 @@ impl Results {
                     .iter()
                     .map(|e| (e.name.to_owned(), e.version().to_owned())),
             ),
+            provenance: Some(provenance),
             figures,
             detail: None,
         }

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::env::Environment;
+use crate::provenance::{Provenance, Window};
 use crate::results::{Figure, Metric, Results};
 use crate::table::{Align, Table};
 
@@ -335,8 +336,13 @@ fn now() -> String {
 
 /// The results file: one rate figure per row (the median, the rounds' range as its interval,
 /// the rounds' count), its variant naming T and the runtime; the sweep and every round's cell
-/// in `detail`.
-pub(crate) fn results(sweep: &Sweep, rows: &[Row], measured: &[Measured]) -> Results {
+/// in `detail`; measured in `window`.
+pub(crate) fn results(
+    sweep: &Sweep,
+    rows: &[Row],
+    measured: &[Measured],
+    window: Window,
+) -> Results {
     let figures = rows
         .iter()
         .filter_map(|r| {
@@ -359,7 +365,7 @@ pub(crate) fn results(sweep: &Sweep, rows: &[Row], measured: &[Measured]) -> Res
             Some(f)
         })
         .collect();
-    let mut results = Results::new("scale", figures);
+    let mut results = Results::new("scale", figures, Provenance::here(window));
     results.detail = Some(serde_json::json!({
         "date": now(),
         "threads": sweep.threads,

@@ -3,6 +3,7 @@
 
 use crate::driver::stats::{CellResult, Status};
 use crate::oracle::SCENARIOS;
+use crate::provenance::{Provenance, Window};
 use crate::quick::cells::{Cell, Run};
 use crate::quick::hello;
 use crate::results::{Figure, Metric, Results};
@@ -12,19 +13,17 @@ impl Run {
     /// the allocation counts, and every loopback rate. The times and rates carry no interval: the
     /// batches' and passes' range is one process's, and two processes of one build differ by more
     /// (docs/methodology/README.md, "Two builds' times"), so `diff` prints `≈` for them and compares the
-    /// counts exactly. `framebench ab` is the comparison of times.
-    pub(crate) fn results(&self) -> Results {
+    /// counts exactly. `framebench ab` is the comparison of times. Measured in `window`.
+    pub(crate) fn results(&self, window: Window) -> Results {
         let variant = self.options.label();
         let mut figures = Vec::new();
         self.in_process_figures(&variant, &mut figures);
         if let Ok(a) = &self.allocs {
-            if let Ok(r) = a.results() {
-                figures.extend(r.figures);
-            }
+            figures.extend(a.figures());
         }
         self.loopback_figures(&variant, &mut figures);
         self.hello_figures(&variant, &mut figures);
-        Results::new("quick", figures)
+        Results::new("quick", figures, Provenance::here(window))
     }
 
     /// Every in-process time, in ns per request.
