@@ -88,7 +88,7 @@ echo "host-speed reference ($ref_crate $ref_version, release, alone): $ref_secs 
 
 step build cargo build --release --locked --offline
 step run "${hide[@]}" cargo run --release --locked --offline
-step test "${hide[@]}" cargo test --release --locked --offline
+step test "${hide[@]}" cargo test --release --locked --offline --no-fail-fast
 ended_utc=$(date -u '+%H:%M')
 tests=$(grep -E '^test result:' "$work/test.log" | awk '{ n += $4 } END { print n + 0 }')
 ratio=$(echo "${secs[build]} / $ref_secs" | bc -l | xargs printf '%.0f')
