@@ -140,6 +140,15 @@ impl fmt::Display for Environment {
     }
 }
 
+/// The cargo target folder framebench keeps its own files under: `$CARGO_TARGET_DIR`, else
+/// `target`.
+pub fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::PathBuf::from("target"),
+        std::path::PathBuf::from,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

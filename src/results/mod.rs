@@ -237,14 +237,7 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
 }
 
-/// The cargo target folder framebench keeps its own files under: `$CARGO_TARGET_DIR`, else
-/// `target`.
-pub fn target_dir() -> std::path::PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || std::path::PathBuf::from("target"),
-        std::path::PathBuf::from,
-    )
-}
+pub use crate::env::target_dir;
 
 mod bmf;
 pub(crate) mod diff;
