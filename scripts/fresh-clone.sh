@@ -34,13 +34,9 @@ fi
 export CARGO_HOME="$work/cargo-home"
 export CARGO_TARGET_DIR="$work/framebench/target"
 unset CARGO_BUILD_TARGET_DIR RUSTFLAGS
-hidden=/nonexistent/framebench-hidden-tool
-hide=(
-  env -u FRAMEBENCH_REQUIRE
-  FRAMEBENCH_REDIS_SERVER=$hidden FRAMEBENCH_GO=$hidden FRAMEBENCH_WRK=$hidden
-  FRAMEBENCH_VALGRIND=$hidden FRAMEBENCH_GUNGRAUN_RUNNER=$hidden FRAMEBENCH_FAKETIME=$hidden
-  FRAMEBENCH_GO_PEERS_DIR="$work/go-peers"
-)
+# shellcheck source=scripts/lib/hide-tools.sh
+. scripts/lib/hide-tools.sh
+hide_tools "$work/go-peers"
 mkdir -p "$CARGO_HOME" "$work/go-peers"
 # Cargo's config from the user's home (a registry mirror, say) is kept: only the registry cache
 # is new.
