@@ -58,6 +58,7 @@ fn loopback(c: &mut Criterion) {
             }
         }
     }
+    announce_settled(&servers);
     // Fairness: iron's and nickel's pools serve one connection per thread until it closes, so
     // each cell opens its own connection (or reqwest client) and closes it before the next.
     for scenario in SCENARIOS {
@@ -106,6 +107,27 @@ fn loopback(c: &mut Criterion) {
         eprintln!(
             "{} cell(s) failed and were skipped: {failed:?}",
             failed.len()
+        );
+    }
+}
+
+/// Waits (at most 30 s) until the servers just started are idle, so no server's startup work
+/// lands in the first cells ([`framebench::child::settle`]); says how long it took.
+fn announce_settled(servers: &[(&str, ServerProcess)]) {
+    let all: Vec<&ServerProcess> = servers.iter().map(|(_, s)| s).collect();
+    let settled = framebench::child::settle(&all, Duration::from_secs(30));
+    let share = framebench::child::QUIET_SHARE * 100.0;
+    if settled.quiet {
+        eprintln!(
+            "loopback: {} servers idle (under {share} % of a core) after {:.1} s",
+            all.len(),
+            settled.waited.as_secs_f64()
+        );
+    } else {
+        eprintln!(
+            "loopback: {} servers still above {share} % of a core after {:.0} s; measuring anyway",
+            all.len(),
+            settled.waited.as_secs_f64()
         );
     }
 }

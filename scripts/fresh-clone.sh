@@ -89,6 +89,11 @@ ended_utc=$(date -u '+%H:%M')
 tests=$(grep -E '^test result:' "$work/test.log" | awk '{ n += $4 } END { print n + 0 }')
 ratio=$(echo "${secs[build]} / $ref_secs" | bc -l | xargs printf '%.0f')
 bound_ratio=$(echo "600 / $ref_secs" | bc -l | xargs printf '%.0f')
+if [ "${secs[build]}" -le 600 ]; then
+  verdict="this build stayed within it"
+else
+  verdict="this build took $((secs[build] - 600)) s more than that"
+fi
 machine="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, Linux $(uname -r), $(rustc -V)"
 
 mkdir -p "$(dirname "$out")"
@@ -108,7 +113,7 @@ mkdir -p "$(dirname "$out")"
   echo "registry) and every optional tool hidden, so the Go and redis cells skip with one line"
   echo "each. The host-speed reference is the release build of $ref_crate $ref_version alone: $ref_secs s"
   echo "in this run. The build is held to 10 minutes with the crates fetched, that is about"
-  echo "$bound_ratio × the reference on the machine that runs it."
+  echo "$bound_ratio × the reference on the machine that runs it: $verdict."
 } >"$out"
 echo "wrote $out"
 cat "$out"

@@ -172,6 +172,11 @@ impl ServerProcess {
         self.child.lock().unwrap_or_else(|e| e.into_inner()).id()
     }
 
+    /// Seconds on a CPU so far, of it and its children ([`crate::proc::tree_cpu_times`]).
+    fn cpu_seconds(&self) -> f64 {
+        crate::proc::tree_cpu_times(self.pid()).map_or(0.0, |t| t.total())
+    }
+
     /// `Some(description)` once the process has exited.
     pub(crate) fn exited(&mut self) -> Option<String> {
         let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
@@ -337,4 +342,49 @@ fn stop(child: &Mutex<Child>) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// The share of one core under which servers started together count as quiet ([`settle`]).
+pub const QUIET_SHARE: f64 = 0.02;
+/// The window over which [`settle`] measures that share.
+const QUIET_WINDOW: Duration = Duration::from_millis(250);
+
+/// What [`settle`] saw: how long it waited, and whether the servers went quiet in that time.
+#[derive(Debug, Clone, Copy)]
+pub struct Settled {
+    /// From the call to the first quiet window, or to `bound`.
+    pub waited: Duration,
+    /// Whether a window under [`QUIET_SHARE`] came before `bound`.
+    pub quiet: bool,
+}
+
+/// Waits until `servers`, together, use less than [`QUIET_SHARE`] of one core over a
+/// [`QUIET_WINDOW`], or until `bound` has passed.
+///
+/// Servers started together share the server's core (the loopback bench starts every framework
+/// before its first cell). Work one of them does after it prints its address (a runtime
+/// spawning workers, a Go peer's first collections, a pool filling) would otherwise land in the
+/// first cells, which are measured on another server's behalf.
+pub fn settle(servers: &[&ServerProcess], bound: Duration) -> Settled {
+    let started = Instant::now();
+    let used = || servers.iter().map(|s| s.cpu_seconds()).sum::<f64>();
+    let mut before = used();
+    loop {
+        std::thread::sleep(QUIET_WINDOW);
+        let now = used();
+        let waited = started.elapsed();
+        if now - before < QUIET_SHARE * QUIET_WINDOW.as_secs_f64() {
+            return Settled {
+                waited,
+                quiet: true,
+            };
+        }
+        if waited >= bound {
+            return Settled {
+                waited,
+                quiet: false,
+            };
+        }
+        before = now;
+    }
 }

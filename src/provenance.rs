@@ -253,6 +253,13 @@ impl Provenance {
         }
     }
 
+    /// [`Provenance::lines`] of a file this binary measured and wrote in `window`, each line a
+    /// paragraph of its own: the header of the generated Markdown files (the quick compare's
+    /// screen, the conformance report).
+    pub(crate) fn header(window: Window) -> String {
+        Provenance::here(window).lines().join("\n\n")
+    }
+
     /// Written by this binary from `sources`: their builds, known ones first in the order met,
     /// each naming its sources (unless one build measured them all), and the window holding
     /// theirs.

@@ -167,6 +167,36 @@ fn server_process_serves_and_stops() {
     );
 }
 
+/// `settle` sees an idle server as quiet, and a server under load as busy until its bound.
+#[test]
+fn settle_tells_an_idle_server_from_a_loaded_one() {
+    let fixtures = Fixtures::load_default().unwrap();
+    let server = ServerProcess::start(Path::new(BIN), "raw", Options::default(), &[]).unwrap();
+    let idle = framebench::child::settle(&[&server], Duration::from_secs(20));
+    assert!(idle.quiet, "an idle server never went quiet: {idle:?}");
+
+    let mut conn =
+        KeepAlive::connect(server.addr(), oracle::scenario("hello").unwrap(), &fixtures).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let until = Instant::now() + Duration::from_secs(10);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < until {
+                conn.round_trip().unwrap();
+            }
+        })
+    };
+    let busy = framebench::child::settle(&[&server], Duration::from_secs(1));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    load.join().unwrap();
+    assert!(
+        !busy.quiet,
+        "a server under load counted as quiet: {busy:?}"
+    );
+    assert!(busy.waited >= Duration::from_secs(1), "{busy:?}");
+}
+
 #[test]
 fn report_reads_criterion_files_and_refuses_an_empty_folder() {
     let dir = std::env::temp_dir().join(format!("framebench-report-{}", std::process::id()));

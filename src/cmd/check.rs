@@ -201,8 +201,8 @@ impl Conformance {
     fn markdown(&self, window: crate::provenance::Window) -> String {
         use crate::oracle::conformance::{DATE_MOVES, DATE_MOVES_WHAT, RULES};
         let mut out = format!(
-            "# framebench check --conformance\n\nMeasured at: {}\n\nWindow: {window}, on {}\n\n",
-            crate::provenance::commit(),
+            "# framebench check --conformance\n\n{}\n\nMachine: {}\n\n",
+            crate::provenance::Provenance::header(window),
             crate::env::Environment::current()
         );
         out.push_str(&self.table.markdown());

@@ -124,8 +124,8 @@ fn write_files(
 /// as a text block. The README quotes it whole but for the stamp (tests/docs.rs).
 fn screen_file(screen: &str, window: Window) -> String {
     crate::generated::markdown(&format!(
-        "Measured at: {}\n\nWindow: {window}\n\n```text\n{}\n```\n",
-        crate::provenance::commit(),
+        "{}\n\n```text\n{}\n```\n",
+        crate::provenance::Provenance::header(window),
         screen.trim_end_matches('\n')
     ))
 }
