@@ -27,12 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::Environment;
 
-/// framebench's `git rev-parse HEAD` at build time, in full, with `-dirty` when tracked files
-/// had changed (`unknown` outside a checkout).
-pub(crate) fn commit() -> &'static str {
-    crate::env::GIT_REVISION
-}
-
 /// One build of framebench: its commit in full and whether tracked files differed from it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) struct Build {
@@ -453,7 +447,7 @@ mod tests {
         assert_eq!(dirty.to_string(), format!("{sha}-dirty"));
         assert_eq!(Build::parse(""), Build::unknown());
         assert!(!Build::parse("").is_known() && Build::parse(sha).is_known());
-        assert_eq!(Build::this().to_string(), commit());
+        assert_eq!(Build::this().to_string(), crate::env::GIT_REVISION);
     }
 
     #[test]
@@ -475,8 +469,8 @@ mod tests {
         assert_eq!(
             p.lines(),
             [
-                format!("Measured at: {}", commit()),
-                format!("Reported at: {}", commit()),
+                format!("Measured at: {}", crate::env::GIT_REVISION),
+                format!("Reported at: {}", crate::env::GIT_REVISION),
                 "Window: 26 Nov 2026 09:03–09:10 UTC".to_owned(),
             ]
         );
