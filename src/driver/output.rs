@@ -97,7 +97,7 @@ impl Report {
     pub(crate) fn header(&self) -> String {
         let p = &self.params;
         format!(
-            "environment: {} | {} build | {} | {} cores | Linux {}\npinning: {}\nload: {}{}, pipeline {}, timeout {:?}, warmup {:?}{}",
+            "environment: {} | {} build | {} | {} cores | Linux {}\npinning: {}\nload: {}{}, pipeline {}, timeout {:?}, {}{}",
             self.environment.rustc,
             self.environment.profile,
             self.environment.cpu,
@@ -114,7 +114,12 @@ impl Report {
             },
             p.pipeline,
             p.timeout,
-            p.warmup,
+            // A count-bounded cell sends its requests from the start (src/driver/mod.rs).
+            if p.requests.is_some() {
+                "no warmup".to_owned()
+            } else {
+                format!("warmup {:?}", p.warmup)
+            },
             if p.sample_every > 0 {
                 format!(", 1 in {} responses checked against the oracle", p.sample_every)
             } else {
