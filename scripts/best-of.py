@@ -34,14 +34,11 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__.strip().splitlines()[3].strip())
     out, command, runs = sys.argv[1], sys.argv[2], sys.argv[3:]
-    by_cell, order, first = {}, [], None
+    by_cell, first = {}, None  # a dict keeps the order cells were first met
     for path in runs:
         for key, c, doc in cells(path):
             first = first or doc
-            if key not in by_cell:
-                by_cell[key] = []
-                order.append(key)
-            by_cell[key].append(c)
+            by_cell.setdefault(key, []).append(c)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     build = first.get("provenance", {}).get("measured", [{}])[0]
     measured = build.get("commit", "unknown") + ("-dirty" if build.get("dirty") else "")
@@ -60,8 +57,7 @@ def main():
         "| framework | scenario | variant | conns | pipeline | best req/s | median | range (low–high) | runs ok | starved | server CPU | client CPU |",
         "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
-    for key in order:
-        got = by_cell[key]
+    for key, got in by_cell.items():
         ok = [c for c in got if c["status"]["kind"] == "ok"]
         fw, scenario, variant, conns, pipeline = key
         if not ok:

@@ -377,17 +377,9 @@ pub fn settle(servers: &[&ServerProcess], bound: Duration) -> Settled {
         std::thread::sleep(QUIET_WINDOW);
         let now = used();
         let waited = started.elapsed();
-        if now - before < QUIET_SHARE * QUIET_WINDOW.as_secs_f64() {
-            return Settled {
-                waited,
-                quiet: true,
-            };
-        }
-        if waited >= bound {
-            return Settled {
-                waited,
-                quiet: false,
-            };
+        let quiet = now - before < QUIET_SHARE * QUIET_WINDOW.as_secs_f64();
+        if quiet || waited >= bound {
+            return Settled { waited, quiet };
         }
         before = now;
     }

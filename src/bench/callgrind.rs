@@ -119,7 +119,7 @@ impl Counted {
 /// Where `profile --callgrind` writes its files: `target/framebench-profile/` (or under
 /// `CARGO_TARGET_DIR`).
 pub(crate) fn out_dir() -> PathBuf {
-    crate::results::target_dir().join("framebench-profile")
+    crate::env::target_dir().join("framebench-profile")
 }
 
 /// Counts `requests` dispatches of `entry` × `scenario` with `options` under the valgrind at

@@ -23,7 +23,7 @@ pub fn run(long: bool, out: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     };
     let window = Window::since(started);
-    let dir = out.unwrap_or_else(|| crate::results::target_dir().join("quick"));
+    let dir = out.unwrap_or_else(|| crate::env::target_dir().join("quick"));
     let long_table = run.long();
     let (written, mut lost) = write_files(&run, &long_table.table, &dir, window);
     // The first screen is the compact view; `--long` prints the long table instead. The screen

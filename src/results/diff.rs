@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use crate::table::{Align, Table};
 
-use super::{target_dir, Figure, Metric, Results};
+use super::{Figure, Metric, Results};
+use crate::env::target_dir;
 
 /// `--save-baseline NAME` and `--baseline NAME`, as criterion and gungraun users know them: a
 /// run's results file kept under `target/framebench-baselines/NAME/`, and the next run

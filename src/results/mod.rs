@@ -237,6 +237,7 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
 }
 
+/// `env` is the crate's own; tests and benches reach its target folder here.
 pub use crate::env::target_dir;
 
 mod bmf;
@@ -267,5 +268,23 @@ pub(crate) mod test_figures {
                 v,
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A results file written before provenance was kept still reads, and has none.
+    #[test]
+    fn a_file_of_before_reads_without_provenance() {
+        let file = Results::parse(
+            &serde_json::json!({"schema": SCHEMA, "command": "allocs",
+                "environment": Environment::current(), "figures": []})
+            .to_string(),
+            "old.json",
+        )
+        .unwrap();
+        assert_eq!(file.provenance, None);
     }
 }
