@@ -345,10 +345,10 @@ fn stop(child: &Mutex<Child>) {
 }
 
 /// The share of one core under which servers started together count as quiet ([`settle`]).
-/// Idle, the 23 servers of the registry use about 2.8 % of a core together (their timers: a
-/// `Date` cache, keep-alive sweeps, may-minihttp's scheduler; 1.11 s of CPU over 40 s, measured
-/// on 2026-11-26), so 2 %, the bound of commit 7561727, waited for a lucky window (28.6 s in
-/// its run); 5 % clears that floor and still catches a server that is busy starting.
+/// Idle, the 23 servers of the registry keep their core 2.4 % busy together (their timers: a
+/// `Date` cache, keep-alive sweeps; `scripts/idle-servers.sh` at 31636f8, 2026-11-26), so 2 %,
+/// the bound of commit 7561727, waited for a lucky window (28.6 s in its run); 5 % clears that
+/// floor and still catches a server that is busy starting.
 pub const QUIET_SHARE: f64 = 0.05;
 /// The window over which [`settle`] measures that share.
 const QUIET_WINDOW: Duration = Duration::from_millis(250);
