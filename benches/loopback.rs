@@ -1,7 +1,8 @@
 //! Loopback criterion benches: every framework's server as a child process
 //! (`framebench serve <fw> --threads 1`) on 127.0.0.1:0, with the `raw` ceiling. One group per
-//! scenario (`loopback/<scenario>`). The client keeps one keep-alive connection, sends a request
-//! encoded once and reads exactly the response length learned from the checked warm-up response,
+//! scenario (`loopback/<scenario>`). The client keeps one keep-alive connection, sends requests
+//! encoded once (a ring of distinct ones for a query or body scenario) and reads exactly the
+//! response length learned from the checked warm-up responses,
 //! with a read timeout. A second id per framework, `<fw>/reqwest`, uses reqwest's blocking
 //! client to show what a typical client adds.
 //!
@@ -19,10 +20,10 @@ use framebench::bench::LOOPBACK_THREADS;
 use framebench::check;
 use framebench::child::ServerProcess;
 use framebench::fixtures::Fixtures;
-use framebench::framework::Config;
+use framebench::framework::{Config, Entry};
 use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
-use framebench::oracle::{Scenario, SCENARIOS};
+use framebench::oracle::{Instance, Scenario, SCENARIOS};
 use framebench::pinning::{format_cpus, pin_current_thread, Pinning};
 
 fn loopback(c: &mut Criterion) {
@@ -51,7 +52,7 @@ fn loopback(c: &mut Criterion) {
         .filter(|e| e.loopback && e.available().is_ok())
     {
         match ServerProcess::start(bin, entry.name, options, &pinning.server_cpus) {
-            Ok(s) => servers.push((entry.name, s)),
+            Ok(s) => servers.push((entry, s)),
             Err(e) => {
                 eprintln!("FAIL loopback/{}: {e:#} (skipped)", entry.name);
                 failed.push(entry.name.to_owned());
@@ -67,7 +68,13 @@ fn loopback(c: &mut Criterion) {
             continue;
         }
         let mut group = c.benchmark_group(format!("loopback/{}", scenario.name));
-        for (name, server) in &servers {
+        for (entry, server) in &servers {
+            let name = &entry.name;
+            // Not a failure: the framework cannot serve this scenario through its own API.
+            if let Err(e) = framebench::cell::supported(entry, scenario, false) {
+                eprintln!("loopback/{}/{name}: {e}", scenario.name);
+                continue;
+            }
             let addr = server.addr();
             match KeepAlive::connect(addr, scenario, &fixtures) {
                 Ok(mut conn) => {
@@ -81,13 +88,20 @@ fn loopback(c: &mut Criterion) {
                     failed.push(format!("{}/{name}", scenario.name));
                 }
             }
+            // reqwest chooses its own framing, so it has no chunked cell.
+            if scenario.wire_only() {
+                continue;
+            }
             let client = check::client().expect("reqwest client");
-            match reqwest_ready(&client, addr, scenario, &fixtures) {
+            let instances = scenario.instances(framebench::cell::RING);
+            let mut next = instances.iter().cycle();
+            match reqwest_ready(&client, addr, scenario, &instances, &fixtures) {
                 Ok(len) => {
                     group.throughput(Throughput::Bytes(len as u64));
                     group.bench_function(BenchmarkId::new(*name, "reqwest"), |b| {
                         b.iter(|| {
-                            check::reqwest_get(&client, addr, scenario.path).expect("reqwest")
+                            let instance = next.next().expect("a ring");
+                            check::reqwest_send(&client, addr, instance).expect("reqwest")
                         })
                     });
                 }
@@ -113,7 +127,7 @@ fn loopback(c: &mut Criterion) {
 
 /// Waits (at most 30 s) until the servers just started are idle, so no server's startup work
 /// lands in the first cells ([`framebench::child::settle`]); says how long it took.
-fn announce_settled(servers: &[(&str, ServerProcess)]) {
+fn announce_settled(servers: &[(&Entry, ServerProcess)]) {
     let all: Vec<&ServerProcess> = servers.iter().map(|(_, s)| s).collect();
     let settled = framebench::child::settle(&all, Duration::from_secs(30));
     let share = framebench::child::QUIET_SHARE * 100.0;
@@ -150,15 +164,16 @@ fn pin_this_client() -> Pinning {
     pinning
 }
 
-/// Checks the reqwest answer against the oracle; returns the body length.
+/// Checks the reqwest answer to the first request against the oracle; returns the body length.
 fn reqwest_ready(
     client: &reqwest::blocking::Client,
     addr: SocketAddr,
     scenario: &'static Scenario,
+    instances: &[Instance],
     fixtures: &Fixtures,
 ) -> anyhow::Result<usize> {
-    let observed = check::reqwest_get(client, addr, scenario.path)?;
-    framebench::cell::check(fixtures, scenario, &observed)?;
+    let observed = check::reqwest_send(client, addr, &instances[0])?;
+    framebench::cell::check(fixtures, scenario, &instances[0], &observed)?;
     Ok(observed.body.len())
 }
 

@@ -7,7 +7,7 @@ use std::fmt;
 
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
-use crate::oracle::{self, Observed, Scenario};
+use crate::oracle::{Instance, Observed, Scenario};
 
 /// Why a cell was not measured: the one error a cell ends with, whichever mode measures it
 /// (`check`'s rows, the quick compare's cells, the benches, `allocs`, `profile`). Each kind
@@ -22,6 +22,10 @@ pub enum CellError {
     Mismatch(String),
     /// A request could not be made or read, or a fixture not loaded.
     Io(String),
+    /// The framework cannot serve the scenario through its own API
+    /// ([`crate::framework::Framework::CANNOT`]), or the mode has no such cell (`upload_chunked`
+    /// in-process); why. Shown as `–`, never as a failure.
+    Unsupported(String),
 }
 
 impl CellError {
@@ -41,6 +45,7 @@ impl fmt::Display for CellError {
         match self {
             CellError::Skipped(why) => write!(f, "skipped: {why}"),
             CellError::Build(why) => write!(f, "build: {why}"),
+            CellError::Unsupported(why) => write!(f, "– ({why})"),
             CellError::Mismatch(why) | CellError::Io(why) => f.write_str(why),
         }
     }
@@ -48,64 +53,103 @@ impl fmt::Display for CellError {
 
 impl std::error::Error for CellError {}
 
+/// How many distinct requests an in-process cell cycles through ([`Prepared::instances`]): one
+/// for a fixed scenario, this many for a query or body scenario, so that a handler that caches
+/// its answer fails and the timed loop still builds nothing new per request.
+pub const RING: usize = 64;
+
+/// How many of a computed scenario's requests [`verify`] checks before anything is timed.
+const VERIFIED: usize = 3;
+
 /// An app built for one cell, whose response was checked against the oracle.
 pub struct Prepared {
     /// The built app.
     pub app: Box<dyn App>,
-    /// The scenario's request path.
-    pub path: &'static str,
+    /// The scenario.
+    pub scenario: &'static Scenario,
+    /// The requests the cell sends, in turn ([`RING`]); the counted benches send the first
+    /// only, so that their counts repeat exactly.
+    pub instances: Vec<Instance>,
     /// Length of the checked response body.
     pub body_len: usize,
 }
 
-/// Builds `entry` from `config`, dispatches the scenario once in-process and checks the answer.
+/// Builds `entry` from `config`, dispatches the scenario in-process and checks the answers.
 pub fn prepare(
     entry: &Entry,
     config: &Config,
     scenario: &'static Scenario,
 ) -> Result<Prepared, CellError> {
+    supported(entry, scenario, true)?;
     let app = entry.build(config).map_err(|e| CellError::build(&e))?;
     let observed = verify(&*app, &config.fixtures, scenario)?;
     Ok(Prepared {
         app,
-        path: scenario.path,
+        scenario,
+        instances: scenario.instances(RING),
         body_len: observed.body.len(),
     })
 }
 
-/// Dispatches `scenario` once on `app` and checks the answer against the oracle.
+/// Whether `entry` serves `scenario` through its own API, and in-process when `in_process`
+/// (a wire-only scenario has no in-process cell): [`CellError::Unsupported`] with why if not.
+pub fn supported(entry: &Entry, scenario: &Scenario, in_process: bool) -> Result<(), CellError> {
+    if let Some(why) = entry.cannot(scenario.name) {
+        return Err(CellError::Unsupported(why.to_owned()));
+    }
+    if in_process && scenario.wire_only() {
+        return Err(CellError::Unsupported(
+            "a chunked body exists only on the wire; in-process it is `upload`".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// Dispatches `scenario` on `app` and checks the answers against the oracle: its one request,
+/// or the first few of a computed scenario, which differ. Returns the first answer.
 pub(crate) fn verify(
     app: &dyn App,
     fixtures: &Fixtures,
     scenario: &'static Scenario,
 ) -> Result<Observed, CellError> {
-    let response = app
-        .dispatch(oracle::request(scenario.path))
-        .map_err(|e| CellError::io(&e))?;
-    let observed = Observed::from_response(&response);
-    check(fixtures, scenario, &observed)?;
-    Ok(observed)
+    let mut first = None;
+    for instance in scenario.instances(VERIFIED) {
+        let response = app
+            .dispatch(instance.request())
+            .map_err(|e| CellError::io(&e))?;
+        let observed = Observed::from_response(&response);
+        check(fixtures, scenario, &instance, &observed)?;
+        first.get_or_insert(observed);
+    }
+    Ok(first.expect("every scenario has a request"))
 }
 
-/// Checks one observed response against the oracle.
+/// Checks one observed response to `instance` against the oracle.
 pub fn check(
     fixtures: &Fixtures,
     scenario: &'static Scenario,
+    instance: &Instance,
     observed: &Observed,
 ) -> Result<(), CellError> {
     scenario
         .expected(fixtures)
         .map_err(|e| CellError::io(&e))?
-        .check(observed)
+        .check_instance(instance, observed)
         .map_err(|e| CellError::Mismatch(format!("{}: {e}", scenario.name)))
 }
 
 impl Prepared {
+    /// The request the counted benches send (callgrind, `allocs`): always the first, so that
+    /// every repeat counts the same work.
+    pub(crate) fn counted_request(&self) -> crate::framework::Request {
+        self.instances[0].request()
+    }
+
     /// The second warm-up request of the counted benches (callgrind, `allocs`): the first,
     /// in [`prepare`], may fill caches the steady state keeps.
     pub(crate) fn warm_up(&self) -> Result<(), CellError> {
         self.app
-            .dispatch(oracle::request(self.path))
+            .dispatch(self.counted_request())
             .map(drop)
             .map_err(|e| CellError::io(&e.context("warm-up dispatch")))
     }

@@ -15,7 +15,7 @@ use anyhow::Context as _;
 use crate::framework::{App, Config, Entry};
 use crate::http1::{self, Connection};
 use crate::options::Options;
-use crate::oracle::{self, Expected, Observed, SCENARIOS, TRAVERSALS};
+use crate::oracle::{self, Expected, Instance, Observed, SCENARIOS, TRAVERSALS};
 
 /// How long any single loopback exchange may take before it counts as a failure: the bound on
 /// connect, every read and every write of the checks and of the benches' client.
@@ -53,9 +53,12 @@ pub struct Row {
 }
 
 impl Row {
-    /// True when every cell passed.
+    /// True when every cell passed, or says `–` (a scenario the framework cannot serve through
+    /// its own API).
     pub(crate) fn passed(&self) -> bool {
-        self.cells.iter().all(|(_, r)| r.is_ok())
+        self.cells
+            .iter()
+            .all(|(_, r)| matches!(r, Ok(()) | Err(CellError::Unsupported(_))))
     }
 }
 
@@ -67,12 +70,14 @@ pub fn in_process(app: &dyn App, path: &str) -> anyhow::Result<Observed> {
 
 /// Sends `GET target` byte for byte on a new connection (no client-side normalisation).
 pub fn raw_get(addr: SocketAddr, target: &str) -> anyhow::Result<Observed> {
-    let res = http1::exchange(
-        addr,
-        &http1::get_request(target, Connection::Close),
-        TIMEOUT,
-    )?;
-    Ok(Observed::from_response(&res))
+    send_bytes(addr, &http1::get_request(target, Connection::Close))
+}
+
+/// Sends `request` on a new connection and reads the one answer.
+fn send_bytes(addr: SocketAddr, request: &[u8]) -> anyhow::Result<Observed> {
+    Ok(Observed::from_response(&http1::exchange(
+        addr, request, TIMEOUT,
+    )?))
 }
 
 /// The size of one response that [`precheck`] read and found as the oracle expects.
@@ -84,18 +89,20 @@ pub(crate) struct Checked {
     pub(crate) body_len: usize,
 }
 
-/// Connects to `addr`, sends `depth` requests for `expected`'s scenario in one write and checks
-/// every answer against the oracle: what every loopback measurement does before it starts. With
-/// `depth > 1` this is the pipelining check. Bounded by `timeout`.
+/// Connects to `addr`, sends `depth` requests of `expected`'s scenario in one write, taking
+/// `requests` in turn, and checks every answer against the oracle: what every loopback
+/// measurement does before it starts. With `depth > 1` this is the pipelining check (with
+/// bodies, for a body scenario). Bounded by `timeout`.
 pub(crate) fn precheck(
     addr: SocketAddr,
     expected: &Expected,
+    requests: &[Instance],
     depth: usize,
     timeout: Duration,
 ) -> anyhow::Result<Vec<Checked>> {
     // Each error is flattened to one line (`{e:#}` of a chain): the callers print it with `{e}`.
     let mut stream = http1::connect(addr, timeout).map_err(|e| anyhow::anyhow!("{e:#}"))?;
-    precheck_on(&mut stream, expected, depth, timeout)
+    precheck_on(&mut stream, expected, requests, depth, timeout)
 }
 
 /// [`precheck`] on an open keep-alive connection, which stays in step for the next request:
@@ -103,24 +110,31 @@ pub(crate) fn precheck(
 pub(crate) fn precheck_on(
     stream: &mut TcpStream,
     expected: &Expected,
+    requests: &[Instance],
     depth: usize,
     timeout: Duration,
 ) -> anyhow::Result<Vec<Checked>> {
-    let depth = depth.max(1);
-    let requests = http1::get_request(expected.scenario.path, Connection::KeepAlive).repeat(depth);
+    anyhow::ensure!(!requests.is_empty(), "no request to send");
+    let sent: Vec<&Instance> = requests.iter().cycle().take(depth.max(1)).collect();
+    let mut bytes = Vec::new();
+    for instance in &sent {
+        http1::encode_instance(instance, Connection::KeepAlive, &mut bytes);
+    }
     stream
-        .write_all(&requests)
+        .write_all(&bytes)
         .map_err(|e| anyhow::anyhow!("writing: {e}"))?;
-    read_checked(stream, expected, depth, Instant::now() + timeout)
+    read_checked(stream, expected, &sent, Instant::now() + timeout)
 }
 
-/// Reads `depth` responses off `stream` and checks each against `expected`.
+/// Reads one response per request of `sent` off `stream` and checks each against `expected`
+/// and its own request.
 fn read_checked(
     stream: &mut TcpStream,
     expected: &Expected,
-    depth: usize,
+    sent: &[&Instance],
     deadline: Instant,
 ) -> anyhow::Result<Vec<Checked>> {
+    let depth = sent.len();
     let mut buf = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     let mut checked = Vec::with_capacity(depth);
@@ -128,7 +142,7 @@ fn read_checked(
         match http1::parse_response(&buf, false).map_err(|e| anyhow::anyhow!("{e:#}"))? {
             Some((res, used)) => {
                 expected
-                    .check(&Observed::from_response(&res))
+                    .check_instance(sent[checked.len()], &Observed::from_response(&res))
                     .map_err(|e| {
                         anyhow::anyhow!("response {} of {depth}: {e}", checked.len() + 1)
                     })?;
@@ -167,16 +181,29 @@ pub fn client() -> anyhow::Result<reqwest::blocking::Client> {
         .build()?)
 }
 
-/// Sends `GET path` with reqwest (keep-alive, as a typical client).
-pub fn reqwest_get(
+/// Sends `instance` with reqwest (keep-alive, as a typical client). reqwest decides how a body
+/// goes out (always `Content-Length` for a body it holds whole), so a chunked instance is sent
+/// by [`wire_send`] instead.
+pub fn reqwest_send(
     client: &reqwest::blocking::Client,
     addr: SocketAddr,
-    path: &str,
+    instance: &Instance,
 ) -> anyhow::Result<Observed> {
-    let res = client
-        .get(format!("http://{addr}{path}"))
+    anyhow::ensure!(
+        !instance.chunked,
+        "reqwest chooses its own framing: send a chunked body with wire_send"
+    );
+    let method = reqwest::Method::from_bytes(instance.method.as_str().as_bytes())?;
+    let mut request = client.request(method, format!("http://{addr}{}", instance.target));
+    if let Some(content_type) = instance.content_type {
+        request = request.header(reqwest::header::CONTENT_TYPE, content_type);
+    }
+    if instance.method == oracle::Method::Post {
+        request = request.body(instance.body.clone());
+    }
+    let res = request
         .send()
-        .with_context(|| format!("GET {path}"))?;
+        .with_context(|| format!("{} {}", instance.method.as_str(), instance.target))?;
     let status = res.status().as_u16();
     let content_type = res
         .headers()
@@ -189,6 +216,12 @@ pub fn reqwest_get(
         content_type,
         body,
     })
+}
+
+/// Sends `instance` byte for byte as [`http1::encode_instance`] writes it, on a new connection
+/// that asks to close.
+pub fn wire_send(addr: SocketAddr, instance: &Instance) -> anyhow::Result<Observed> {
+    send_bytes(addr, &http1::instance_request(instance, Connection::Close))
 }
 
 /// Binds a listener on 127.0.0.1 with a free port.
@@ -207,10 +240,18 @@ fn verdict(
     }
 }
 
-/// Checks every scenario and traversal with `get`, which fetches one path.
+/// How many requests of a computed scenario `check` sends: distinct operands or bodies, so that
+/// a fixed answer fails.
+const CHECKED_INSTANCES: usize = 4;
+
+/// Checks every scenario with `send`, which sends one request, and every traversal with
+/// `get_exact`, which fetches one path byte for byte. A scenario `entry` cannot serve through its
+/// own API (or one without a cell in `mode`) gets a `–` cell with the reason.
 fn check_all(
+    entry: &Entry,
+    mode: Mode,
     config: &Config,
-    get: impl Fn(&str) -> anyhow::Result<Observed>,
+    send: impl Fn(&Instance) -> anyhow::Result<Observed>,
     get_exact: impl Fn(&str) -> anyhow::Result<Observed>,
 ) -> Vec<(&'static str, Result<(), CellError>)> {
     let mut cells = Vec::new();
@@ -220,8 +261,15 @@ fn check_all(
         if s.skip_reason(config).is_some() {
             continue;
         }
+        if let Err(e) = crate::cell::supported(entry, s, mode == Mode::InProcess) {
+            cells.push((s.name, Err(e)));
+            continue;
+        }
         let r = match s.expected(&config.fixtures) {
-            Ok(expected) => verdict(get(s.path), |got| expected.check(got)),
+            Ok(expected) => s
+                .instances(CHECKED_INSTANCES)
+                .iter()
+                .try_for_each(|i| verdict(send(i), |got| expected.check_instance(i, got))),
             Err(e) => Err(CellError::io(&e)),
         };
         cells.push((s.name, r));
@@ -268,7 +316,13 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
             }
         };
         if entry.in_process {
-            let cells = check_all(&config, |p| in_process(&*app, p), |p| in_process(&*app, p));
+            let cells = check_all(
+                entry,
+                Mode::InProcess,
+                &config,
+                |i| Ok(Observed::from_response(&app.dispatch(i.request())?)),
+                |p| in_process(&*app, p),
+            );
             rows.push(Row {
                 framework: entry.name,
                 mode: Mode::InProcess,
@@ -277,7 +331,7 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
             });
         }
         if entry.loopback {
-            match check_loopback(&*app, &config) {
+            match check_loopback(entry, &*app, &config) {
                 Ok(cells) => rows.push(Row {
                     framework: entry.name,
                     mode: Mode::Loopback,
@@ -292,6 +346,7 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
 }
 
 fn check_loopback(
+    entry: &Entry,
     app: &dyn App,
     config: &Config,
 ) -> anyhow::Result<Vec<(&'static str, Result<(), CellError>)>> {
@@ -299,8 +354,13 @@ fn check_loopback(
     let addr = server.addr();
     let client = client()?;
     let cells = check_all(
+        entry,
+        Mode::Loopback,
         config,
-        |p| reqwest_get(&client, addr, p),
+        |i| match i.chunked {
+            true => wire_send(addr, i),
+            false => reqwest_send(&client, addr, i),
+        },
         |p| raw_get(addr, p),
     );
     drop(client);
@@ -327,6 +387,7 @@ pub fn print_table(rows: &[Row]) -> usize {
     );
     let mut failing = 0;
     let mut reasons = Vec::new();
+    let mut unsupported = Vec::new();
     for row in rows {
         let mut cells = vec![
             row.framework.to_string(),
@@ -348,6 +409,13 @@ pub fn print_table(rows: &[Row]) -> usize {
             cells.push(match r {
                 None => "skip".into(),
                 Some(Ok(())) => "ok".into(),
+                Some(Err(CellError::Unsupported(why))) => {
+                    let line = format!("– {} {name}: {why}", row.framework);
+                    if !unsupported.contains(&line) {
+                        unsupported.push(line);
+                    }
+                    "–".into()
+                }
                 Some(Err(e)) => {
                     // A build failure names itself (`build: …`); a scenario's cell is named.
                     let cell = match e {
@@ -370,6 +438,9 @@ pub fn print_table(rows: &[Row]) -> usize {
         }
     }
     print!("{}", table.terminal(""));
+    for line in &unsupported {
+        println!("{line}");
+    }
     for r in &reasons {
         println!("FAIL {r}");
     }

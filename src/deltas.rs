@@ -246,11 +246,11 @@ pub(crate) fn in_process(
         let a = crate::cell::prepare(entry, &config.with(base), scenario)?;
         let b = crate::cell::prepare(entry, &config.with(with), scenario)?;
         let batch = crate::bench::calibrate(IN_PROCESS_BATCH, |n| {
-            crate::bench::timed_batch(&*a.app, a.path, n)
+            crate::bench::timed_batch(&*a.app, &a.instances, n)
         })?;
         let per_request = |side: bool| {
             let app = if side { &*b.app } else { &*a.app };
-            let t = crate::bench::timed_batch(app, scenario.path, batch)?;
+            let t = crate::bench::timed_batch(app, &a.instances, batch)?;
             Ok(t.as_secs_f64() * 1e9 / batch as f64)
         };
         let (ta, tb) = paired(rounds, per_request)?;
@@ -364,7 +364,10 @@ pub(crate) fn loopback(
             continue;
         }
         let server = start(entry.name);
-        for scenario in scenarios {
+        for scenario in scenarios
+            .iter()
+            .filter(|s| crate::cell::supported(entry, s, false).is_ok())
+        {
             if interrupted() {
                 return Ok(());
             }

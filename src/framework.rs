@@ -86,6 +86,11 @@ pub trait Framework: Sized + 'static {
     /// Its row in the README's framework table (`framebench list --markdown`). No default: a
     /// new framework states it.
     const ABOUT: About;
+    /// The scenarios it cannot serve through its own API, each with the reason: `(scenario,
+    /// why)`. Their cells show `–` everywhere, with the reason in docs/methodology, never a
+    /// silent skip. The default is [`PENDING`]: the query and body scenarios of issue 42, for a
+    /// framework whose routes for them are not written yet.
+    const CANNOT: &'static [(&'static str, &'static str)] = PENDING;
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -118,6 +123,18 @@ pub trait Framework: Sized + 'static {
         anyhow::bail!("{} does not serve from a child process", Self::NAME)
     }
 }
+
+/// What [`Framework::CANNOT`] says of a framework whose query and body routes are not written
+/// yet: every new scenario, with that reason.
+pub const PENDING: &[(&str, &str)] = &[
+    ("query", PENDING_WHY),
+    ("upload", PENDING_WHY),
+    ("upload_chunked", PENDING_WHY),
+    ("json_in", PENDING_WHY),
+];
+
+/// The reason [`PENDING`] gives.
+pub const PENDING_WHY: &str = "its routes for the query and body scenarios are not written yet";
 
 /// A framework's row in the README's framework table, beside its name and version
 /// ([`crate::frameworks::markdown_table`]). Versions are never typed here: they come from
@@ -214,6 +231,8 @@ pub struct Entry {
     pub per_core: bool,
     /// See [`Framework::ABOUT`].
     pub(crate) about: About,
+    /// See [`Framework::CANNOT`].
+    pub(crate) cannot: &'static [(&'static str, &'static str)],
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     serve_child: fn(&Config) -> anyhow::Result<()>,
     available: fn() -> Result<(), String>,
@@ -241,6 +260,7 @@ impl Entry {
             note: F::NOTE,
             per_core: F::PER_CORE,
             about: F::ABOUT,
+            cannot: F::CANNOT,
             build: build_boxed::<F>,
             serve_child: F::serve_child,
             available: F::available,
@@ -256,6 +276,14 @@ impl Entry {
     /// See [`Framework::serve_child`].
     pub(crate) fn serve_child(&self, config: &Config) -> anyhow::Result<()> {
         (self.serve_child)(config)
+    }
+
+    /// Why it cannot serve `scenario` through its own API ([`Framework::CANNOT`]), if so.
+    pub fn cannot(&self, scenario: &str) -> Option<&'static str> {
+        self.cannot
+            .iter()
+            .find(|(name, _)| *name == scenario)
+            .map(|(_, why)| *why)
     }
 
     /// See [`Framework::available`].

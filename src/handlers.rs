@@ -241,6 +241,72 @@ fn lookup(found: Lookup) -> Reply {
     }
 }
 
+/// The operands of the query and body scenarios: `?a=A&b=B` for `query`, `{"a":A,"b":B}` for
+/// `json_in`. The frameworks with an extractor deserialize into it with their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+pub(crate) struct Operands {
+    pub(crate) a: u32,
+    pub(crate) b: u32,
+}
+
+/// The `json_in` answer's object.
+#[derive(serde::Serialize)]
+struct Sum {
+    sum: u64,
+}
+
+/// `GET /sum?a=A&b=B`: the decimal sum, as `u64`.
+pub(crate) fn sum(operands: Operands) -> Reply {
+    Reply::ok(TEXT_PLAIN, crate::oracle::sum_text(operands.a, operands.b))
+}
+
+/// `POST /upload`: the body's length and FNV-1a digest, which prove the handler read all of it.
+pub(crate) fn upload(body: &[u8]) -> Reply {
+    Reply::ok(TEXT_PLAIN, crate::oracle::digest_text(body))
+}
+
+/// `POST /json_in`: `{"sum":S}`, serialized with serde_json on every request as `json` is.
+pub(crate) fn json_in(operands: Operands) -> Reply {
+    let sum = u64::from(operands.a) + u64::from(operands.b);
+    Reply::ok(
+        JSON,
+        serde_json::to_vec(&Sum { sum }).expect("a struct of one number serializes"),
+    )
+}
+
+/// The operands of a query string (`a=1&b=2`, in any order, other keys ignored), for the
+/// servers without an extractor of their own (hyper, hyper 0.14, may-minihttp, the baselines).
+/// `None` when one is missing or not a `u32`: the caller answers 400.
+pub(crate) fn operands_from_query(query: Option<&str>) -> Option<Operands> {
+    let (mut a, mut b) = (None, None);
+    for pair in query?.split('&') {
+        match pair.split_once('=') {
+            Some(("a", v)) => a = Some(v.parse().ok()?),
+            Some(("b", v)) => b = Some(v.parse().ok()?),
+            _ => {}
+        }
+    }
+    Some(Operands { a: a?, b: b? })
+}
+
+/// The operands of a `json_in` body read the least costly way: the number after `"a":` and
+/// after `"b":`, whitespace allowed. Not a JSON parser: the baselines (`null`, `raw`) use it
+/// to stay the floor and the reference, as they answer every fixed scenario canned
+/// (docs/methodology/fairness.md); every framework deserializes with serde.
+pub(crate) fn operands_from_json(body: &[u8]) -> Option<Operands> {
+    fn number_after(body: &[u8], key: &[u8]) -> Option<u32> {
+        let at = body.windows(key.len()).position(|w| w == key)? + key.len();
+        let rest = body[at..].trim_ascii_start().strip_prefix(b":")?;
+        let rest = rest.trim_ascii_start();
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+    }
+    Some(Operands {
+        a: number_after(body, b"\"a\"")?,
+        b: number_after(body, b"\"b\"")?,
+    })
+}
+
 /// The `key` parameter of a query string (`key=foo&x=y`), percent-decoded. Every Rust framework
 /// calls this on the raw query, so none pays for a different parser.
 pub(crate) fn key_from_query(query: Option<&str>) -> Option<String> {
@@ -257,6 +323,29 @@ pub(crate) fn key_from_query(query: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operands() {
+        let op = Operands {
+            a: 1,
+            b: 4_000_000_000,
+        };
+        let ab = Some(op);
+        assert_eq!(operands_from_query(Some("a=1&b=4000000000")), ab);
+        assert_eq!(operands_from_query(Some("x=2&b=4000000000&a=1")), ab);
+        assert_eq!(operands_from_query(Some("a=1")), None);
+        assert_eq!(operands_from_query(Some("a=1&b=4294967296")), None);
+        assert_eq!(operands_from_query(Some("a=-1&b=2")), None);
+        assert_eq!(operands_from_json(br#"{"a":1,"b":4000000000}"#), ab);
+        assert_eq!(operands_from_json(br#"{ "b" : 4000000000, "a": 1 }"#), ab);
+        assert_eq!(operands_from_json(br#"{"a":1}"#), None);
+        assert_eq!(sum(op).body, "4000000001");
+        assert_eq!(json_in(op).body, r#"{"sum":4000000001}"#);
+        assert_eq!(
+            upload(b"a").body,
+            format!("1 {:016x}", crate::oracle::fnv1a64(b"a"))
+        );
+    }
 
     #[test]
     fn query_keys() {

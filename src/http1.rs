@@ -155,6 +155,61 @@ pub(crate) fn get_request(target: &str, connection: Connection) -> Vec<u8> {
     format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n{close}\r\n").into_bytes()
 }
 
+/// Appends `instance` to `out` as a client sends it: the method, the target and `Host`, the
+/// connection's wish, then for a body its `Content-Type` and either `Content-Length` or
+/// `Transfer-Encoding: chunked` with the body in [`crate::oracle::CHUNKS`] chunks. A `GET` is
+/// byte for byte [`get_request`]'s.
+pub(crate) fn encode_instance(
+    instance: &crate::oracle::Instance,
+    connection: Connection,
+    out: &mut Vec<u8>,
+) {
+    use std::fmt::Write as _;
+    let mut head = String::with_capacity(160);
+    let close = match connection {
+        Connection::KeepAlive => "",
+        Connection::Close => "Connection: close\r\n",
+    };
+    let _ = write!(
+        head,
+        "{} {} HTTP/1.1\r\nHost: localhost\r\n{close}",
+        instance.method.as_str(),
+        instance.target
+    );
+    if let Some(content_type) = instance.content_type {
+        let _ = write!(head, "Content-Type: {content_type}\r\n");
+    }
+    let body = &instance.body[..];
+    if instance.chunked {
+        head.push_str("Transfer-Encoding: chunked\r\n\r\n");
+        out.extend_from_slice(head.as_bytes());
+        let size = body.len().div_ceil(crate::oracle::CHUNKS).max(1);
+        for chunk in body.chunks(size) {
+            out.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            out.extend_from_slice(chunk);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+        return;
+    }
+    if instance.method == crate::oracle::Method::Post {
+        let _ = write!(head, "Content-Length: {}\r\n", body.len());
+    }
+    head.push_str("\r\n");
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(body);
+}
+
+/// [`encode_instance`] into a vector of its own.
+pub(crate) fn instance_request(
+    instance: &crate::oracle::Instance,
+    connection: Connection,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(instance.body.len() + 200);
+    encode_instance(instance, connection, &mut out);
+    out
+}
+
 /// Any in-process request as a client would send it over HTTP/1.1: for the in-process paths
 /// that can only parse bytes (hyper 0.10's, hyperlane's).
 pub(crate) fn encode_request(req: &crate::framework::Request) -> anyhow::Result<Vec<u8>> {
@@ -228,6 +283,38 @@ mod tests {
             get_request("/%2e%2e/x", Connection::Close),
             b"GET /%2e%2e/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
         );
+    }
+
+    #[test]
+    fn encodes_instances() {
+        use crate::oracle::{scenario, BODY_SIZE};
+        let hello = scenario("hello").unwrap().instance(0, BODY_SIZE);
+        assert_eq!(
+            instance_request(&hello, Connection::KeepAlive),
+            get_request("/", Connection::KeepAlive)
+        );
+        let upload = scenario("upload").unwrap().instance(0, 10);
+        let raw = instance_request(&upload, Connection::Close);
+        let head = b"POST /upload HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+              Content-Type: application/octet-stream\r\nContent-Length: 10\r\n\r\n";
+        assert_eq!(&raw[..head.len()], head);
+        assert_eq!(&raw[head.len()..], &upload.body[..]);
+        let chunked = scenario("upload_chunked").unwrap().instance(0, 10);
+        let raw = instance_request(&chunked, Connection::KeepAlive);
+        let text = String::from_utf8_lossy(&raw);
+        assert!(
+            text.contains("Transfer-Encoding: chunked\r\n\r\n3\r\n"),
+            "{text}"
+        );
+        assert!(raw.ends_with(b"\r\n0\r\n\r\n"));
+        // 10 bytes in chunks of 3, 3, 3, 1: their bytes, in order, are the body.
+        let mut headers = [httparse::EMPTY_HEADER; 8];
+        let mut parsed = httparse::Request::new(&mut headers);
+        let httparse::Status::Complete(head_len) = parsed.parse(&raw).unwrap() else {
+            panic!("a complete head");
+        };
+        let (body, used) = dechunk(&raw[head_len..]).unwrap().unwrap();
+        assert_eq!((&body[..], head_len + used), (&chunked.body[..], raw.len()));
     }
 
     #[test]

@@ -457,13 +457,15 @@ fn deltas_measures_pairs_that_the_report_prints_and_rejects_bad_input() {
 
 /// gungraun's ids are literals, so `benches/callgrind.rs` names the scenarios once more, one
 /// `#[bench]` line per scenario and logging: it must name every scenario of the oracle that
-/// runs without Redis, and nothing else.
+/// runs without Redis, and nothing else. The query and body scenarios join it once every
+/// in-process framework serves them (issue 42): a gungraun cell cannot say `–`, and a
+/// framework that cannot serve one would fail its setup.
 #[test]
 fn callgrind_bench_counts_every_scenario() {
     let source = include_str!("../benches/callgrind.rs");
     let countable: Vec<_> = oracle::SCENARIOS
         .iter()
-        .filter(|s| !s.needs_redis())
+        .filter(|s| !s.needs_redis() && !oracle::BODY_SCENARIOS.contains(&s.name))
         .collect();
     for s in &countable {
         for (id, logging) in [("off", "Off"), ("sink", "Sink")] {

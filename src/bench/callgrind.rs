@@ -19,7 +19,7 @@ use anyhow::{bail, Context as _};
 
 use crate::framework::{Config, Entry, Request, Response};
 use crate::options::Options;
-use crate::oracle::{self, Scenario};
+use crate::oracle::Scenario;
 use crate::tools::Tool;
 
 use super::callgrind_out::Profile;
@@ -51,7 +51,7 @@ pub fn ready(
 ) -> anyhow::Result<Box<Cell>> {
     let prepared = crate::cell::prepare(entry, config, scenario)?;
     prepared.warm_up()?;
-    let request = Some(oracle::request(prepared.path));
+    let request = Some(prepared.counted_request());
     Ok(Box::new(Cell {
         prepared,
         request,
@@ -88,7 +88,7 @@ pub(crate) fn worker(
     for i in 0..requests {
         if i > 0 {
             drop(cell.response.take());
-            cell.request = Some(oracle::request(cell.prepared.path));
+            cell.request = Some(cell.prepared.counted_request());
         }
         cell = std::hint::black_box(count(std::hint::black_box(cell)));
     }

@@ -1,6 +1,7 @@
-//! The loopback bench client: one persistent keep-alive connection, a request encoded once, and
-//! a read of exactly the response length learned from a checked warm-up response, as hyper's
-//! `benches/pipeline.rs` does. Every read and write has a timeout, so a broken server fails the
+//! The loopback bench client: one persistent keep-alive connection, the requests encoded once
+//! (one for a fixed scenario, a ring of [`crate::cell::RING`] distinct ones for a query or body
+//! scenario, all of one length), and a read of exactly the response length learned from two
+//! checked warm-up responses, as hyper's `benches/pipeline.rs` does. Every read and write has a timeout, so a broken server fails the
 //! bench instead of hanging it.
 
 use std::io::{Read as _, Write as _};
@@ -12,19 +13,23 @@ use anyhow::{anyhow, bail, Context as _};
 use crate::check::{self, Checked};
 use crate::fixtures::Fixtures;
 use crate::http1::{self, Connection};
-use crate::oracle::{Expected, Scenario};
+use crate::oracle::{Expected, Instance, Scenario};
 
-/// A keep-alive connection sending one scenario's request over and over.
+/// A keep-alive connection sending one scenario's requests over and over.
 pub struct KeepAlive {
     stream: TcpStream,
-    request: Vec<u8>,
+    /// The ring of encoded requests, `stride` bytes each.
+    requests: Vec<u8>,
+    stride: usize,
+    /// The next request of the ring.
+    next: usize,
     response: Vec<u8>,
     body_len: usize,
 }
 
 impl KeepAlive {
-    /// Connects, sends the scenario's request twice, checks both answers against the oracle and
-    /// requires both to have the same length, which every later exchange then reads exactly.
+    /// Connects, sends the scenario's first two requests, checks both answers against the oracle
+    /// and requires both to have the same length, which every later exchange then reads exactly.
     pub fn connect(
         addr: SocketAddr,
         scenario: &'static Scenario,
@@ -42,9 +47,15 @@ impl KeepAlive {
         timeout: Duration,
     ) -> anyhow::Result<Self> {
         let expected = scenario.expected(fixtures)?;
+        let instances = scenario.instances(crate::cell::RING);
         let mut stream = http1::connect(addr, timeout)?;
-        let first = warm_up(&mut stream, &expected, timeout)?;
-        let second = warm_up(&mut stream, &expected, timeout)?;
+        let first = warm_up(&mut stream, &expected, &instances[..1], timeout)?;
+        let second = warm_up(
+            &mut stream,
+            &expected,
+            &instances[instances.len() - 1..],
+            timeout,
+        )?;
         if first.len != second.len {
             bail!(
                 "{}: response length varies ({} then {} bytes), cannot read it exactly",
@@ -53,9 +64,25 @@ impl KeepAlive {
                 second.len
             );
         }
+        let mut requests = Vec::new();
+        let mut stride = 0;
+        for instance in &instances {
+            let before = requests.len();
+            http1::encode_instance(instance, Connection::KeepAlive, &mut requests);
+            let len = requests.len() - before;
+            if stride != 0 && len != stride {
+                bail!(
+                    "{}: request length varies ({stride} then {len} bytes)",
+                    scenario.name
+                );
+            }
+            stride = len;
+        }
         Ok(KeepAlive {
             stream,
-            request: http1::get_request(scenario.path, Connection::KeepAlive),
+            requests,
+            stride,
+            next: 0,
             response: vec![0; first.len],
             body_len: first.body_len,
         })
@@ -66,9 +93,12 @@ impl KeepAlive {
         self.body_len
     }
 
-    /// Sends the request and reads exactly one response's bytes.
+    /// Sends the next request of the ring and reads exactly one response's bytes.
     pub fn round_trip(&mut self) -> anyhow::Result<()> {
-        self.stream.write_all(&self.request)?;
+        let start = self.next * self.stride;
+        self.next = (start + self.stride) % self.requests.len() / self.stride;
+        self.stream
+            .write_all(&self.requests[start..start + self.stride])?;
         self.stream
             .read_exact(&mut self.response)
             .context("reading the response")?;
@@ -85,9 +115,10 @@ impl KeepAlive {
 fn warm_up(
     stream: &mut TcpStream,
     expected: &Expected,
+    request: &[Instance],
     timeout: Duration,
 ) -> anyhow::Result<Checked> {
-    let checked = check::precheck_on(stream, expected, 1, timeout)
+    let checked = check::precheck_on(stream, expected, request, 1, timeout)
         .map_err(|e| anyhow!("{}: {e}", expected.scenario.name))?;
     Ok(checked[0])
 }

@@ -189,7 +189,9 @@ pub fn label(options: &Options) -> String {
 /// their responses stay in the cache. The criterion in-process bench uses the same batch size.
 pub const CHUNK: usize = 64;
 
-/// Dispatches `n` requests for `path` on `app` and returns the time the dispatch calls took.
+/// Dispatches `n` requests on `app`, taking `instances` in turn (one for a fixed scenario, a
+/// ring of distinct ones for a computed scenario: [`crate::cell::RING`]), and returns the time
+/// the dispatch calls took.
 /// The requests are built before the clock starts and the responses dropped after it stops, as
 /// criterion's `iter_batched` does, and they are built [`CHUNK`] at a time: building a whole
 /// batch first (120,000 requests for a 60 ms batch of `null`) left them, and the responses, out
@@ -198,18 +200,20 @@ pub const CHUNK: usize = 64;
 /// (the quick compare, `framebench deltas`, `framebench profile`) measures through here.
 pub(crate) fn timed_batch(
     app: &dyn crate::framework::App,
-    path: &str,
+    instances: &[crate::oracle::Instance],
     n: usize,
 ) -> anyhow::Result<std::time::Duration> {
+    anyhow::ensure!(!instances.is_empty(), "no request to time");
     let mut elapsed = std::time::Duration::ZERO;
     let mut left = n;
+    let mut next = instances.iter().cycle();
     while left > 0 {
         let k = left.min(CHUNK);
         // Fresh vectors for every chunk, freed after it, in criterion's order (inputs, then
         // outputs): reusing them left glibc's allocator in another state between chunks, and
         // `null hello` read 11 % above criterion's figure for that alone (docs/methodology/in-process.md,
         // "The in-process timers agree").
-        let requests: Vec<_> = (0..k).map(|_| crate::oracle::request(path)).collect();
+        let requests: Vec<_> = next.by_ref().take(k).map(|i| i.request()).collect();
         let mut responses = Vec::with_capacity(k);
         let start = std::time::Instant::now();
         for req in requests {

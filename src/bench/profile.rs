@@ -95,7 +95,7 @@ impl HotLoop {
                 // Batches built outside the dispatch calls and dropped after them, as every
                 // in-process timer does ([`super::timed_batch`]).
                 HotLoop::InProcess(prepared) => {
-                    measured += super::timed_batch(&*prepared.app, prepared.path, 256)?;
+                    measured += super::timed_batch(&*prepared.app, &prepared.instances, 256)?;
                     requests += 256;
                 }
                 HotLoop::Loopback { conn, .. } => {

@@ -39,10 +39,12 @@ pub fn run() -> anyhow::Result<ExitCode> {
                 }
             }
             ["time", n] => match (&prepared, n.parse::<usize>()) {
-                (Some(p), Ok(n)) if n > 0 => match crate::bench::timed_batch(&*p.app, p.path, n) {
-                    Ok(t) => format!("{:.3}", t.as_secs_f64() * 1e9 / n as f64),
-                    Err(e) => format!("error {e:#}"),
-                },
+                (Some(p), Ok(n)) if n > 0 => {
+                    match crate::bench::timed_batch(&*p.app, &p.instances, n) {
+                        Ok(t) => format!("{:.3}", t.as_secs_f64() * 1e9 / n as f64),
+                        Err(e) => format!("error {e:#}"),
+                    }
+                }
                 _ => "error no cell prepared, or a bad count".to_owned(),
             },
             _ => format!("error unknown request '{line}'"),

@@ -58,7 +58,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
     for s in SCENARIOS {
         scenarios.row([
             s.name.to_string(),
-            format!("GET {}", s.path),
+            format!("{} {}", s.method.as_str(), s.request_shape()),
             s.status.to_string(),
         ]);
     }

@@ -61,6 +61,11 @@ pub(crate) struct LoadOpts {
     /// HTTP/1.1 pipelining depth: requests sent in one write per connection.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub(crate) pipeline: u16,
+    /// Body size in bytes of the `upload` and `upload_chunked` requests (1 to 16 MiB). A body
+    /// over a framework's limit fails its oracle check; docs/methodology lists the limits.
+    #[arg(long, default_value_t = crate::oracle::BODY_SIZE as u64,
+          value_parser = clap::value_parser!(u64).range(1..=16 * 1024 * 1024))]
+    pub(crate) body_size: u64,
     /// Constant total request rate (req/s), latency from the intended send time (as wrk2).
     #[arg(long, value_parser = parse_rate)]
     pub(crate) rate: Option<f64>,
@@ -240,6 +245,7 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         start_at: opts.start_at,
         shard: opts.shard,
         check_threads: true,
+        body_size: opts.body_size as usize,
         pinning: Pinning::resolve(
             opts.server_cpus.clone().map(|c| c.0),
             opts.client_cpus.clone().map(|c| c.0),

@@ -24,7 +24,7 @@ pub fn run(args: QuickCellArgs) -> anyhow::Result<ExitCode> {
     let config =
         Config::new(crate::fixtures::Fixtures::load_default()?, None).with(Options::default());
     let prepared = crate::cell::prepare(entry, &config, scenario)?;
-    let timed = time_per_request(&*prepared.app, prepared.path, SAMPLE, 5)?;
+    let timed = time_per_request(&*prepared.app, &prepared.instances, SAMPLE, 5)?;
     println!("{:.1}", timed.median.as_secs_f64() * 1e9);
     Ok(ExitCode::SUCCESS)
 }

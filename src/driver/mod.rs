@@ -28,9 +28,9 @@ use crate::check::precheck;
 use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
-use crate::http1::{self, Connection};
+use crate::http1;
 use crate::options::Options;
-use crate::oracle::{Expected, Observed, Scenario};
+use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::proc;
 
 pub(crate) use params::{LoadParams, Shard};
@@ -74,7 +74,7 @@ pub(crate) fn run_cell(
     let mut cell = CellResult::empty(target, scenario, connections, params);
     // `Err` is the status of a cell that never ran its load.
     let mut load = || -> Result<Run, Status> {
-        refuse(target)?;
+        refuse(target, scenario)?;
         let expected = scenario
             .expected(fixtures)
             .map_err(|e| Status::Error(format!("{e:#}")))?;
@@ -83,14 +83,18 @@ pub(crate) fn run_cell(
             Some(s) if alive => (s.addr(), Some(s)),
             _ => start(target, params)?,
         };
-        check_first(addr, &expected, params, server.as_mut())?;
-        let spec = client_spec(addr, scenario, connections, params);
+        let instances: Arc<[Instance]> = scenario
+            .instances_sized(crate::cell::RING, params.body_size)
+            .into();
+        check_first(addr, &expected, &instances, params, server.as_mut())?;
+        let spec = client_spec(addr, &instances, connections, params)
+            .map_err(|e| Status::Error(format!("{e:#}")))?;
         let start_at = params
             .start_at
             .map(|s| std::time::UNIX_EPOCH + Duration::from_secs_f64(s));
         let run = drive(
             spec,
-            sampler(expected),
+            sampler(expected, instances),
             server.as_mut(),
             start_at,
             params.check_threads,
@@ -121,15 +125,19 @@ struct Run {
     crashed: Option<String>,
 }
 
-/// Why a cell does not run at all: Ctrl-C, or a framework this machine cannot serve (the Go
+/// Why a cell does not run at all: Ctrl-C, a framework this machine cannot serve (the Go
 /// peers without `go`, or whose build failed; `available` said why, once, and built the Go
-/// peers before any server start-up timeout runs).
-fn refuse(target: &Target) -> Result<(), Status> {
+/// peers before any server start-up timeout runs), or a scenario the framework cannot serve
+/// through its own API.
+fn refuse(target: &Target, scenario: &Scenario) -> Result<(), Status> {
     if interrupted().load(Ordering::Relaxed) {
         return Err(Status::Interrupted);
     }
     if let Target::Framework(e, _) = target {
         e.available().map_err(Status::Skipped)?;
+        if let Some(why) = e.cannot(scenario.name) {
+            return Err(Status::Unsupported(why.to_owned()));
+        }
     }
     Ok(())
 }
@@ -152,11 +160,12 @@ fn start(
 fn check_first(
     addr: SocketAddr,
     expected: &Expected,
+    requests: &[Instance],
     params: &LoadParams,
     server: Option<&mut ServerProcess>,
 ) -> Result<(), Status> {
     let timeout = params.timeout.max(Duration::from_secs(2));
-    let Err(e) = precheck(addr, expected, params.pipeline, timeout) else {
+    let Err(e) = precheck(addr, expected, requests, params.pipeline, timeout) else {
         return Ok(());
     };
     Err(match server {
@@ -171,11 +180,13 @@ fn check_first(
     })
 }
 
-/// Checks one sampled response, whole, against the oracle.
-fn sampler(expected: Expected) -> client::Sampler {
+/// Checks one sampled response, whole, against the oracle and the request it answers.
+fn sampler(expected: Expected, requests: Arc<[Instance]>) -> client::Sampler {
     Arc::new(
-        move |bytes: &[u8]| match http1::parse_response(bytes, false) {
-            Ok(Some((res, _))) => expected.check(&Observed::from_response(&res)),
+        move |bytes: &[u8], index: usize| match http1::parse_response(bytes, false) {
+            Ok(Some((res, _))) => {
+                expected.check_instance(&requests[index], &Observed::from_response(&res))
+            }
             Ok(None) => Err(anyhow::anyhow!("incomplete response")),
             Err(e) => Err(e),
         },
@@ -185,14 +196,13 @@ fn sampler(expected: Expected) -> client::Sampler {
 /// The client's half of a cell.
 fn client_spec(
     addr: SocketAddr,
-    scenario: &Scenario,
+    requests: &[Instance],
     connections: usize,
     params: &LoadParams,
-) -> client::ClientSpec {
-    client::ClientSpec {
+) -> anyhow::Result<client::ClientSpec> {
+    Ok(client::ClientSpec {
         addr,
-        request: http1::get_request(scenario.path, Connection::KeepAlive),
-        close_request: http1::get_request(scenario.path, Connection::Close),
+        requests: Arc::new(client::Ring::new(requests, params.pipeline)?),
         requests_per_connection: params.requests_per_connection,
         connections,
         threads: params.pinning.client_threads,
@@ -209,7 +219,7 @@ fn client_spec(
         sample_every: params.sample_every,
         cpus: params.pinning.client_cpus.clone(),
         hdr_interval: params.hdr_interval.map(Duration::from_secs_f64),
-    }
+    })
 }
 
 /// Runs the client against the server, metering both from the end of the warm-up, until the

@@ -193,7 +193,12 @@ impl Report {
     pub(crate) fn failures(&self) -> Vec<String> {
         self.cells
             .iter()
-            .filter(|c| !matches!(c.status, Status::Ok | Status::Skipped(_)))
+            .filter(|c| {
+                !matches!(
+                    c.status,
+                    Status::Ok | Status::Skipped(_) | Status::Unsupported(_)
+                )
+            })
             .map(|c| {
                 let reason = c.status.reason();
                 format!(
@@ -214,15 +219,15 @@ impl Report {
         let _ = writeln!(s, "{}", self.header());
         let mut table = Table::new(COLUMNS);
         for c in &self.cells {
-            // A skipped cell measured nothing: dashes, not zeros.
-            if let Status::Skipped(_) = c.status {
+            // A skipped or unsupported cell measured nothing: dashes, not zeros.
+            if let Status::Skipped(_) | Status::Unsupported(_) = c.status {
                 let mut row = [(); 20].map(|()| "–".to_string());
                 row[0] = c.target.clone();
                 row[1] = c.scenario.clone();
                 row[2] = c.variant.clone();
                 row[3] = c.connections.to_string();
                 row[5] = String::new();
-                row[19] = "skip".into();
+                row[19] = c.status.short().into();
                 table.row(row);
                 continue;
             }

@@ -47,6 +47,14 @@ pub(crate) struct LoadParams {
     /// few milliseconds of reading /proc for a pool of hundreds of threads.
     #[serde(default)]
     pub(crate) check_threads: bool,
+    /// The body size of `upload` and `upload_chunked` (`--body-size`); results from before
+    /// those scenarios read as the default.
+    #[serde(default = "default_body_size")]
+    pub(crate) body_size: usize,
+}
+
+fn default_body_size() -> usize {
+    crate::oracle::BODY_SIZE
 }
 
 /// One of `count` processes that share a load (`--shard index/count`, 1-based): each takes
@@ -108,6 +116,7 @@ impl LoadParams {
             start_at: None,
             shard: None,
             check_threads: false,
+            body_size: crate::oracle::BODY_SIZE,
         }
     }
 }

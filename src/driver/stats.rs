@@ -99,6 +99,9 @@ pub(crate) enum Status {
     Interrupted,
     /// Not run: an optional tool is missing (the Go peers without `go`); why. Not a failure.
     Skipped(String),
+    /// Not run: the framework cannot serve the scenario through its own API
+    /// ([`crate::framework::Framework::CANNOT`]); why. Shown as `–`, not a failure.
+    Unsupported(String),
 }
 
 impl Status {
@@ -109,7 +112,8 @@ impl Status {
             | Status::IgnoredClose(r)
             | Status::Crashed(r)
             | Status::Error(r)
-            | Status::Skipped(r) => r,
+            | Status::Skipped(r)
+            | Status::Unsupported(r) => r,
             Status::Interrupted => "interrupted by Ctrl-C",
             Status::Ok => "",
         }
@@ -125,6 +129,7 @@ impl Status {
             Status::Error(_) => "ERROR",
             Status::Interrupted => "STOPPED",
             Status::Skipped(_) => "skip",
+            Status::Unsupported(_) => "–",
         }
     }
 }

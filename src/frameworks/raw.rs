@@ -2,9 +2,11 @@
 //! with bytes encoded at startup, on non-blocking sockets: one mio (epoll) event loop per
 //! `threads`, each accepting from the shared listener and draining every readable connection,
 //! answering all complete requests of one read with one write (pipelining included). It parses
-//! only the request line, the end of the head and a `Connection` header (it closes after
-//! `Connection: close`, and after an HTTP/1.0 request without keep-alive), answers `HEAD` with
-//! the head alone, supports keep-alive with the common idle timeout, and sends a `Date` header
+//! only the request line, the end of the head and the `Connection`, `Content-Length` and
+//! `Transfer-Encoding` headers (it closes after `Connection: close`, and after an HTTP/1.0
+//! request without keep-alive; it reads a body by its length or decodes it chunked, up to
+//! [`MAX_BODY`], and refuses a head it cannot frame with 400), computes the answers of the query
+//! and body scenarios without allocating, answers `HEAD` with the head alone, supports keep-alive with the common idle timeout, and sends a `Date` header
 //! formatted once a second. It skips the read that would only say EAGAIN, and polls
 //! for [`SPIN`] before sleeping. Its own code costs least of every server here, and it makes the
 //! fewest syscalls per request, so loopback results are read as a fraction of it; but it is a
@@ -30,6 +32,9 @@ use crate::server::limit::Limit;
 
 /// Largest request head accepted; longer ones get 431.
 const MAX_HEAD: usize = 16 * 1024;
+/// Largest request body accepted; a longer one gets 413 and the connection is closed. The
+/// read buffer grows to hold a head and such a body, from [`MAX_HEAD`].
+const MAX_BODY: usize = 1 << 20;
 
 /// The loopback reference.
 pub(crate) struct Raw {
@@ -128,6 +133,7 @@ impl Framework for Raw {
     const COUNTS_REQUESTS: bool = true;
     const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let routes = super::canned(&config.fixtures)?
@@ -414,72 +420,256 @@ fn drive(
 fn answer(conn: &mut Conn, routes: &Routes, date: &[u8], limit: Option<&Limit>) {
     let mut start = 0;
     while let Some(end) = find_head_end(&conn.buf[start..conn.filled]) {
+        let head_end = start + end + 4;
         let head = &conn.buf[start..start + end];
-        start += end + 4;
-        match request_path(head) {
-            Some(path) => {
-                let res = routes
-                    .paths
-                    .iter()
-                    .find(|(p, _)| p.as_bytes() == path)
-                    .map_or(&routes.not_found, |(_, r)| r);
-                // HEAD gets the head alone.
-                res.write(&mut conn.out, date, head.starts_with(b"HEAD "));
-                if let Some(limit) = limit {
-                    limit.record();
-                }
-                // Fairness: every framework closes after `Connection: close` (check
-                // --conformance), and the churn load depends on it, so raw honours it too:
-                // one scan of the head per request, which its numbers include.
-                if asks_to_close(head) {
-                    conn.closing = true;
-                    return;
-                }
+        let (Some(target), Some(framing)) = (request_path(head), framing(head)) else {
+            return refuse(conn, 400, "Bad Request");
+        };
+        // Where the target lies in the buffer: after the method and its space.
+        let target = {
+            let at = start + head.iter().position(|&b| b == b' ').unwrap_or(0) + 1;
+            at..at + target.len()
+        };
+        if framing.length.is_some_and(|n| n > MAX_BODY) {
+            return refuse(conn, 413, "Content Too Large");
+        }
+        // The body, once it is all in the buffer (decoded in place when chunked).
+        let (body, next) = if framing.chunked {
+            match dechunk_in_place(&mut conn.buf[head_end..conn.filled]) {
+                Ok(Some((len, used))) => (head_end..head_end + len, head_end + used),
+                Ok(None) => break,
+                Err(Refusal::TooLarge) => return refuse(conn, 413, "Content Too Large"),
+                Err(Refusal::Malformed) => return refuse(conn, 400, "Bad Request"),
             }
-            None => {
-                Answer::new(400, "Bad Request", "text/plain", b"").write(
-                    &mut conn.out,
-                    CLOSE,
-                    false,
-                );
-                conn.closing = true;
-                return;
+        } else {
+            let len = framing.length.unwrap_or(0);
+            if conn.filled - head_end < len {
+                break;
             }
+            (head_end..head_end + len, head_end + len)
+        };
+        let head_only = conn.buf[start..].starts_with(b"HEAD ");
+        let post = conn.buf[start..].starts_with(b"POST ");
+        let target = &conn.buf[target];
+        if !computed(&mut conn.out, target, post, &conn.buf[body], date) {
+            let res = routes
+                .paths
+                .iter()
+                .find(|(p, _)| p.as_bytes() == target)
+                .map_or(&routes.not_found, |(_, r)| r);
+            // HEAD gets the head alone.
+            res.write(&mut conn.out, date, head_only);
+        }
+        start = next;
+        if let Some(limit) = limit {
+            limit.record();
+        }
+        // Fairness: every framework closes after `Connection: close` (check
+        // --conformance), and the churn load depends on it, so raw honours it too:
+        // one scan of the head per request, which its numbers include.
+        if framing.close {
+            conn.closing = true;
+            return;
         }
     }
     conn.buf.copy_within(start..conn.filled, 0);
     conn.filled -= start;
     if conn.filled == conn.buf.len() {
-        Answer::new(431, "Request Header Fields Too Large", "text/plain", b"").write(
-            &mut conn.out,
-            CLOSE,
-            false,
-        );
-        conn.closing = true;
+        match find_head_end(&conn.buf[..conn.filled]) {
+            None => refuse(conn, 431, "Request Header Fields Too Large"),
+            // A whole head whose body is still coming: room for the largest body raw reads.
+            Some(_) if conn.buf.len() < MAX_HEAD + MAX_BODY => {
+                let grown = (conn.buf.len() * 2).min(MAX_HEAD + MAX_BODY);
+                conn.buf.resize(grown, 0);
+            }
+            Some(_) => refuse(conn, 413, "Content Too Large"),
+        }
     }
+}
+
+/// Answers `status` and closes the connection after it: a request raw cannot frame or take.
+fn refuse(conn: &mut Conn, status: u16, reason: &str) {
+    Answer::new(status, reason, "text/plain", b"").write(&mut conn.out, CLOSE, false);
+    conn.closing = true;
+}
+
+/// Appends the answer to a query or body scenario's request (`GET /sum?…`, `POST /upload`,
+/// `POST /json_in`), computed from it without allocating; `false` for every other route, which
+/// is answered canned.
+fn computed(out: &mut Vec<u8>, target: &[u8], post: bool, body: &[u8], date: &[u8]) -> bool {
+    use crate::handlers::{operands_from_json, operands_from_query};
+    use std::io::Write as _;
+    // The answer's body, formatted on the stack: its length goes in the head before it.
+    let mut text = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut text[..]);
+    let content_type = match target {
+        t if t.starts_with(b"/sum?") || t == b"/sum" => {
+            let query = std::str::from_utf8(&t[4..]).ok().and_then(|q| q.strip_prefix('?'));
+            let Some(ops) = operands_from_query(query) else {
+                Answer::new(400, "Bad Request", "text/plain", b"").write(out, date, false);
+                return true;
+            };
+            let _ = write!(cursor, "{}", u64::from(ops.a) + u64::from(ops.b));
+            crate::oracle::TEXT_PLAIN
+        }
+        b"/upload" if post => {
+            let digest = crate::oracle::fnv1a64(body);
+            let _ = write!(cursor, "{} {digest:016x}", body.len());
+            crate::oracle::TEXT_PLAIN
+        }
+        b"/json_in" if post => {
+            let Some(ops) = operands_from_json(body) else {
+                Answer::new(400, "Bad Request", "text/plain", b"").write(out, date, false);
+                return true;
+            };
+            let _ = write!(cursor, r#"{{"sum":{}}}"#, u64::from(ops.a) + u64::from(ops.b));
+            crate::oracle::JSON
+        }
+        _ => return false,
+    };
+    let len = cursor.position() as usize;
+    let _ = write!(
+        out,
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {len}\r\n"
+    );
+    out.extend_from_slice(date);
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&text[..len]);
+    true
+}
+
+/// Why raw refuses a chunked body.
+#[derive(Debug, PartialEq, Eq)]
+enum Refusal {
+    /// A chunk-size line that is not hex, or a chunk not followed by CRLF.
+    Malformed,
+    /// More than [`MAX_BODY`] bytes.
+    TooLarge,
+}
+
+/// Decodes the chunked body at the start of `buf` in place, once it is complete: the body's
+/// bytes are moved to the front. Returns the body's length and how many bytes of `buf` the
+/// encoded body used, or `None` while it is incomplete (then `buf` is left as it was).
+fn dechunk_in_place(buf: &mut [u8]) -> Result<Option<(usize, usize)>, Refusal> {
+    // First pass: find the end without touching anything, so an incomplete body is read again
+    // from the start when more arrives.
+    let mut chunks = 0usize;
+    let mut at = 0;
+    let mut total = 0usize;
+    let end = 'chunks: loop {
+        let Some(line) = buf[at..].windows(2).position(|w| w == b"\r\n") else {
+            return Ok(None);
+        };
+        let size = chunk_size(&buf[at..at + line]).ok_or(Refusal::Malformed)?;
+        at += line + 2;
+        if size == 0 {
+            // Trailer lines, up to the empty one.
+            loop {
+                let Some(line) = buf[at..].windows(2).position(|w| w == b"\r\n") else {
+                    return Ok(None);
+                };
+                at += line + 2;
+                if line == 0 {
+                    break 'chunks at;
+                }
+            }
+        }
+        total = total.checked_add(size).ok_or(Refusal::TooLarge)?;
+        if total > MAX_BODY {
+            return Err(Refusal::TooLarge);
+        }
+        if buf.len() < at + size + 2 {
+            return Ok(None);
+        }
+        if &buf[at + size..at + size + 2] != b"\r\n" {
+            return Err(Refusal::Malformed);
+        }
+        chunks += 1;
+        at += size + 2;
+    };
+    // Second pass: move each chunk's data to the front.
+    let (mut read, mut write) = (0, 0);
+    for _ in 0..chunks {
+        let line = buf[read..]
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("found in the first pass");
+        let size = chunk_size(&buf[read..read + line]).expect("checked in the first pass");
+        read += line + 2;
+        buf.copy_within(read..read + size, write);
+        write += size;
+        read += size + 2;
+    }
+    Ok(Some((total, end)))
+}
+
+/// A chunk-size line's size (hex, extensions after `;` ignored), or `None` if it is not one.
+fn chunk_size(line: &[u8]) -> Option<usize> {
+    let digits = line.split(|&b| b == b';').next()?.trim_ascii();
+    if digits.is_empty() || digits.len() > 8 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    usize::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
 }
 
 /// The header line of the error answers, after which raw closes the connection.
 const CLOSE: &[u8] = b"Connection: close\r\n";
 
-/// Whether the request head has a `Connection: close` header (any case), or is HTTP/1.0
-/// without `Connection: keep-alive`.
-fn asks_to_close(head: &[u8]) -> bool {
+/// What raw reads from a request's header lines, in one pass over them.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Framing {
+    /// Close after answering: `Connection: close`, or HTTP/1.0 without keep-alive.
+    close: bool,
+    /// The body's length, from `Content-Length`.
+    length: Option<usize>,
+    /// The body is `Transfer-Encoding: chunked`.
+    chunked: bool,
+}
+
+/// The framing of a request head, or `None` when it cannot be framed safely: `Content-Length`
+/// and `Transfer-Encoding` together (RFC 9112 §6.3 lets a server refuse it, and a proxy in front
+/// might read the other one), a length that is not a decimal number, two lengths that differ, or
+/// a transfer coding other than `chunked` alone.
+fn framing(head: &[u8]) -> Option<Framing> {
     let mut lines = head.split(|&b| b == b'\n');
     let http10 = lines
         .next()
         .is_some_and(|l| l.trim_ascii_end().ends_with(b"HTTP/1.0"));
-    // No allocation: this runs on every request that carries a `Connection` header.
-    let connection = lines.find_map(|l| {
-        let (name, value) = l.split_at(l.iter().position(|&b| b == b':')?);
-        name.eq_ignore_ascii_case(b"connection")
-            .then(|| value[1..].trim_ascii())
-    });
-    match connection {
+    let mut framing = Framing::default();
+    let mut connection = None;
+    let mut coded = false;
+    // No allocation: this runs on every request.
+    for line in lines {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if name.eq_ignore_ascii_case(b"connection") {
+            connection = Some(value);
+        } else if name.eq_ignore_ascii_case(b"content-length") {
+            let digits = value.iter().all(u8::is_ascii_digit) && !value.is_empty();
+            let length = std::str::from_utf8(value).ok()?.parse().ok().filter(|_| digits)?;
+            if framing.length.is_some_and(|l| l != length) {
+                return None;
+            }
+            framing.length = Some(length);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            if coded || !value.eq_ignore_ascii_case(b"chunked") {
+                return None;
+            }
+            coded = true;
+            framing.chunked = true;
+        }
+    }
+    if framing.chunked && framing.length.is_some() {
+        return None;
+    }
+    framing.close = match connection {
         Some(v) if v.eq_ignore_ascii_case(b"close") => true,
         Some(v) if v.eq_ignore_ascii_case(b"keep-alive") => false,
         _ => http10,
-    }
+    };
+    Some(framing)
 }
 
 fn find_head_end(buf: &[u8]) -> Option<usize> {
@@ -515,6 +705,10 @@ mod tests {
         assert_eq!(request_path(b"GET / HTTP/1.1 extra"), None);
     }
 
+    fn asks_to_close(head: &[u8]) -> bool {
+        framing(head).unwrap().close
+    }
+
     #[test]
     fn connection_close_and_http10() {
         assert!(asks_to_close(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close"));
@@ -522,5 +716,70 @@ mod tests {
         assert!(!asks_to_close(b"GET / HTTP/1.1\r\nHost: a"));
         assert!(asks_to_close(b"GET / HTTP/1.0"));
         assert!(!asks_to_close(b"GET / HTTP/1.0\r\nConnection: keep-alive"));
+    }
+
+    #[test]
+    fn body_framing_and_refusals() {
+        let f = |h: &[u8]| framing(h);
+        assert_eq!(
+            f(b"POST / HTTP/1.1\r\nContent-Length: 12").unwrap().length,
+            Some(12)
+        );
+        assert!(f(b"POST / HTTP/1.1\r\ntransfer-encoding: Chunked").unwrap().chunked);
+        for bad in [
+            &b"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked"[..],
+            b"POST / HTTP/1.1\r\nContent-Length: -1",
+            b"POST / HTTP/1.1\r\nContent-Length: +5",
+            b"POST / HTTP/1.1\r\nContent-Length: abc",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+        ] {
+            assert_eq!(f(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_decode_in_place() {
+        let mut buf = b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\nGET".to_vec();
+        let (len, used) = dechunk_in_place(&mut buf).unwrap().unwrap();
+        assert_eq!((&buf[..len], &buf[used..]), (&b"abcde"[..], &b"GET"[..]));
+        let whole = b"3\r\nabc\r\n0\r\nTrailer: 1\r\n\r\n";
+        for cut in 0..whole.len() {
+            let mut part = whole[..cut].to_vec();
+            assert_eq!(dechunk_in_place(&mut part), Ok(None), "cut at {cut}");
+            assert_eq!(part, &whole[..cut], "an incomplete body is left as it was");
+        }
+        let mut lying = b"10\r\nabc\r\n0\r\n\r\nxxxxxxxxxxxxxxxxxxxxxx".to_vec();
+        assert_eq!(dechunk_in_place(&mut lying), Err(Refusal::Malformed));
+        let mut bad = b"zz\r\nabc\r\n".to_vec();
+        assert_eq!(dechunk_in_place(&mut bad), Err(Refusal::Malformed));
+        let mut huge = b"ffffffff\r\n".to_vec();
+        assert_eq!(dechunk_in_place(&mut huge), Err(Refusal::TooLarge));
+    }
+
+    #[test]
+    fn computed_answers() {
+        let answer = |target: &[u8], post, body: &[u8]| {
+            let mut out = Vec::new();
+            assert!(computed(&mut out, target, post, body, b"Date: x\r\n"));
+            let (res, _) = crate::http1::parse_response(&out, false).unwrap().unwrap();
+            (res.status().as_u16(), res.into_body())
+        };
+        assert_eq!(
+            answer(b"/sum?a=4000000000&b=1", false, b""),
+            (200, bytes::Bytes::from("4000000001"))
+        );
+        assert_eq!(answer(b"/sum?a=x", false, b"").0, 400);
+        assert_eq!(
+            answer(b"/upload", true, b"a"),
+            (200, format!("1 {:016x}", crate::oracle::fnv1a64(b"a")).into())
+        );
+        assert_eq!(
+            answer(b"/json_in", true, br#"{"a":2,"b":3}"#),
+            (200, bytes::Bytes::from(r#"{"sum":5}"#))
+        );
+        assert!(!computed(&mut Vec::new(), b"/upload", false, b"", b""));
+        assert!(!computed(&mut Vec::new(), b"/", false, b"", b""));
     }
 }

@@ -142,10 +142,15 @@ fn exchange_raw(addr: SocketAddr, raw: &[u8]) -> Result<Answer> {
     http1::exchange(addr, raw, TIMEOUT)
 }
 
-/// `judge` on the answer to every scenario of the oracle that runs without Redis.
+/// `judge` on the answer to every fixed scenario of the oracle that runs without Redis. The
+/// query and body scenarios are left out: which framework serves them is the framework's
+/// ([`crate::framework::Framework::CANNOT`]), and a rule here knows only the address.
 fn every_answer(addr: SocketAddr, judge: impl Fn(&str, &Answer) -> Result<()>) -> Result<()> {
     let mut failed = Vec::new();
-    for s in SCENARIOS.iter().filter(|s| !s.needs_redis()) {
+    for s in SCENARIOS
+        .iter()
+        .filter(|s| !s.needs_redis() && s.is_fixed())
+    {
         let res = get(addr, s.path)?;
         if let Err(e) = judge(s.name, &res) {
             failed.push(format!("{}: {e:#}", s.name));

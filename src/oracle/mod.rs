@@ -4,6 +4,10 @@
 //! answers a scenario with anything else is reported as failing it, however fast it is.
 
 pub(crate) mod conformance;
+mod instance;
+
+pub(crate) use instance::{digest_text, sum_text, Payload, CHUNKS};
+pub use instance::{fnv1a64, Instance, Method, BODY_SIZE};
 
 use anyhow::{bail, Context as _};
 use bytes::Bytes;
@@ -31,6 +35,9 @@ pub(crate) enum Body {
     Text(&'static str),
     /// Byte-identical to this file, relative to the fixtures folder.
     Fixture(&'static str),
+    /// Computed from each request: the sum of its operands, or its body's length and digest
+    /// ([`Instance`]).
+    Computed,
 }
 
 /// One scenario: a request and the response every framework must give.
@@ -38,8 +45,13 @@ pub(crate) enum Body {
 pub struct Scenario {
     /// Short name, used on the command line and in bench ids.
     pub name: &'static str,
-    /// Request path (always a `GET`).
+    /// The request's method.
+    pub method: Method,
+    /// The route: the whole target of a fixed scenario, the path of the others (whose query and
+    /// body each [`Instance`] draws).
     pub path: &'static str,
+    /// What the requests carry.
+    pub(crate) payload: Payload,
     /// Expected status.
     pub(crate) status: u16,
     /// Expected content type. A bare media type (`text/html`) accepts any parameters; one with
@@ -53,42 +65,54 @@ pub struct Scenario {
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "hello",
+        method: Method::Get,
         path: "/",
+        payload: Payload::Fixed,
         status: 200,
         content_type: Some(TEXT_PLAIN),
         body: Body::Text(HELLO),
     },
     Scenario {
         name: "not_found",
+        method: Method::Get,
         path: "/nonexistent",
+        payload: Payload::Fixed,
         status: 404,
         content_type: None,
         body: Body::Any,
     },
     Scenario {
         name: "static",
+        method: Method::Get,
         path: "/static/webupload.html",
+        payload: Payload::Fixed,
         status: 200,
         content_type: Some("text/html"),
         body: Body::Fixture("static/webupload.html"),
     },
     Scenario {
         name: "template",
+        method: Method::Get,
         path: "/template",
+        payload: Payload::Fixed,
         status: 200,
         content_type: Some(TEXT_HTML),
         body: Body::Fixture("expected/template.html"),
     },
     Scenario {
         name: "paste",
+        method: Method::Get,
         path: "/paste/mysrc",
+        payload: Payload::Fixed,
         status: 200,
         content_type: Some(TEXT_PLAIN),
         body: Body::Fixture("pastes/mysrc"),
     },
     Scenario {
         name: "json",
+        method: Method::Get,
         path: "/json",
+        payload: Payload::Fixed,
         status: 200,
         content_type: Some(JSON),
         body: Body::Text(r#"{"message":"Hello, World!"}"#),
@@ -96,12 +120,61 @@ pub const SCENARIOS: &[Scenario] = &[
     // Needs a real Redis (see `Scenario::needs_redis`), seeded by `crate::redis`.
     Scenario {
         name: REDIS_SCENARIO,
+        method: Method::Get,
         path: "/get?key=foo",
+        payload: Payload::Fixed,
         status: 200,
         content_type: Some(TEXT_PLAIN),
         body: Body::Text(REDIS_VALUE),
     },
+    // The query and body scenarios (issue 42): each request draws its operands or body
+    // (`instance.rs`), and the answer is computed from it.
+    Scenario {
+        name: "query",
+        method: Method::Get,
+        path: "/sum",
+        payload: Payload::Query,
+        status: 200,
+        content_type: Some(TEXT_PLAIN),
+        body: Body::Computed,
+    },
+    Scenario {
+        name: "upload",
+        method: Method::Post,
+        path: "/upload",
+        payload: Payload::Length,
+        status: 200,
+        content_type: Some(TEXT_PLAIN),
+        body: Body::Computed,
+    },
+    Scenario {
+        name: "upload_chunked",
+        method: Method::Post,
+        path: "/upload",
+        payload: Payload::Chunked,
+        status: 200,
+        content_type: Some(TEXT_PLAIN),
+        body: Body::Computed,
+    },
+    Scenario {
+        name: "json_in",
+        method: Method::Post,
+        path: "/json_in",
+        payload: Payload::Json,
+        status: 200,
+        content_type: Some(JSON),
+        body: Body::Computed,
+    },
 ];
+
+/// The scenarios whose request is always the same (the ones before issue 42), first in
+/// [`SCENARIOS`].
+pub const FIXED_SCENARIOS: &[Scenario] =
+    SCENARIOS.split_at(SCENARIOS.len() - BODY_SCENARIOS.len()).0;
+
+/// The query and body scenarios, which a framework serves through its own extractors
+/// ([`crate::framework::Framework::CANNOT`] says where it cannot).
+pub const BODY_SCENARIOS: [&str; 4] = ["query", "upload", "upload_chunked", "json_in"];
 
 /// The scenario that reads a real Redis.
 pub const REDIS_SCENARIO: &str = "redis";
@@ -225,7 +298,7 @@ impl Scenario {
     /// Loads the expected body from the fixtures.
     pub fn expected(&'static self, fixtures: &Fixtures) -> anyhow::Result<Expected> {
         let body = match self.body {
-            Body::Any => None,
+            Body::Any | Body::Computed => None,
             Body::Text(text) => Some(Bytes::from_static(text.as_bytes())),
             Body::Fixture(rel) => Some(
                 fixtures
@@ -246,8 +319,24 @@ impl Expected {
         self.body.as_ref()
     }
 
-    /// Checks a response; the error says what differs.
+    /// Checks a response to a fixed scenario; the error says what differs. A computed scenario
+    /// needs the request: [`Expected::check_instance`].
     pub fn check(&self, got: &Observed) -> anyhow::Result<()> {
+        if self.scenario.computed() {
+            bail!("{}: the answer depends on the request", self.scenario.name);
+        }
+        self.check_body(got, self.body.as_ref())
+    }
+
+    /// Checks the answer to `instance`, a request of this scenario.
+    pub fn check_instance(&self, instance: &Instance, got: &Observed) -> anyhow::Result<()> {
+        match &instance.expect {
+            Some(want) => self.check_body(got, Some(want)),
+            None => self.check(got),
+        }
+    }
+
+    fn check_body(&self, got: &Observed, body: Option<&Bytes>) -> anyhow::Result<()> {
         let s = self.scenario;
         if got.status != s.status {
             bail!("status {} (want {})", got.status, s.status);
@@ -261,7 +350,7 @@ impl Expected {
                 Some(_) => {}
             }
         }
-        if let Some(want) = &self.body {
+        if let Some(want) = body {
             if got.body != want {
                 bail!(
                     "body differs: {} bytes, want {} ({})",

@@ -13,7 +13,8 @@ use crate::driver::stats::{CellResult, Status};
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
-use crate::oracle::{self, SCENARIOS};
+use crate::oracle;
+use crate::quick::QUICK_SCENARIOS;
 
 use super::hello;
 use super::loopback::QuickLoopback;
@@ -31,20 +32,20 @@ pub(crate) enum Cell {
     Failed(CellError),
 }
 
-/// Times `path` on `app`: calibrate a batch size worth about `sample` of work, then take
+/// Times `instances` on `app`, in turn: calibrate a batch size worth about `sample` of work, then take
 /// `samples` batches of pre-built requests ([`crate::bench::timed_batch`]) and return the
 /// median time per request with the batches' spread. Only the dispatch calls are inside the
 /// timed region.
 pub(crate) fn time_per_request(
     app: &dyn App,
-    path: &str,
+    instances: &[oracle::Instance],
     sample: Duration,
     samples: usize,
 ) -> anyhow::Result<Timed> {
-    let batch = crate::bench::calibrate(sample, |n| crate::bench::timed_batch(app, path, n))?;
+    let batch = crate::bench::calibrate(sample, |n| crate::bench::timed_batch(app, instances, n))?;
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
-        let t = crate::bench::timed_batch(app, path, batch)?;
+        let t = crate::bench::timed_batch(app, instances, batch)?;
         times.push(t.as_secs_f64() * 1e9 / batch as f64);
     }
     times.sort_by(f64::total_cmp);
@@ -78,14 +79,17 @@ pub(crate) fn run(
             break;
         }
         let cells = match entry.build(config) {
-            Ok(app) => SCENARIOS
+            Ok(app) => QUICK_SCENARIOS
                 .iter()
                 .map(|s| match s.skip_reason(config) {
                     Some(why) => Cell::Failed(CellError::Skipped(why)),
-                    None => measure_cell(&*app, s, &config.fixtures, sample),
+                    None => match crate::cell::supported(entry, s, true) {
+                        Err(e) => Cell::Failed(e),
+                        Ok(()) => measure_cell(&*app, s, &config.fixtures, sample),
+                    },
                 })
                 .collect(),
-            Err(e) => vec![Cell::Failed(CellError::build(&e)); SCENARIOS.len()],
+            Err(e) => vec![Cell::Failed(CellError::build(&e)); QUICK_SCENARIOS.len()],
         };
         rows.push((entry.name, cells));
     }
@@ -101,7 +105,7 @@ fn measure_cell(
     if let Err(e) = crate::cell::verify(app, fixtures, s) {
         return Cell::Failed(e);
     }
-    match time_per_request(app, s.path, sample, 5) {
+    match time_per_request(app, &s.instances(crate::cell::RING), sample, 5) {
         Ok(t) => Cell::Time(t),
         Err(e) => Cell::Failed(CellError::io(&e)),
     }

@@ -4,7 +4,7 @@
 //! docs/methodology/loopback.md ("What the first screen claims") states the rule and the bound.
 
 use crate::chart::Kind;
-use crate::oracle::SCENARIOS;
+use crate::quick::QUICK_SCENARIOS;
 
 use super::cells::{Cell, Run};
 
@@ -137,7 +137,7 @@ impl Run {
     /// interval reaches the leader's stops it from being the clear best: the leader did not
     /// serve the most requests of the column, as measured.
     pub(crate) fn busiest(&self, k: usize) -> Lead {
-        let scenario = SCENARIOS[k].name;
+        let scenario = QUICK_SCENARIOS[k].name;
         let candidates = self
             .frameworks()
             .filter_map(|name| {
@@ -167,16 +167,17 @@ impl Run {
         self.names()
             .filter(|n| Kind::of(n) == Kind::Floor)
             .flat_map(|floor| {
-                SCENARIOS.iter().enumerate().filter_map(move |(k, s)| {
-                    match self.in_process(floor, k) {
+                QUICK_SCENARIOS
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(k, s)| match self.in_process(floor, k) {
                         Some(Cell::Time(t)) => Some(Noisy {
                             floor,
                             scenario: s.name,
                             spread_pct: t.spread_pct,
                         }),
                         _ => None,
-                    }
-                })
+                    })
             })
             .max_by(|a, b| a.spread_pct.total_cmp(&b.spread_pct))
             .filter(|n| n.spread_pct > NOISY_SPREAD_PCT)

@@ -7,8 +7,9 @@ use std::time::Duration;
 use crate::driver::stats::{Bound, CellResult, Status};
 use crate::driver::{LoadParams, Target};
 use crate::options::Options;
-use crate::oracle::{Scenario, SCENARIOS};
+use crate::oracle::Scenario;
 use crate::pinning::Pinning;
+use crate::quick::QUICK_SCENARIOS;
 
 use super::cells::{Cell, Run, Timed, SAMPLE};
 use super::hello;
@@ -30,7 +31,7 @@ pub(super) fn made_up() -> (Run, [&'static str; 2]) {
         Duration::from_secs(1),
         Pinning::one_core_each(),
     );
-    let time = |us: f64| SCENARIOS.iter().map(|_| timed(us, 1.0)).collect();
+    let time = |us: f64| QUICK_SCENARIOS.iter().map(|_| timed(us, 1.0)).collect();
     let rows = vec![(a, time(1.0)), (b, time(2.0)), (floor.name, time(0.3))];
     let setup = QuickLoopback {
         params: params.clone(),
@@ -72,7 +73,7 @@ fn named_cell(name: &str, scenario: &'static Scenario, params: &LoadParams) -> C
 /// at 200 k, in every scenario.
 fn loopback_cells([a, b, reference]: [&str; 3], params: &LoadParams) -> Vec<CellResult> {
     let mut loopback = Vec::new();
-    for s in SCENARIOS {
+    for s in QUICK_SCENARIOS {
         for (name, rps, bound) in [
             (a, 100e3, Bound::Server),
             (b, 150e3, Bound::Unsaturated),

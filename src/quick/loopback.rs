@@ -11,8 +11,9 @@ use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
 use crate::options::Options;
-use crate::oracle::{Scenario, SCENARIOS};
+use crate::oracle::Scenario;
 use crate::pinning::Pinning;
+use crate::quick::QUICK_SCENARIOS;
 
 /// Time the whole quick compare aims for, from its start to its table: in-process cells,
 /// allocation counts, loopback cells and the hello cells past saturation ([`super::hello`]).
@@ -137,7 +138,7 @@ pub(crate) fn quick_loopback(
     let connections = QUICK_CONNECTIONS_PER_THREAD * threads;
     let entries: Vec<_> = REGISTRY.iter().filter(|e| e.loopback).collect();
     let targets = loopback_targets(&entries, options, threads, connections);
-    let scenarios: Vec<&'static Scenario> = SCENARIOS
+    let scenarios: Vec<&'static Scenario> = QUICK_SCENARIOS
         .iter()
         .filter(|s| crate::redis::children_can_serve(s))
         .collect();

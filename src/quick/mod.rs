@@ -20,3 +20,9 @@ mod passes;
 mod views;
 
 pub(crate) use cells::{run, time_per_request, Run, SAMPLE};
+
+/// The scenarios the quick compare measures: the fixed ones. The query and body scenarios
+/// (issue 42) join it with their frameworks' routes, and with the trade its time budget needs
+/// then (a second block of the compact view, fewer passes per body cell); until then `framebench
+/// check`, `load` and the benches measure them.
+pub(crate) const QUICK_SCENARIOS: &[crate::oracle::Scenario] = crate::oracle::FIXED_SCENARIOS;

@@ -20,8 +20,12 @@ pub(super) struct Conn {
     pub(super) stream: Option<TcpStream>,
     /// Bytes of the current write still to send.
     pub(super) unsent: usize,
-    /// (intended, sent) times of requests in flight.
-    pub(super) inflight: VecDeque<(Instant, Instant)>,
+    /// (intended, sent) times of requests in flight, and the index of each in the ring.
+    pub(super) inflight: VecDeque<(Instant, Instant, usize)>,
+    /// The ring index of the next request this connection sends.
+    pub(super) cursor: usize,
+    /// The current write: requests `batch.0 .. batch.0 + batch.1` of the ring.
+    pub(super) batch: (usize, usize),
     /// A response that arrived only in part, carried to the next read (`carried` bytes of
     /// `carry`). Empty almost always: most reads hold whole responses and go to the thread's
     /// scratch buffer instead (see [`Worker::read`]).
@@ -36,7 +40,7 @@ pub(super) struct Conn {
     pub(super) done: u64,
     /// Requests sent on the current connection (churn).
     pub(super) sent_here: u64,
-    /// The unsent bytes are of [`ClientSpec::close_request`].
+    /// The unsent bytes are of the ring's closing request.
     pub(super) sending_close: bool,
     /// Churn: the last answer arrived at this time; the server must close now.
     pub(super) awaiting_close: Option<Instant>,
@@ -45,7 +49,6 @@ pub(super) struct Conn {
 pub(super) struct Worker<'a> {
     pub(super) spec: &'a ClientSpec,
     pub(super) conns: Vec<Conn>,
-    pub(super) batch: Vec<u8>,
     /// One read buffer for the whole thread, as wrk has. With a buffer per connection (128 KiB
     /// each, as before) every connection's first bytes sat at the same offset of a 128 KiB
     /// stride, so at 100 or 500 connections they shared a few cache sets, and the kernel's copy
@@ -99,6 +102,10 @@ impl<'a> Worker<'a> {
                     stream: None,
                     unsent: 0,
                     inflight: VecDeque::new(),
+                    // Each connection starts elsewhere in the ring, so that connections send
+                    // different requests at the same moment.
+                    cursor: index.wrapping_mul(7919) % spec.requests.count(),
+                    batch: (0, 0),
                     carry: Vec::new(),
                     carried: 0,
                     next_send: start + offset,
@@ -115,7 +122,6 @@ impl<'a> Worker<'a> {
         Worker {
             spec,
             conns,
-            batch: spec.request.repeat(spec.pipeline.max(1)),
             scratch: vec![0; READ_CHUNK],
             answered: Vec::new(),
             reconnecting: false,
@@ -282,11 +288,7 @@ impl<'a> Worker<'a> {
                 if k == 0 {
                     return;
                 }
-                let c = &mut self.conns[i];
-                for _ in 0..k {
-                    c.inflight.push_back((now, now));
-                }
-                c.unsent = k * self.spec.request.len();
+                self.queue(i, k, |_| (now, now));
                 self.mark_close(i);
             }
             Some(iv) => {
@@ -301,16 +303,28 @@ impl<'a> Worker<'a> {
                 if k == 0 {
                     return;
                 }
-                let c = &mut self.conns[i];
-                for _ in 0..k {
-                    c.inflight.push_back((c.next_send, now));
-                    c.next_send += iv;
-                }
-                c.unsent = k * self.spec.request.len();
+                let first = self.conns[i].next_send;
+                self.queue(i, k, |j| (first + iv * j as u32, now));
+                self.conns[i].next_send = first + iv * k as u32;
                 self.mark_close(i);
             }
         }
         self.write(i);
+    }
+
+    /// Queues the next `k` requests of the ring on connection `i` as one write; `times(j)` gives
+    /// the (intended, sent) times of the `j`-th.
+    fn queue(&mut self, i: usize, k: usize, times: impl Fn(usize) -> (Instant, Instant)) {
+        let count = self.spec.requests.count();
+        let c = &mut self.conns[i];
+        for j in 0..k {
+            let (intended, sent) = times(j);
+            c.inflight
+                .push_back((intended, sent, (c.cursor + j) % count));
+        }
+        c.batch = (c.cursor, k);
+        c.cursor = (c.cursor + k) % count;
+        c.unsent = self.spec.requests.len_of(k);
     }
 
     /// How long a server may take to close a connection after answering `Connection: close`:
@@ -329,7 +343,11 @@ impl<'a> Worker<'a> {
         c.sent_here += 1;
         if c.sent_here >= n {
             c.sending_close = true;
-            c.unsent = self.spec.close_request.len();
+            c.unsent = self.spec.requests.close().len();
+            // The closing request is request 0, whatever the ring's turn was.
+            if let Some(last) = c.inflight.back_mut() {
+                last.2 = 0;
+            }
         }
     }
 
@@ -357,7 +375,7 @@ impl<'a> Worker<'a> {
                 ));
                 continue;
             }
-            if let Some(&(_, sent)) = c.inflight.front() {
+            if let Some(&(_, sent, _)) = c.inflight.front() {
                 if now.duration_since(sent) >= self.spec.timeout {
                     // Counted when the timeout expires inside the recorded window.
                     if now >= self.record_from {

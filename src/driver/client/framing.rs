@@ -16,12 +16,11 @@ impl Worker<'_> {
         let Some(stream) = c.stream.as_mut() else {
             return;
         };
-        // Every write is a suffix of the batch (the requests are identical), or of the closing
-        // request.
+        // Every write is a suffix of the current batch of the ring, or of the closing request.
         let batch = if c.sending_close {
-            &self.spec.close_request
+            self.spec.requests.close()
         } else {
-            &self.batch
+            self.spec.requests.window(c.batch.0, c.batch.1)
         };
         while c.unsent > 0 {
             let from = batch.len() - c.unsent;
@@ -148,7 +147,7 @@ impl Worker<'_> {
                 break;
             };
             let c = &mut self.conns[i];
-            let Some((intended, _sent)) = c.inflight.pop_front() else {
+            let Some((intended, _sent, index)) = c.inflight.pop_front() else {
                 return Err(if c.awaiting_close.is_some() {
                     anyhow!("server answered after `Connection: close` instead of closing")
                 } else {
@@ -178,7 +177,7 @@ impl Worker<'_> {
             }
             if sample {
                 self.result.sampled += 1;
-                if let Err(e) = sampler(&data[used..used + len]) {
+                if let Err(e) = sampler(&data[used..used + len], index) {
                     self.result.mismatches += 1;
                     if self.result.first_mismatch.is_none() {
                         self.result.first_mismatch = Some(format!("{e:#}"));

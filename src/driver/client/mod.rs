@@ -1,6 +1,9 @@
 //! The load client: a few threads, each multiplexing many keep-alive connections over
-//! non-blocking sockets (mio), as wrk does. Requests are encoded once; responses are parsed only
-//! as far as status and framing, and one in `sample_every` is checked whole against the oracle.
+//! non-blocking sockets (mio), as wrk does. Requests are encoded once, before the threads start,
+//! into a [`Ring`] (one request for a fixed scenario, [`crate::cell::RING`] distinct ones for a
+//! query or body scenario), so the hot loop builds and allocates nothing per request; responses
+//! are parsed only as far as status and framing, and one in `sample_every` is checked whole
+//! against the oracle and its own request.
 //!
 //! Closed loop (default): each connection sends `pipeline` requests in one write and sends the
 //! next batch when all of them are answered. Open loop (`rate`): each connection sends on a fixed
@@ -15,6 +18,7 @@ mod conn;
 mod event_loop;
 mod framing;
 mod result;
+mod ring;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -23,20 +27,19 @@ use std::time::{Duration, Instant};
 
 use conn::Worker;
 pub(crate) use result::ThreadResult;
+pub(crate) use ring::Ring;
 
-/// Checks one whole response (head and body, as received) against the oracle.
-pub(crate) type Sampler = Arc<dyn Fn(&[u8]) -> anyhow::Result<()> + Send + Sync>;
+/// Checks one whole response (head and body, as received) against the oracle and the request
+/// it answers, request `index` of the [`Ring`].
+pub(crate) type Sampler = Arc<dyn Fn(&[u8], usize) -> anyhow::Result<()> + Send + Sync>;
 
 /// What one load run does.
 #[derive(Clone)]
 pub(crate) struct ClientSpec {
     /// Server address (loopback).
     pub(crate) addr: SocketAddr,
-    /// One encoded request.
-    pub(crate) request: Vec<u8>,
-    /// The same request with `Connection: close`: the last of each connection's requests when
-    /// `requests_per_connection` is set.
-    pub(crate) close_request: Vec<u8>,
+    /// The encoded requests, and the closing one.
+    pub(crate) requests: Arc<Ring>,
     /// Connection churn: each connection sends this many requests, the last with
     /// `Connection: close`, waits for the server to close it, and reconnects. `None`: keep-alive
     /// for the whole run. Sends one request at a time (the CLI refuses it with `--pipeline`).
@@ -149,10 +152,10 @@ mod tests {
     }
 
     fn count_bounded(addr: SocketAddr, pipeline: usize, body: usize) -> Vec<ThreadResult> {
+        let hello = crate::oracle::scenario("hello").unwrap().instances(1);
         let spec = ClientSpec {
             addr,
-            request: crate::http1::get_request("/", crate::http1::Connection::KeepAlive),
-            close_request: crate::http1::get_request("/", crate::http1::Connection::Close),
+            requests: Arc::new(Ring::new(&hello, pipeline).unwrap()),
             requests_per_connection: None,
             connections: 2,
             threads: 1,
@@ -168,16 +171,15 @@ mod tests {
             hdr_interval: Some(Duration::from_millis(1)),
         };
         // Every response is checked whole: its body must have arrived complete.
-        let sampler: Sampler =
-            Arc::new(
-                move |bytes: &[u8]| match crate::http1::parse_response(bytes, false) {
-                    Ok(Some((r, _))) if r.body().len() == body => Ok(()),
-                    other => Err(anyhow::anyhow!(
-                        "{:?}",
-                        other.map(|o| o.map(|(r, n)| (r.body().len(), n)))
-                    )),
-                },
-            );
+        let sampler: Sampler = Arc::new(move |bytes: &[u8], _| match crate::http1::parse_response(
+            bytes, false,
+        ) {
+            Ok(Some((r, _))) if r.body().len() == body => Ok(()),
+            other => Err(anyhow::anyhow!(
+                "{:?}",
+                other.map(|o| o.map(|(r, n)| (r.body().len(), n)))
+            )),
+        });
         run(&spec, sampler, &Arc::new(AtomicBool::new(false)))
     }
 

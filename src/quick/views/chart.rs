@@ -4,9 +4,9 @@
 use crate::chart::{Bar, Panel};
 use crate::driver::output::bound_mark;
 use crate::driver::stats::Status;
-use crate::oracle::SCENARIOS;
 use crate::quick::cells::Run;
 use crate::quick::hello;
+use crate::quick::QUICK_SCENARIOS;
 use crate::units::kilo;
 
 impl Run {
@@ -14,7 +14,7 @@ impl Run {
     /// requests per second (right), sorted, best on top.
     pub(crate) fn chart(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let mut panels = Vec::new();
-        for (k, s) in SCENARIOS.iter().enumerate() {
+        for (k, s) in QUICK_SCENARIOS.iter().enumerate() {
             let times = self
                 .names()
                 .filter_map(|n| Some(Bar::new(n, self.time_us(n, k)? * 1e3, None)))

@@ -9,9 +9,9 @@ use crate::cell::CellError;
 use crate::chart::Kind;
 use crate::driver::stats::Status;
 use crate::env::Environment;
-use crate::oracle::SCENARIOS;
 use crate::quick::claims::{Lead, Noisy, NOISY_SPREAD_PCT};
 use crate::quick::loopback::QuickLoopback;
+use crate::quick::QUICK_SCENARIOS;
 use crate::units::sig3;
 
 use super::{scale_pointer, wrap, SCREEN_WIDTH};
@@ -45,7 +45,7 @@ impl Run {
         ));
         out.push('\n');
         compact_head(&mut out);
-        let leads: Vec<Leads> = (0..SCENARIOS.len())
+        let leads: Vec<Leads> = (0..QUICK_SCENARIOS.len())
             .map(|k| (self.fastest(k), self.busiest(k)))
             .collect();
         self.compact_rows(&mut out, &leads);
@@ -73,7 +73,7 @@ impl Run {
                 out,
                 "{:-<width$}",
                 "-- floors and reference, not frameworks ",
-                width = NAME_WIDTH + SCENARIOS.len() * (COLUMN_WIDTH + 1)
+                width = NAME_WIDTH + QUICK_SCENARIOS.len() * (COLUMN_WIDTH + 1)
             );
             for name in &others {
                 self.compact_row(out, name, leads);
@@ -84,10 +84,11 @@ impl Run {
     /// One framework's row: per scenario, its time and rate, each with its mark.
     fn compact_row(&self, out: &mut String, name: &str, leads: &[Leads]) {
         let mut line = format!("{name:<NAME_WIDTH$}");
-        for (k, s) in SCENARIOS.iter().enumerate() {
+        for (k, s) in QUICK_SCENARIOS.iter().enumerate() {
             let time = match self.in_process(name, k) {
                 Some(Cell::Time(t)) => sig3(t.median.as_secs_f64() * 1e6),
                 Some(Cell::Failed(CellError::Skipped(_))) => "skip".into(),
+                Some(Cell::Failed(CellError::Unsupported(_))) => "–".into(),
                 Some(Cell::Failed(_)) => "FAIL".into(),
                 None => "–".into(),
             };
@@ -111,6 +112,7 @@ impl Run {
                 },
             ),
             (Some(c), None) if matches!(c.status, Status::Skipped(_)) => ("skip".into(), " "),
+            (Some(c), None) if matches!(c.status, Status::Unsupported(_)) => ("–".into(), " "),
             (Some(c), None) => (c.status.short().chars().take(5).collect(), " "),
             (None, None) => ("–".into(), " "),
         }
@@ -146,7 +148,7 @@ impl Run {
 fn compact_head(out: &mut String) {
     let mut head = format!("{:<NAME_WIDTH$}", "");
     let mut units = format!("{:<NAME_WIDTH$}", "framework");
-    for s in SCENARIOS {
+    for s in QUICK_SCENARIOS {
         let _ = write!(head, " {:^COLUMN_WIDTH$}", s.name);
         let _ = write!(units, " {:>4}  {:>4} ", "µs", "k/s");
     }
@@ -183,7 +185,7 @@ fn leads_in_words(out: &mut String, leads: &[Leads]) {
     for (title, pick) in picks {
         // Each leader, or set of tied leaders, in words, with the scenarios it leads.
         let mut by: Vec<((String, bool), Vec<&str>)> = Vec::new();
-        for (l, s) in leads.iter().zip(SCENARIOS) {
+        for (l, s) in leads.iter().zip(QUICK_SCENARIOS) {
             let Some(words) = lead_words(pick(l)) else {
                 continue;
             };
@@ -244,7 +246,7 @@ mod tests {
 
     /// `name`'s row of the first screen as it should read: each scenario's cell `cell`.
     fn expected_row(name: &str, cell: &str) -> String {
-        format!("{name:<NAME_WIDTH$}{}", cell.repeat(SCENARIOS.len()))
+        format!("{name:<NAME_WIDTH$}{}", cell.repeat(QUICK_SCENARIOS.len()))
             .trim_end()
             .to_owned()
     }
@@ -293,7 +295,7 @@ mod tests {
         run.setup.of_reference = ratios
             .iter()
             .flat_map(|(name, [point, lo, hi])| {
-                SCENARIOS.iter().map(move |s| PassRatio {
+                QUICK_SCENARIOS.iter().map(move |s| PassRatio {
                     target: (*name).to_owned(),
                     scenario: s.name.to_owned(),
                     ratio: Estimate {
@@ -308,7 +310,7 @@ mod tests {
 
     /// Every scenario's name, as the leaders in words list them.
     fn all_scenarios() -> String {
-        SCENARIOS
+        QUICK_SCENARIOS
             .iter()
             .map(|s| s.name)
             .collect::<Vec<_>>()
@@ -359,7 +361,10 @@ mod tests {
     fn the_noisy_host_line_shows_past_the_floors_bound() {
         let (mut run, _) = made_up();
         let floor = crate::frameworks::floor().unwrap().name;
-        let static_ = SCENARIOS.iter().position(|s| s.name == "static").unwrap();
+        let static_ = QUICK_SCENARIOS
+            .iter()
+            .position(|s| s.name == "static")
+            .unwrap();
         let with_static_spread = |run: &mut Run, spread_pct: f64| {
             let (_, cells) = run.rows.iter_mut().find(|(n, _)| *n == floor).unwrap();
             cells[static_] = timed(0.3, spread_pct);
@@ -390,7 +395,7 @@ mod tests {
         }
         let lines: Vec<&str> = text.lines().collect();
         let header = lines.iter().find(|l| l.contains("not_found")).unwrap();
-        for s in SCENARIOS {
+        for s in QUICK_SCENARIOS {
             assert!(header.contains(s.name), "{header}");
         }
         let row = |name: &str| {
@@ -402,9 +407,21 @@ mod tests {
         // One cell per scenario: a's time is the best; its rate the only saturated one, but b's
         // is higher (not its server's own, so marked and never the leader) with no interval
         // to set it apart: a's is not the clear best.
-        assert_eq!(row(a).matches("1.00*").count(), SCENARIOS.len(), "{text}");
-        assert_eq!(row(a).matches(" 100=").count(), SCENARIOS.len(), "{text}");
-        assert_eq!(row(b).matches(" 150~").count(), SCENARIOS.len(), "{text}");
+        assert_eq!(
+            row(a).matches("1.00*").count(),
+            QUICK_SCENARIOS.len(),
+            "{text}"
+        );
+        assert_eq!(
+            row(a).matches(" 100=").count(),
+            QUICK_SCENARIOS.len(),
+            "{text}"
+        );
+        assert_eq!(
+            row(b).matches(" 150~").count(),
+            QUICK_SCENARIOS.len(),
+            "{text}"
+        );
         assert!(!row(b).contains('*'), "{text}");
         // The floor and the reference come after the rule, unmarked: they are not frameworks.
         let rule = lines

@@ -10,9 +10,9 @@ use crate::driver::output::{bound_mark, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
 use crate::env::Environment;
 use crate::options::Options;
-use crate::oracle::SCENARIOS;
 use crate::quick::cells::{Cell, Run};
 use crate::quick::loopback::QuickLoopback;
+use crate::quick::QUICK_SCENARIOS;
 use crate::table::{Align, Table};
 use crate::units::{kilo, per_req, us};
 
@@ -54,7 +54,7 @@ impl Run {
         let mut notes = Notes::default();
         let mut table = Table::new(LONG_COLUMNS);
         for name in self.names() {
-            for (k, s) in SCENARIOS.iter().enumerate() {
+            for (k, s) in QUICK_SCENARIOS.iter().enumerate() {
                 let inproc = in_process_text(self.in_process(name, k), &mut notes, || {
                     format!("{name} {} in-process", s.name)
                 });
@@ -161,6 +161,7 @@ fn in_process_text(cell: Option<&Cell>, notes: &mut Notes, what: impl Fn() -> St
             notes.skip(why);
             "skip".to_owned()
         }
+        Some(Cell::Failed(CellError::Unsupported(_))) => "–".to_owned(),
         Some(Cell::Failed(e)) => {
             notes.failed.push(format!("{}: {e}", what()));
             "FAIL".to_owned()
@@ -221,6 +222,10 @@ fn loopback_texts(
             notes.skip(why);
             std::array::from_fn(|i| if i == 0 { "skip".to_owned() } else { dash() })
         }
+        Some(CellResult {
+            status: Status::Unsupported(_),
+            ..
+        }) => std::array::from_fn(|_| dash()),
         Some(c) if c.status == Status::Ok => [
             kilo(c.rps),
             of_raw.map_or_else(dash, |r| {
@@ -263,7 +268,7 @@ mod tests {
         let Long { table, failed, .. } = run.long();
         assert_eq!(failed, 0, "{table}");
         // The first two cells of a row, whatever the padding.
-        let first = [a, SCENARIOS[0].name];
+        let first = [a, QUICK_SCENARIOS[0].name];
         assert!(
             table
                 .lines()

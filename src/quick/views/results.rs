@@ -2,10 +2,10 @@
 //! allocation counts, every loopback rate and the hello cells past saturation.
 
 use crate::driver::stats::{CellResult, Status};
-use crate::oracle::SCENARIOS;
 use crate::provenance::{Provenance, Window};
 use crate::quick::cells::{Cell, Run};
 use crate::quick::hello;
+use crate::quick::QUICK_SCENARIOS;
 use crate::results::{Figure, Metric, Results};
 
 impl Run {
@@ -29,7 +29,7 @@ impl Run {
     /// Every in-process time, in ns per request.
     fn in_process_figures(&self, variant: &str, figures: &mut Vec<Figure>) {
         for (name, cells) in &self.rows {
-            for (cell, s) in cells.iter().zip(SCENARIOS) {
+            for (cell, s) in cells.iter().zip(QUICK_SCENARIOS) {
                 if let Cell::Time(t) = cell {
                     let ns = t.median.as_secs_f64() * 1e9;
                     figures.push(Figure::count(
