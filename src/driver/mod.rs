@@ -222,6 +222,56 @@ fn client_spec(
     })
 }
 
+/// The load client alone against the server at `addr`, for tests/driver_allocs.rs: exactly
+/// `requests` requests of `scenario` on `connections` connections, `pipeline` deep, one thread,
+/// only each connection's first answer checked. Returns what every thread of this process
+/// allocated while it ran (the binary's allocator must be [`crate::allocs::Global`]) and how
+/// many answers came back. The oracle and the request ring are built before the count, as
+/// `run_cell` builds them before the client threads start.
+#[doc(hidden)]
+pub fn count_client(
+    addr: SocketAddr,
+    scenario: &'static Scenario,
+    requests: u64,
+    pipeline: usize,
+    connections: usize,
+) -> anyhow::Result<(crate::allocs::Counts, u64)> {
+    let expected = scenario.expected(&*Fixtures::load_default()?)?;
+    let instances: Arc<[Instance]> = scenario.instances(crate::cell::RING).into();
+    let spec = client::ClientSpec {
+        addr,
+        requests: Arc::new(client::Ring::new(&instances, pipeline)?),
+        requests_per_connection: None,
+        connections,
+        threads: 1,
+        pipeline,
+        rate: None,
+        warmup: Duration::ZERO,
+        duration: Duration::from_secs(60),
+        timeout: Duration::from_secs(5),
+        max_requests: Some(requests),
+        sample_every: u64::MAX,
+        cpus: Vec::new(),
+        hdr_interval: None,
+    };
+    let sampler = sampler(expected, instances);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (results, counts) = crate::allocs::count(|| client::run(&spec, sampler, &stop));
+    for r in &results {
+        anyhow::ensure!(
+            r.socket_errors == 0 && r.timeouts == 0 && r.mismatches == 0,
+            "{} socket errors, {} timeouts, {} mismatches: {:?} {:?}",
+            r.socket_errors,
+            r.timeouts,
+            r.mismatches,
+            r.first_error,
+            r.first_mismatch
+        );
+    }
+    let answered = results.iter().flat_map(|r| &r.per_conn).sum();
+    Ok((counts, answered))
+}
+
 /// Runs the client against the server, metering both from the end of the warm-up, until the
 /// client is done, the server dies or Ctrl-C.
 fn drive(
