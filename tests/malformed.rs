@@ -2,64 +2,16 @@
 //! requests. Each gets a 4xx or a closed connection within the timeout, never a 2xx or a hang,
 //! and the server keeps serving afterwards.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
 
 use framebench::check::{bind_local, raw_get};
 use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
-use framebench::http1::parse_response;
 
-const TIMEOUT: Duration = Duration::from_secs(8);
-
-/// What the server did with a hostile request.
-#[derive(Debug)]
-enum Outcome {
-    Status(u16),
-    Closed,
-}
-
-fn send_hostile(addr: SocketAddr, bytes: &[u8], half_close: bool) -> anyhow::Result<Outcome> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(TIMEOUT)).unwrap();
-    s.set_write_timeout(Some(TIMEOUT)).unwrap();
-    // The server may close before reading everything: a failed write is a closed connection.
-    if s.write_all(bytes).is_err() {
-        return Ok(Outcome::Closed);
-    }
-    if half_close {
-        let _ = s.shutdown(Shutdown::Write);
-    }
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        match s.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                if let Ok(Some((res, _))) = parse_response(&buf, false) {
-                    return Ok(Outcome::Status(res.status().as_u16()));
-                }
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                anyhow::bail!("no answer and no close within {TIMEOUT:?} (hang)");
-            }
-            Err(_) => break, // reset
-        }
-    }
-    match parse_response(&buf, true) {
-        Ok(Some((res, _))) => Ok(Outcome::Status(res.status().as_u16())),
-        _ => Ok(Outcome::Closed),
-    }
-}
+#[path = "common/hostile.rs"]
+mod hostile;
+use hostile::{send as send_hostile, Outcome};
 
 /// What a server answers that is not a 4xx, as measured (docs/methodology/fairness.md): net/http puts no
 /// limit on the number of headers within its 1 MiB `MaxHeaderBytes`; fasthttp (Fiber) serves
@@ -128,11 +80,11 @@ fn servers_survive_malformed_http() {
         let addr = server.addr();
         for (name, bytes, half_close) in cases() {
             match send_hostile(addr, &bytes, half_close) {
-                Ok(Outcome::Status(s)) if (400..500).contains(&s) => {}
+                Ok(Outcome::Status(s, _)) if (400..500).contains(&s) => {}
                 Ok(Outcome::Closed) => {}
-                Ok(Outcome::Status(505)) if name == "bad version" => {}
-                Ok(Outcome::Status(s)) if KNOWN_ANSWERS.contains(&(entry.name, name, s)) => {}
-                Ok(Outcome::Status(s)) => {
+                Ok(Outcome::Status(505, _)) if name == "bad version" => {}
+                Ok(Outcome::Status(s, _)) if KNOWN_ANSWERS.contains(&(entry.name, name, s)) => {}
+                Ok(Outcome::Status(s, _)) => {
                     failures.push(format!("{}: {name}: status {s}", entry.name))
                 }
                 Err(e) => failures.push(format!("{}: {name}: {e}", entry.name)),

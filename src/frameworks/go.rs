@@ -301,6 +301,7 @@ impl<P: Program> Framework for GoPeer<P> {
     const ABOUT: About = P::ABOUT;
     const IN_PROCESS: bool = false;
     const TOOL: Option<Tool> = Some(Tool::Go);
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn available() -> Result<(), String> {
         prepare(P::CMD).map_err(str::to_owned)

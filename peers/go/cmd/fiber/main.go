@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 
 	"github.com/gofiber/fiber/v2"
@@ -46,6 +47,38 @@ func main() {
 		}
 		c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
 		return c.Send(body)
+	})
+	f.Get("/sum", func(c *fiber.Ctx) error {
+		// Fiber's QueryParser; its error (a missing or non-uint32 operand) is a plain error,
+		// which Fiber's default error handler would answer 500, so it is answered 400 here.
+		var ops app.Operands
+		if err := c.QueryParser(&ops); err != nil {
+			return fiber.ErrBadRequest
+		}
+		c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+		return c.Send(app.SumText(ops))
+	})
+	// c.Body() is fasthttp's request body, read whole before the handler runs (a Content-Length
+	// or a chunked one, up to Fiber's BodyLimit, 4 MiB by default; over it fasthttp answers
+	// 413). It aliases fasthttp's buffer: used only before the handler returns.
+	f.Post("/upload", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+		return c.Send(app.Digest(c.Body()))
+	})
+	f.Post("/json_in", func(c *fiber.Ctx) error {
+		// BodyParser picks its decoder by Content-Type (a type ending in "json": encoding/json's
+		// Unmarshal); without one it answers 422. A body it cannot decode is answered 400.
+		var ops app.Operands
+		if err := c.BodyParser(&ops); err != nil {
+			var fe *fiber.Error
+			if errors.As(err, &fe) {
+				return err
+			}
+			return fiber.ErrBadRequest
+		}
+		// Serialized with json.Marshal, as net/http's peer does, not with c.JSON.
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(app.JSONIn(ops))
 	})
 	f.Get("/paste/:name", func(c *fiber.Ctx) error {
 		body, status := fx.Lookup(false, c.Params("name"), opts.IO)

@@ -1,8 +1,10 @@
 // Command nethttp is framebench's Go net/http peer: the oracle's routes on the standard
-// library's ServeMux and http.FileServer.
+// library's ServeMux and http.FileServer. The query and body routes read the request the
+// standard library's way: r.URL.Query(), io.ReadAll(r.Body) and json.NewDecoder(r.Body).
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -40,6 +42,35 @@ func main() {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(body)
+	})
+	mux.HandleFunc("GET /sum", func(w http.ResponseWriter, r *http.Request) {
+		ops, ok := app.OperandsFromQuery(r.URL.Query())
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write(app.SumText(ops))
+	})
+	// The server sets no body limit (http.MaxBytesReader is opt-in): io.ReadAll reads the
+	// whole body, a Content-Length or a chunked one.
+	mux.HandleFunc("POST /upload", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write(app.Digest(body))
+	})
+	mux.HandleFunc("POST /json_in", func(w http.ResponseWriter, r *http.Request) {
+		var ops app.Operands
+		if err := json.NewDecoder(r.Body).Decode(&ops); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(app.JSONIn(ops))
 	})
 	mux.HandleFunc("GET /paste/{name}", func(w http.ResponseWriter, r *http.Request) {
 		body, status := fx.Lookup(false, r.PathValue("name"), opts.IO)

@@ -1,5 +1,6 @@
 // Package app is what the two Go peers share: options, fixtures, the template, the JSON body,
-// the name check and the listener handed over by framebench.
+// the answers of the query and body scenarios, the name check and the listener handed over by
+// framebench.
 //
 // Both servers serve the routes of framebench's oracle (src/oracle.rs) from the same fixtures
 // folder, and render the template to bytes identical to fixtures/expected/template.html.
@@ -12,8 +13,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -206,6 +209,58 @@ type Message struct {
 // JSON serializes the json scenario's body: called on every request.
 func JSON() []byte {
 	b, _ := json.Marshal(Message{Message: "Hello, World!"})
+	return b
+}
+
+// Operands are the operands of the query and body scenarios: `?a=A&b=B` for query,
+// `{"a":A,"b":B}` for json_in (framebench's handlers::Operands). Both are u32 in framebench, so
+// a value outside uint32 is refused. The query tags are Fiber's QueryParser's: "required" makes
+// a missing operand an error, as it is for serde. encoding/json has no such tag, so a JSON
+// object without an operand decodes it as 0 (serde would refuse it).
+type Operands struct {
+	A uint32 `json:"a" query:"a,required"`
+	B uint32 `json:"b" query:"b,required"`
+}
+
+// OperandsFromQuery reads a and b from a parsed query string (net/http's r.URL.Query()), other
+// keys ignored. false when one is missing or not a decimal uint32: the caller answers 400.
+func OperandsFromQuery(q url.Values) (Operands, bool) {
+	a, errA := strconv.ParseUint(q.Get("a"), 10, 32)
+	b, errB := strconv.ParseUint(q.Get("b"), 10, 32)
+	if errA != nil || errB != nil {
+		return Operands{}, false
+	}
+	return Operands{A: uint32(a), B: uint32(b)}, true
+}
+
+// Sum is the operands' sum, in 64 bits: the oracle's operands overflow 32.
+func (o Operands) Sum() uint64 {
+	return uint64(o.A) + uint64(o.B)
+}
+
+// SumText is the query scenario's body: the decimal sum.
+func SumText(o Operands) []byte {
+	return strconv.AppendUint(nil, o.Sum(), 10)
+}
+
+// Digest is the upload scenario's body: the body's length and its FNV-1a 64 digest as 16
+// lowercase hex digits (framebench's oracle::digest_text), which proves the handler read every
+// byte.
+func Digest(body []byte) []byte {
+	h := fnv.New64a()
+	h.Write(body)
+	return fmt.Appendf(nil, "%d %016x", len(body), h.Sum64())
+}
+
+// sumOut is the json_in answer's object.
+type sumOut struct {
+	Sum uint64 `json:"sum"`
+}
+
+// JSONIn is the json_in scenario's body, `{"sum":S}`, serialized with json.Marshal on every
+// request (an Encoder would append a newline).
+func JSONIn(o Operands) []byte {
+	b, _ := json.Marshal(sumOut{Sum: o.Sum()})
 	return b
 }
 

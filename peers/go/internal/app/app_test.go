@@ -2,6 +2,8 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -63,5 +65,66 @@ func TestSafeName(t *testing.T) {
 		if SafeName(bad) {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+func TestOperandsFromQuery(t *testing.T) {
+	good := map[string]Operands{
+		"a=1&b=2":                       {1, 2},
+		"b=2&a=1":                       {1, 2},
+		"a=4294967295&b=4294967295":     {4294967295, 4294967295},
+		"x=9&a=2200000000&b=3199999999": {2200000000, 3199999999},
+	}
+	for q, want := range good {
+		v, err := url.ParseQuery(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := OperandsFromQuery(v); !ok || got != want {
+			t.Errorf("%q: %v %v, want %v", q, got, ok, want)
+		}
+	}
+	for _, q := range []string{"", "a=1", "b=2", "a=1&b=", "a=-1&b=2", "a=4294967296&b=1", "a=x&b=1", "a=1.0&b=1", "a=+1&b=1"} {
+		v, _ := url.ParseQuery(q)
+		if got, ok := OperandsFromQuery(v); ok {
+			t.Errorf("%q accepted as %v", q, got)
+		}
+	}
+}
+
+// The sum needs 64 bits: the oracle draws operands whose sum is above uint32's range.
+func TestSumText(t *testing.T) {
+	if got := string(SumText(Operands{4294967295, 4294967295})); got != "8589934590" {
+		t.Fatalf("SumText = %s", got)
+	}
+	if got := string(SumText(Operands{0, 0})); got != "0" {
+		t.Fatalf("SumText = %s", got)
+	}
+}
+
+// The known values of framebench's fnv_matches_known_values.
+func TestDigest(t *testing.T) {
+	cases := map[string]string{
+		"":       "0 cbf29ce484222325",
+		"a":      "1 af63dc4c8601ec8c",
+		"foobar": "6 85944171f73967e8",
+	}
+	for in, want := range cases {
+		if got := string(Digest([]byte(in))); got != want {
+			t.Errorf("Digest(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestJSONIn(t *testing.T) {
+	var o Operands
+	if err := json.Unmarshal([]byte(`{"a":2200000000,"b":3199999999}`), &o); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(JSONIn(o)); got != `{"sum":5399999999}` {
+		t.Fatalf("JSONIn = %s", got)
+	}
+	if err := json.Unmarshal([]byte(`{"a":4294967296,"b":1}`), &o); err == nil {
+		t.Fatal("an operand over uint32 accepted")
 	}
 }
