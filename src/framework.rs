@@ -87,10 +87,10 @@ pub trait Framework: Sized + 'static {
     /// new framework states it.
     const ABOUT: About;
     /// The scenarios it cannot serve through its own API, each with the reason: `(scenario,
-    /// why)`. Their cells show `–` everywhere, with the reason in docs/methodology, never a
-    /// silent skip. The default is [`PENDING`]: the query and body scenarios of issue 42, for a
-    /// framework whose routes for them are not written yet.
-    const CANNOT: &'static [(&'static str, &'static str)] = PENDING;
+    /// why)`, or none (`&[]`). Their cells show `–` everywhere, with the reason printed by
+    /// `check` and in docs/methodology/bodies.md, never a silent skip. No default: a new
+    /// framework states it.
+    const CANNOT: &'static [(&'static str, &'static str)];
 
     /// Whether the framework can run on this machine: `Err` says what to install (the Go
     /// peers without `go`). Callers skip an unavailable framework with that message.
@@ -123,18 +123,6 @@ pub trait Framework: Sized + 'static {
         anyhow::bail!("{} does not serve from a child process", Self::NAME)
     }
 }
-
-/// What [`Framework::CANNOT`] says of a framework whose query and body routes are not written
-/// yet: every new scenario, with that reason.
-pub const PENDING: &[(&str, &str)] = &[
-    ("query", PENDING_WHY),
-    ("upload", PENDING_WHY),
-    ("upload_chunked", PENDING_WHY),
-    ("json_in", PENDING_WHY),
-];
-
-/// The reason [`PENDING`] gives.
-pub const PENDING_WHY: &str = "its routes for the query and body scenarios are not written yet";
 
 /// A framework's row in the README's framework table, beside its name and version
 /// ([`crate::frameworks::markdown_table`]). Versions are never typed here: they come from

@@ -6,7 +6,7 @@
 use std::process::{Command, Output};
 
 use framebench::allocs::report::Report;
-use framebench::allocs::Counts;
+use framebench::allocs::{Counts, Measured};
 use framebench::frameworks::{self, REGISTRY};
 
 const BIN: &str = env!("CARGO_BIN_EXE_framebench");
@@ -30,43 +30,67 @@ fn allocs(args: &[&str]) -> Report {
         .unwrap()
 }
 
-fn counts(report: &Report, framework: &str, scenario: &str, logging: &str) -> Counts {
-    report
-        .cells
+fn counts(cells: &[Measured], framework: &str, scenario: &str, logging: &str) -> Counts {
+    cells
         .iter()
         .find(|c| c.framework == framework && c.scenario == scenario && c.logging == logging)
         .and_then(|c| c.counts)
-        .unwrap_or_else(|| panic!("{framework} {scenario} {logging} not counted: {report:?}"))
+        .unwrap_or_else(|| panic!("{framework} {scenario} {logging} not counted: {cells:?}"))
 }
 
+/// The cells whose repeats disagree, measured (2026-11-26) and explained in
+/// docs/methodology/bodies.md: ohkami's reads of a body reallocate 7 or 8 times from one repeat
+/// to the next. `framebench allocs` reports each such cell as failed, with every count seen.
+const VARYING: &[(&str, &str)] = &[("ohkami", "upload"), ("ohkami", "json_in")];
+
 /// Every in-process framework × scenario without Redis × logging is counted, but for the
-/// scenarios a framework cannot serve (`Framework::CANNOT`), each with every repeat equal (the
-/// command fails otherwise), and rendering the template allocates more than the floor's canned
-/// answer in every framework.
+/// scenarios a framework cannot serve (`Framework::CANNOT`) and the [`VARYING`] cells, each with
+/// every repeat equal (the command fails otherwise), and rendering the template allocates more
+/// than the floor's canned answer in every framework. The varying cells fail, and say so.
 #[test]
 fn every_cell_is_counted_and_the_template_allocates() {
-    let report = allocs(&[]);
     let in_process: Vec<&framebench::framework::Entry> =
         REGISTRY.iter().filter(|e| e.in_process).collect();
-    let cells: usize = in_process
+    let steady: Vec<(&str, &str)> = in_process
         .iter()
-        .map(|e| {
+        .flat_map(|e| {
             framebench::allocs::scenarios()
-                .filter(|s| e.cannot(s.name).is_none())
-                .count()
+                .filter(|s| e.cannot(s.name).is_none() && !VARYING.contains(&(e.name, s.name)))
+                .map(|s| (e.name, s.name))
         })
-        .sum();
-    assert_eq!(report.cells.len(), cells * 2);
-    let in_process: Vec<&str> = in_process.iter().map(|e| e.name).collect();
+        .collect();
+    // One run per framework with its steady scenarios.
+    let mut cells = Vec::new();
+    for e in &in_process {
+        let mine: Vec<&str> = steady
+            .iter()
+            .filter(|(f, _)| f == &e.name)
+            .map(|(_, s)| *s)
+            .collect();
+        let report = allocs(&[e.name, "--scenarios", &mine.join(",")]);
+        assert_eq!(report.cells.len(), mine.len() * 2, "{}", e.name);
+        cells.extend(report.cells);
+    }
     let floor = frameworks::floor().unwrap().name;
-    let null = counts(&report, floor, "template", "off");
-    for name in in_process.iter().filter(|n| **n != floor) {
-        let template = counts(&report, name, "template", "off");
+    let null = counts(&cells, floor, "template", "off");
+    for name in in_process.iter().map(|e| e.name).filter(|n| *n != floor) {
+        let template = counts(&cells, name, "template", "off");
         assert!(
             template.allocs > null.allocs,
             "{name} renders the template with {} allocations, the floor answers with {}",
             template.allocs,
             null.allocs
+        );
+    }
+    for (fw, scenario) in VARYING
+        .iter()
+        .filter(|(fw, _)| frameworks::find(fw).is_some())
+    {
+        let out = run(&["allocs", fw, "--scenarios", scenario, "--logging", "off"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("repeats disagree"),
+            "{fw} {scenario} no longer varies: move it out of VARYING and the methodology: {stderr}"
         );
     }
 }
@@ -78,7 +102,7 @@ fn the_floor_repeats_exactly_across_processes() {
     let args = [floor, "--repeats", "20", "--logging", "off"];
     let (a, b) = (allocs(&args), allocs(&args));
     assert_eq!(a.cells, b.cells);
-    assert!(counts(&a, floor, "hello", "off").allocs > 0);
+    assert!(counts(&a.cells, floor, "hello", "off").allocs > 0);
 }
 
 /// `profile --allocs` prints the counts of one dispatch and sites whose calls add up to them.

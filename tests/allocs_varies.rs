@@ -24,6 +24,7 @@ impl Framework for Drifting {
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
     const ABOUT: framebench::framework::About = Null::ABOUT;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Ok(Drifting {

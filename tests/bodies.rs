@@ -22,9 +22,28 @@ use hostile::{send, Outcome};
 /// trillium's 10 MB), so each shows what it does past its own.
 const OVER: usize = 16 * 1024 * 1024;
 
-/// Answers that are not a 4xx or a close, each measured and explained in
-/// docs/methodology/bodies.md ("Hostile bodies"). Anything else fails the test.
-const KNOWN: &[(&str, &str, &str)] = &[];
+/// Wrong bodies handed to a handler by the framework itself, each measured (2026-11-26) and
+/// explained in docs/methodology/bodies.md ("Hostile bodies"): besides a refusal, only exactly
+/// this outcome is accepted (its status, then the handler's answer: the length and digest of
+/// what it was given). Some are races with the client's close (may-minihttp's half body was
+/// refused in one run and handed on in the next), so a refusal passes too. framebench measures
+/// these frameworks as they are; it does not guard them.
+const KNOWN: &[(&str, &str, &str)] = &[
+    // `Content-Length` wins over `Transfer-Encoding`: the handler digests the first 5 bytes.
+    ("iron", "cl+te", "200 5 4075b296af5d056d"),
+    ("nickel", "cl+te", "200 5 4075b296af5d056d"),
+    ("ohkami", "cl+te", "200 5 4075b296af5d056d"),
+    // The body ends (the client closes) inside a chunk: the 10 bytes that came are the body.
+    ("rocket", "lying chunk", "200 10 66c20d5bb80c6cc4"),
+    ("xitca", "lying chunk", "200 10 66c20d5bb80c6cc4"),
+    // ohkami reads no chunked body: the handler sees an empty one.
+    ("ohkami", "lying chunk", "200 0 cbf29ce484222325"),
+    // 512 of 1,024 announced bytes, then the client closes: xitca and may-minihttp hand the 512
+    // bytes on, ohkami 1,024 bytes (the 512 sent and 512 it did not receive).
+    ("xitca", "half body", "200 512 2e7a2c6d33cacb25"),
+    ("may-minihttp", "half body", "200 512 2e7a2c6d33cacb25"),
+    ("ohkami", "half body", "200 1024 a0e6dc5cc1edf325"),
+];
 
 /// A case: its name, the bytes, whether the client then closes its writing half, and the body a
 /// 200 may have digested (`None`: any 200 is wrong).
@@ -125,10 +144,10 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
                 Ok(Outcome::Status(200, body)) => case.right.is_some_and(|r| digest_of(body, r)),
                 _ => false,
             };
-            let known = KNOWN
-                .iter()
-                .any(|(fw, name, _)| *fw == entry.name && *name == case.name);
-            if !fine && !known {
+            let recorded = KNOWN.iter().any(|(fw, name, what)| {
+                *fw == entry.name && *name == case.name && said(&outcome) == *what
+            });
+            if !fine && !recorded {
                 failures.push(format!("{}: {}: {}", entry.name, case.name, said(&outcome)));
             }
             still_serving(addr, entry.name, case.name, &mut failures);

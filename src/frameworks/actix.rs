@@ -26,12 +26,12 @@ use actix_web::dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::middleware::{Condition, Logger};
-use actix_web::{get, test, web, App, HttpRequest, HttpResponse, HttpServer, Responder};
+use actix_web::{get, post, test, web, App, HttpRequest, HttpResponse, HttpServer, Responder};
 use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::{Io, KEEP_ALIVE};
 use crate::store::AsyncStore;
@@ -76,6 +76,7 @@ fn app(
         Io::Disk => app.service(Files::new("/static", config.fixtures.static_dir())),
         Io::Memory => app.service(static_file),
     };
+    let app = app.service(sum).service(upload).service(json_in);
     // Fairness: `Condition` is actix's way to make a middleware optional while keeping one app
     // type. With logging off no `Logger` is attached, but every request still passes one
     // `match` and the body one enum (`EitherBody`): a few nanoseconds.
@@ -97,6 +98,7 @@ impl Framework for Actix {
         server: "`HttpServer` with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         if logging::target(config.options.logging).is_some() {
@@ -181,6 +183,26 @@ async fn paste(state: Shared, name: web::Path<String>) -> Reply {
 #[get("/static/{name}")]
 async fn static_file(state: Shared, name: web::Path<String>) -> Reply {
     state.static_file(&name)
+}
+
+/// `web::Query` rejects missing or non-`u32` operands with 400.
+#[get("/sum")]
+async fn sum(ops: web::Query<Operands>) -> Reply {
+    handlers::sum(ops.into_inner())
+}
+
+/// `web::Bytes` reads the whole body, Content-Length or chunked, up to actix's default
+/// `PayloadConfig` limit (256 KiB, 413 above it).
+#[post("/upload")]
+async fn upload(body: web::Bytes) -> Reply {
+    handlers::upload(&body)
+}
+
+/// `web::Json` wants `application/json` (400 without it), reads up to its default limit (2 MiB,
+/// 413 above it) and answers a body it cannot deserialize with 400.
+#[post("/json_in")]
+async fn json_in(ops: web::Json<Operands>) -> Reply {
+    handlers::json_in(ops.into_inner())
 }
 
 impl Responder for Reply {

@@ -23,11 +23,12 @@ macro_rules! axum_app {
         use std::net::{SocketAddr, TcpListener};
         use std::sync::Arc;
 
-        use $axum::extract::{ConnectInfo, Path, State};
+        use $axum::body::Bytes;
+        use $axum::extract::{ConnectInfo, Path, Query, State};
         use $axum::http::{header, HeaderValue, StatusCode, Uri};
         use $axum::response::IntoResponse;
-        use $axum::routing::get;
-        use $axum::Router;
+        use $axum::routing::{get, post};
+        use $axum::{Json, Router};
 
         use http_body_util::BodyExt as _;
         use tower::ServiceExt as _;
@@ -36,7 +37,7 @@ macro_rules! axum_app {
         use crate::framework::{
             About, Config, Framework, Request, Response, ServerHandle, Version,
         };
-        use crate::handlers::{self, AppState, Reply};
+        use crate::handlers::{self, AppState, Operands, Reply};
         use crate::logging;
         use crate::options::{Io, Logging};
         use crate::store::AsyncStore;
@@ -65,7 +66,11 @@ macro_rules! axum_app {
                 }
                 Io::Memory => router.route($static, get(static_file)),
             };
-            let router = router.with_state(state);
+            let router = router
+                .route("/sum", get(sum))
+                .route("/upload", post(upload))
+                .route("/json_in", post(json_in))
+                .with_state(state);
             match config.options.logging {
                 Logging::Off => router,
                 // tower-http's trace layer; the peer comes from axum's `ConnectInfo`.
@@ -82,6 +87,7 @@ macro_rules! axum_app {
             const ABOUT: About = $about;
             const PER_CORE: bool = true;
             const COUNTS_REQUESTS: bool = true;
+            const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
             fn build(config: &Config) -> anyhow::Result<Self> {
                 Built::new(config, app).map($Axum)
@@ -152,6 +158,23 @@ macro_rules! axum_app {
 
         async fn static_file(State(state): Shared, Path(name): Path<String>) -> Reply {
             state.static_file(&name)
+        }
+
+        /// `Query` rejects missing or non-`u32` operands with 400.
+        async fn sum(Query(ops): Query<Operands>) -> Reply {
+            handlers::sum(ops)
+        }
+
+        /// `Bytes` reads the whole body, Content-Length or chunked, up to axum's default limit
+        /// (2 MiB, 413 above it).
+        async fn upload(body: Bytes) -> Reply {
+            handlers::upload(&body)
+        }
+
+        /// `Json` wants `application/json` (415 without it) and answers a body it cannot
+        /// deserialize with 400 or 422.
+        async fn json_in(Json(ops): Json<Operands>) -> Reply {
+            handlers::json_in(ops)
         }
 
         impl IntoResponse for Reply {

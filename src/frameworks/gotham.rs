@@ -16,8 +16,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::FutureExt as _;
-use gotham::handler::{DirHandler, FilePathExtractor, Handler, HandlerFuture, NewHandler};
+use gotham::handler::{
+    DirHandler, FilePathExtractor, Handler, HandlerFuture, HandlerResult, MapHandlerError as _,
+    NewHandler,
+};
 use gotham::helpers::http::response::{create_empty_response, create_response};
+use gotham::helpers::http::Body;
 use gotham::hyper::{Method, StatusCode, Uri};
 use gotham::mime;
 use gotham::pipeline::PipelineHandleChain;
@@ -29,7 +33,7 @@ use http_body_util::{BodyExt as _, Full};
 use serde::Deserialize;
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
@@ -77,6 +81,12 @@ where
         .get("/paste/:name")
         .with_path_extractor::<NameParam>()
         .to_new_handler(with(paste));
+    route
+        .get("/sum")
+        .with_query_string_extractor::<SumQuery>()
+        .to(sum);
+    route.post("/upload").to_async(upload);
+    route.post("/json_in").to_async(json_in);
     match config.options.io {
         Io::Disk => route
             .get("/static/*")
@@ -104,6 +114,7 @@ impl Framework for Gotham {
         server: "`gotham::bind_server` on tokio with `--threads` workers",
     };
     const PER_CORE: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, app).map(Gotham)
@@ -168,6 +179,49 @@ fn static_file(app: &App, state: &mut State) -> Reply {
     app.static_file(&name)
 }
 
+/// `GET /sum?a=A&b=B`: the operands from Gotham's query string extractor, which answers 400
+/// (`StaticResponseExtender`) for a missing or bad one before this runs.
+fn sum(mut state: State) -> (State, Res) {
+    let SumQuery { a, b } = SumQuery::take_from(&mut state);
+    let res = respond(&state, handlers::sum(Operands { a, b }));
+    (state, res)
+}
+
+/// `POST /upload`: the request body taken from the state and collected.
+async fn upload(mut state: State) -> HandlerResult {
+    let body = match collect_body(&mut state).await {
+        Ok(body) => body,
+        Err(err) => return Err((state, err)),
+    };
+    let res = respond(&state, handlers::upload(&body));
+    Ok((state, res))
+}
+
+/// `POST /json_in`: the body collected, then deserialized with serde_json, as Gotham has no
+/// JSON extractor; 400 for a bad body.
+async fn json_in(mut state: State) -> HandlerResult {
+    let operands = collect_body(&mut state).await.and_then(|body| {
+        serde_json::from_slice::<Operands>(&body).map_err_with_status(StatusCode::BAD_REQUEST)
+    });
+    match operands {
+        Ok(operands) => {
+            let res = respond(&state, handlers::json_in(operands));
+            Ok((state, res))
+        }
+        Err(err) => Err((state, err)),
+    }
+}
+
+/// The request body, taken from the state and collected whole (Gotham sets no limit); a body
+/// that fails to arrive is a 400.
+async fn collect_body(state: &mut State) -> Result<bytes::Bytes, gotham::handler::HandlerError> {
+    Body::take_from(state)
+        .collect()
+        .await
+        .map(|body| body.to_bytes())
+        .map_err_with_status(StatusCode::BAD_REQUEST)
+}
+
 /// `/get`: the value of `key` in Redis, through the router's async pool.
 #[derive(Clone)]
 struct RedisGet(Arc<App>);
@@ -207,6 +261,13 @@ fn respond(state: &State, reply: Reply) -> Res {
 #[derive(Deserialize, StateData, StaticResponseExtender)]
 struct NameParam {
     name: String,
+}
+
+/// The query string of `/sum`, Gotham's way: a struct its query string extractor fills.
+#[derive(Deserialize, StateData, StaticResponseExtender)]
+struct SumQuery {
+    a: u32,
+    b: u32,
 }
 
 /// The app's state.

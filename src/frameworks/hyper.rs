@@ -1,7 +1,10 @@
 //! Raw hyper 1 with hyper-util: a `service_fn` that routes on the path by hand
 //! ([`AppState::route`], shared with hyper 0.14), with a small static-file path of our own, and
-//! tower-http's trace layer for logging. In-process requests call the service directly; the
-//! server runs hyper's HTTP/1.1 connection per accepted socket.
+//! tower-http's trace layer for logging. hyper has no extractors: `/sum` parses the query with
+//! [`handlers::operands_from_query`], and `/upload` and `/json_in` collect the body with
+//! http-body-util's `BodyExt::collect` (no limit: hyper sets none), the JSON then read by
+//! serde_json. In-process requests call the service directly; the server runs hyper's HTTP/1.1
+//! connection per accepted socket.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -12,13 +15,14 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
+use hyper::body::Body;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tower::{Layer as _, Service, ServiceExt as _};
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{AppState, Reply, Routed};
+use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Peer};
 use crate::options::{Logging, KEEP_ALIVE};
 use crate::server;
@@ -32,22 +36,34 @@ pub(crate) struct Hyper(Built<Arc<AppState<AsyncStore>>>);
 /// The response every route gives.
 type Res = http::Response<Full<Bytes>>;
 
-/// The whole app: one service routing on the path.
+/// The whole app: one service routing on the path. The query and body routes come first; every
+/// other path goes to [`AppState::route`], which answers GET only.
 fn app<B>(
     state: Arc<AppState<AsyncStore>>,
 ) -> impl Service<http::Request<B>, Response = Res, Error = Infallible, Future = RouteFuture>
        + Clone
-       + Send {
+       + Send
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
     tower::service_fn(move |req: http::Request<B>| {
         let (method, uri) = (req.method(), req.uri());
         let get = method == http::Method::GET || method == http::Method::HEAD;
-        match state.route(get, uri.path(), uri.query()) {
-            Routed::Ready(reply) => RouteFuture::Ready(Some(respond(reply))),
-            // Fairness: the one route that waits on I/O is a boxed future; every other route
-            // stays a ready value (docs/methodology/fairness.md).
-            Routed::Redis(reply) => {
-                RouteFuture::Redis(Box::pin(async move { respond(reply.await) }))
-            }
+        let post = method == http::Method::POST;
+        // Fairness: the routes that wait on I/O (Redis, a request body) are boxed futures;
+        // every other route stays a ready value (docs/methodology/fairness.md).
+        match uri.path() {
+            "/sum" => RouteFuture::Ready(Some(respond(sum(get, uri.query())))),
+            "/upload" if post => RouteFuture::Boxed(Box::pin(upload(req.into_body()))),
+            "/json_in" if post => RouteFuture::Boxed(Box::pin(json_in(req.into_body()))),
+            "/upload" | "/json_in" => RouteFuture::Ready(Some(respond(Reply::error(405)))),
+            path => match state.route(get, path, uri.query()) {
+                Routed::Ready(reply) => RouteFuture::Ready(Some(respond(reply))),
+                Routed::Redis(reply) => {
+                    RouteFuture::Boxed(Box::pin(async move { respond(reply.await) }))
+                }
+            },
         }
     })
 }
@@ -66,6 +82,7 @@ impl Framework for Hyper {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, |config| Arc::new(AppState::new_async(config))).map(Hyper)
@@ -162,10 +179,41 @@ impl Framework for Hyper {
     }
 }
 
-/// The future of one request: ready for every route but `/get`, which waits on Redis.
+/// `GET /sum?a=A&b=B`: the operands parsed from the raw query (hyper has no query extractor),
+/// 400 when one is missing or not a `u32`.
+fn sum(get: bool, query: Option<&str>) -> Reply {
+    if !get {
+        return Reply::error(405);
+    }
+    handlers::operands_from_query(query).map_or_else(|| Reply::error(400), handlers::sum)
+}
+
+/// `POST /upload`: the whole body, collected with `BodyExt::collect`, then digested; 400 when
+/// the body cannot be read.
+async fn upload<B: Body>(body: B) -> Res {
+    respond(match body.collect().await {
+        Ok(body) => handlers::upload(&body.to_bytes()),
+        Err(_) => Reply::error(400),
+    })
+}
+
+/// `POST /json_in`: the whole body, collected with `BodyExt::collect`, then deserialized with
+/// serde_json; 400 when the body cannot be read or is not the operands' JSON.
+async fn json_in<B: Body>(body: B) -> Res {
+    respond(match body.collect().await {
+        Ok(body) => match serde_json::from_slice(&body.to_bytes()) {
+            Ok(operands) => handlers::json_in(operands),
+            Err(_) => Reply::error(400),
+        },
+        Err(_) => Reply::error(400),
+    })
+}
+
+/// The future of one request: ready for every route but those that wait on I/O (`/get` on
+/// Redis, `/upload` and `/json_in` on the body).
 enum RouteFuture {
     Ready(Option<Res>),
-    Redis(Pin<Box<dyn Future<Output = Res> + Send>>),
+    Boxed(Pin<Box<dyn Future<Output = Res> + Send>>),
 }
 
 impl Future for RouteFuture {
@@ -176,7 +224,7 @@ impl Future for RouteFuture {
             RouteFuture::Ready(res) => {
                 Poll::Ready(Ok(res.take().expect("polled after completion")))
             }
-            RouteFuture::Redis(fut) => fut.as_mut().poll(cx).map(Ok),
+            RouteFuture::Boxed(fut) => fut.as_mut().poll(cx).map(Ok),
         }
     }
 }

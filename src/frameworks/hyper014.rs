@@ -1,10 +1,13 @@
 //! Raw hyper 0.14, the release before hyper 1 (`hyper.rs`), through the renamed dependency
 //! `hyper014`: a `service_fn` that routes on the path by hand (the same hand routing as
 //! `hyper.rs`, [`AppState::route`]), with no static-file facility, and a hand-written logger
-//! around [`Started`]. In-process requests call the same function the service calls, with our
-//! `http` 1 request converted to hyper 0.14's `http` 0.2 types and the response converted back;
-//! the server is hyper 0.14's own `Server` on an `AddrIncoming` made from the listener, on a
-//! tokio runtime of `threads` workers.
+//! around [`Started`]. hyper 0.14 has no extractors: `/sum` parses the query with
+//! [`handlers::operands_from_query`], and `/upload` and `/json_in` collect the body with
+//! `hyper::body::to_bytes` (no limit: hyper sets none), the JSON then read by serde_json.
+//! In-process requests call the same function the service calls, with our `http` 1 request
+//! converted to hyper 0.14's `http` 0.2 types and the response converted back; the server is
+//! hyper 0.14's own `Server` on an `AddrIncoming` made from the listener, on a tokio runtime of
+//! `threads` workers.
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener};
@@ -15,7 +18,7 @@ use hyper014::service::{make_service_fn, service_fn};
 use hyper014::{Body, Method};
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{AppState, Reply, Routed};
+use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Started};
 use crate::options::KEEP_ALIVE;
 use crate::store::AsyncStore;
@@ -61,6 +64,7 @@ impl Framework for Hyper014 {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, app).map(Hyper014)
@@ -117,32 +121,72 @@ impl App {
     /// One request: routed by hand, logged when logging is on.
     async fn call(&self, req: Req, peer: Option<SocketAddr>) -> Res {
         match self.log {
-            None => self.route(&req).await,
+            None => self.route(req).await,
             // Fairness: tower-http's trace layer takes `http` 1 types and hyper 0.14 has no
             // logger of its own, so a hand-written one logs the line every hand-written logger
             // does, around the routing (docs/methodology/fairness.md).
             Some(target) => {
                 let started =
                     Started::now(target, peer, req.method().as_str(), req.uri().to_string());
-                let res = self.route(&req).await;
+                let res = self.route(req).await;
                 started.finish(res.status().as_u16());
                 res
             }
         }
     }
 
-    /// The hand routing hyper 1's app uses, answered as hyper 0.14's response.
-    async fn route(&self, req: &Req) -> Res {
+    /// The hand routing hyper 1's app uses, answered as hyper 0.14's response: the query and
+    /// body routes first, then every other path through [`AppState::route`], which answers GET
+    /// only.
+    async fn route(&self, req: Req) -> Res {
         let (method, uri) = (req.method(), req.uri());
         let get = method == Method::GET || method == Method::HEAD;
-        match self.state.route(get, uri.path(), uri.query()) {
-            Routed::Ready(reply) => respond(reply),
-            // Fairness: the one route that waits on I/O is boxed, as in hyper 1's app: inline,
-            // its future (the pool, the command, the timer) would make every request's future
-            // large, and the runtime copies a future when it starts it (docs/methodology/fairness.md).
-            Routed::Redis(reply) => respond(Box::pin(reply).await),
+        let post = method == Method::POST;
+        // Fairness: the routes that wait on I/O (Redis, a request body) are boxed, as in hyper
+        // 1's app: inline, their futures (the pool, the command, the timer; the body and its
+        // buffer) would make every request's future large, and the runtime copies a future when
+        // it starts it (docs/methodology/fairness.md).
+        match uri.path() {
+            "/sum" => respond(sum(get, uri.query())),
+            "/upload" if post => Box::pin(upload(req.into_body())).await,
+            "/json_in" if post => Box::pin(json_in(req.into_body())).await,
+            "/upload" | "/json_in" => respond(Reply::error(405)),
+            path => match self.state.route(get, path, uri.query()) {
+                Routed::Ready(reply) => respond(reply),
+                Routed::Redis(reply) => respond(Box::pin(reply).await),
+            },
         }
     }
+}
+
+/// `GET /sum?a=A&b=B`: the operands parsed from the raw query (hyper 0.14 has no query
+/// extractor), 400 when one is missing or not a `u32`.
+fn sum(get: bool, query: Option<&str>) -> Reply {
+    if !get {
+        return Reply::error(405);
+    }
+    handlers::operands_from_query(query).map_or_else(|| Reply::error(400), handlers::sum)
+}
+
+/// `POST /upload`: the whole body, collected with `hyper::body::to_bytes`, then digested; 400
+/// when the body cannot be read.
+async fn upload(body: Body) -> Res {
+    respond(match hyper014::body::to_bytes(body).await {
+        Ok(body) => handlers::upload(&body),
+        Err(_) => Reply::error(400),
+    })
+}
+
+/// `POST /json_in`: the whole body, collected with `hyper::body::to_bytes`, then deserialized
+/// with serde_json; 400 when the body cannot be read or is not the operands' JSON.
+async fn json_in(body: Body) -> Res {
+    respond(match hyper014::body::to_bytes(body).await {
+        Ok(body) => match serde_json::from_slice(&body) {
+            Ok(operands) => handlers::json_in(operands),
+            Err(_) => Reply::error(400),
+        },
+        Err(_) => Reply::error(400),
+    })
 }
 
 /// A [`Reply`] as hyper 0.14's response.

@@ -27,13 +27,13 @@ use std::task::{Context as TaskContext, Poll};
 
 use bytes::Bytes;
 use hyperlane::{
-    is_get_method, Context, FutureBox, HttpVersion, RequestConfig, Server, ServerHook,
-    ServerHookHandler, Status, Stream, Transport, CLOSE, CONNECTION, CONTENT_TYPE,
+    is_get_method, is_post_method, Context, FutureBox, HttpVersion, RequestConfig, Server,
+    ServerHook, ServerHookHandler, Status, Stream, Transport, CLOSE, CONNECTION, CONTENT_TYPE,
 };
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::http1;
 use crate::logging::{self, Started};
 use crate::options::KEEP_ALIVE;
@@ -73,6 +73,9 @@ fn app(config: &Config) -> Server {
         .route::<Template>("/template")
         .route::<Paste>("/paste/{name}")
         .route::<StaticFile>("/static/{name}")
+        .route::<Sum>("/sum")
+        .route::<Upload>("/upload")
+        .route::<JsonIn>("/json_in")
         .request_error::<RequestErrorReply>();
     // Fairness: a hyperlane hook is a type made per request from the stream and the context
     // alone (`ServerHook::new`), so app data reaches it only through a global or the context's
@@ -127,6 +130,11 @@ impl Framework for Hyperlane {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[(
+        "upload_chunked",
+        "hyperlane's parser answers 400 to any request with a Transfer-Encoding header \
+         (http-type 22.1.0 src/request/impl.rs:650-651), so a chunked body never reaches a route",
+    )];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, app).map(Hyperlane)
@@ -278,6 +286,58 @@ impl ServerHook for StaticFile {
     async fn handle(self, _: &mut Stream, ctx: &mut Context) -> Status {
         let reply = shared(ctx).static_file(&self.0);
         respond(ctx, reply)
+    }
+}
+
+/// `/sum?a=A&b=B`, with each operand as hyperlane parsed the query (`try_get_query_front`) and
+/// then as a `u32`. hyperlane has no typed query extractor: a missing or bad operand is `None`,
+/// answered 400.
+struct Sum(Option<Operands>);
+
+impl ServerHook for Sum {
+    async fn new(_: &mut Stream, ctx: &mut Context) -> Self {
+        let req = ctx.get_request();
+        let operand = |key: &str| req.try_get_query_front(key)?.parse::<u32>().ok();
+        Sum(operand("a")
+            .zip(operand("b"))
+            .map(|(a, b)| Operands { a, b }))
+    }
+
+    #[is_get_method]
+    async fn handle(self, _: &mut Stream, ctx: &mut Context) -> Status {
+        respond(ctx, self.0.map_or(Reply::error(400), handlers::sum))
+    }
+}
+
+/// `/upload`: the body hyperlane read by its Content-Length (`get_body`, the accessor its
+/// `request_body` macro expands to), by reference.
+struct Upload;
+
+impl ServerHook for Upload {
+    async fn new(_: &mut Stream, _: &mut Context) -> Self {
+        Upload
+    }
+
+    #[is_post_method]
+    async fn handle(self, _: &mut Stream, ctx: &mut Context) -> Status {
+        let reply = handlers::upload(ctx.get_request().get_body());
+        respond(ctx, reply)
+    }
+}
+
+/// `/json_in`: the body deserialized by hyperlane's `try_get_body_json` (serde_json, whatever
+/// the Content-Type); a body that is not the operands is answered 400.
+struct JsonIn;
+
+impl ServerHook for JsonIn {
+    async fn new(_: &mut Stream, _: &mut Context) -> Self {
+        JsonIn
+    }
+
+    #[is_post_method]
+    async fn handle(self, _: &mut Stream, ctx: &mut Context) -> Status {
+        let ops = ctx.get_request().try_get_body_json::<Operands>();
+        respond(ctx, ops.map_or(Reply::error(400), handlers::json_in))
     }
 }
 

@@ -5,7 +5,17 @@
 //! iron runs on hyper 0.10; both modes go through [`crate::hyper010`]: in-process dispatch
 //! includes encoding and parsing the request and the response (see `null-hyper010`), loopback
 //! uses hyper 0.10's connection loop on a stoppable pool of `threads` threads.
+//!
+//! The query and body routes use what iron 0.6 itself offers, as its docs and examples do: the
+//! raw query of `req.url` (iron has no typed query; the `urlencoded` companion crate is not in
+//! the lock), `Read` on `req.body` for the upload, and `serde_json::from_reader(&mut req.body)`
+//! for JSON (the `bodyparser` companion crate is not in the lock either), with iron's `iexpect!`
+//! and `itry!` answering 400 to bad input. iron reads a body of any size (no limit), and reads a
+//! chunked one: hyper 0.10 reads any `Transfer-Encoding` body as chunked
+//! (hyper-0.10.16/src/server/request.rs:49-51; the `todo!` there is hyper's own macro, which only
+//! logs at trace level, src/lib.rs:161).
 
+use std::io::Read;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
@@ -13,6 +23,7 @@ use hyper010::server::{
     Handler as HyperHandler, Request as HyperRequest, Response as HyperResponse,
 };
 use hyper010::uri::RequestUri;
+use iron::{iexpect, itry};
 use iron::{status, AroundMiddleware, Chain, Handler, IronResult, Protocol, Response};
 use mount::Mount;
 use router::Router;
@@ -59,6 +70,9 @@ fn app(config: &Config) -> Arc<dyn Handler> {
         move |req: &mut iron::Request| paste(req, &a),
         "paste",
     );
+    router.get("/sum", sum, "sum");
+    router.post("/upload", upload, "upload");
+    router.post("/json_in", json_in, "json_in");
 
     let mut mount = Mount::new();
     mount.mount("/", router);
@@ -97,6 +111,7 @@ impl Framework for Iron {
     };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let handler = app(config);
@@ -143,6 +158,27 @@ fn paste(req: &mut iron::Request, app: &App) -> IronResult<Response> {
         .and_then(|params| params.find("name"))
         .unwrap_or_default();
     Ok(respond(app.paste(name)))
+}
+
+/// `/sum?a=A&b=B`: the operands from the raw query; 400 when one is missing or bad.
+fn sum(req: &mut iron::Request) -> IronResult<Response> {
+    let operands = iexpect!(handlers::operands_from_query(req.url.query()));
+    Ok(respond(handlers::sum(operands)))
+}
+
+/// `/upload`: the whole body, read through `Read` on `req.body`.
+fn upload(req: &mut iron::Request) -> IronResult<Response> {
+    let mut body = Vec::new();
+    itry!(req.body.read_to_end(&mut body), status::BadRequest);
+    Ok(respond(handlers::upload(&body)))
+}
+
+/// `/json_in`: the operands deserialized from the body with serde_json's reader; 400 when the
+/// body is not such an object.
+fn json_in(req: &mut iron::Request) -> IronResult<Response> {
+    let operands: handlers::Operands =
+        itry!(serde_json::from_reader(&mut req.body), status::BadRequest);
+    Ok(respond(handlers::json_in(operands)))
 }
 
 /// `/static/<name>` with io=memory; `Mount` has removed the prefix.

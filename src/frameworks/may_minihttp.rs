@@ -4,7 +4,10 @@
 //! static-file facility and no request logger, so the service routes by hand
 //! ([`AppState::route`], the blocking twin of raw hyper's), static files come from
 //! [`AppState::static_file`] for both io modes, and logging is a small wrapper around
-//! [`Started`] in the service.
+//! [`Started`] in the service. It has no extractors either: `/sum` parses the query with
+//! [`handlers::operands_from_query`], and `/upload` and `/json_in` read the body through the
+//! `Read` that `Request::body` returns, which reads `Content-Length` bytes and no more (no limit;
+//! no chunked body), the JSON then read by serde_json.
 //!
 //! **Loopback only.** Its `Request` borrows the connection's `may::net::TcpStream` and is made
 //! only by the crate's private decoder, so no request can be built from bytes through its public
@@ -20,7 +23,7 @@
 //! has to be built at run time and nothing can be stale (docs/methodology/fairness.md says why a
 //! separate package or `[[bin]]` was not used).
 
-use std::io::{self, Read as _};
+use std::io::{self, Read};
 use std::net::TcpListener;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, RawFd};
 use std::path::PathBuf;
@@ -32,7 +35,7 @@ use may_minihttp::{HttpServer, HttpService, Request as MayRequest, Response as M
 
 use crate::fixtures::FIXTURES_ENV;
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{AppState, Reply};
+use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::child;
 use crate::server;
@@ -97,6 +100,12 @@ impl Framework for MayMinihttp {
     const COUNTS_REQUESTS: bool = false;
     const NOTE: &'static str =
         "child process; no HEAD, no keep-alive timeout, at most 16 request headers";
+    const CANNOT: &'static [(&'static str, &'static str)] = &[(
+        "upload_chunked",
+        "may-minihttp 0.1.11 reads a request body only by its Content-Length (src/request.rs:116-134), \
+         so a chunked body is never read: its chunks are parsed as the next request, which fails \
+         (src/request.rs:155) and closes the connection",
+    )];
 
     fn available() -> Result<(), String> {
         child::framebench_binary()
@@ -174,7 +183,7 @@ impl HttpService for App {
         let started = self
             .log
             .map(|target| Started::now(target, None, req.method(), req.path().to_owned()));
-        let reply = self.route(&req);
+        let reply = self.route(req);
         let status = reply.status;
         self.respond(reply, rsp);
         if let Some(started) = started {
@@ -185,25 +194,69 @@ impl HttpService for App {
 }
 
 impl App {
-    /// Every route: the head guard, then GET only, then the path (`AppState::route`). The Redis
-    /// route waits for Redis on the worker thread.
+    /// Every route: the head guard, then the query and body routes, then GET only and the path
+    /// (`AppState::route`). The Redis route waits for Redis on the worker thread; the body routes
+    /// read what is left of their body from may's socket, which parks only the coroutine.
     // Fairness: may has no Redis client of its own, so `/get` uses the blocking r2d2 pool the
     // blocking frameworks use; while it waits, the worker thread runs no other coroutine
     // (docs/methodology/fairness.md). The logger gets no peer address: may-minihttp's request does not
     // carry one, so its lines say `-`.
-    fn route(&self, req: &MayRequest<'_, '_, '_>) -> Reply {
-        if head_len(req) > MAX_HEAD {
+    fn route(&self, req: MayRequest<'_, '_, '_>) -> Reply {
+        if head_len(&req) > MAX_HEAD {
             return Reply::error(431);
         }
         // HEAD is refused: may-minihttp writes every body it is given and counts it in
         // Content-Length, so it cannot answer HEAD as HTTP says.
         let get = req.method() == "GET";
+        let post = req.method() == "POST";
         let (path, query) = match req.path().split_once('?') {
             Some((path, query)) => (path, Some(query)),
             None => (req.path(), None),
         };
-        self.state.route(get, path, query)
+        // The query and body routes first; every other path as before.
+        match path {
+            "/sum" => sum(get, query),
+            "/upload" if post => upload(req.body()),
+            "/json_in" if post => json_in(req.body()),
+            "/upload" | "/json_in" => Reply::error(405),
+            path => self.state.route(get, path, query),
+        }
     }
+}
+
+/// `GET /sum?a=A&b=B`: the operands parsed from the raw query (may-minihttp has no query
+/// extractor), 400 when one is missing or not a `u32`.
+fn sum(get: bool, query: Option<&str>) -> Reply {
+    if !get {
+        return Reply::error(405);
+    }
+    handlers::operands_from_query(query).map_or_else(|| Reply::error(400), handlers::sum)
+}
+
+/// `POST /upload`: the whole body, read to its end from `Request::body`, then digested; 400
+/// when the body cannot be read.
+fn upload(body: impl Read) -> Reply {
+    match read_body(body) {
+        Ok(body) => handlers::upload(&body),
+        Err(_) => Reply::error(400),
+    }
+}
+
+/// `POST /json_in`: the whole body, read to its end from `Request::body`, then deserialized
+/// with serde_json; 400 when the body cannot be read or is not the operands' JSON.
+fn json_in(body: impl Read) -> Reply {
+    match read_body(body).map(|body| serde_json::from_slice(&body)) {
+        Ok(Ok(operands)) => handlers::json_in(operands),
+        Ok(Err(_)) | Err(_) => Reply::error(400),
+    }
+}
+
+/// A request body, read to its end: `Content-Length` bytes, from may-minihttp's read buffer and
+/// then the socket.
+fn read_body(mut body: impl Read) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    body.read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 impl App {

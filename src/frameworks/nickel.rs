@@ -7,11 +7,18 @@
 //! includes encoding and parsing the request and the response (see `null-hyper010`), loopback
 //! uses hyper 0.10's connection loop on a stoppable pool of `threads` threads (nickel's
 //! `thread_count` option).
+//!
+//! The query and body routes use nickel's own extractors: `QueryString::query()` for the
+//! operands, `Read` on `req.origin` (hyper 0.10's request) for the upload, because nickel's
+//! `BodyReader` reads the body into a `String` and fails on the upload's random bytes, and
+//! `JsonBody::json_as` for JSON. nickel reads a body of any size (no limit), and reads a chunked
+//! one through hyper 0.10 as iron does (see `iron`).
 
 // `middleware!` closures return nickel's `MiddlewareResult`, whose error type is large: nickel's API.
 #![allow(clippy::result_large_err)]
 
 use std::borrow::Cow;
+use std::io::Read;
 use std::net::TcpListener;
 use std::sync::Arc;
 
@@ -22,12 +29,13 @@ use hyper010::server::{
 use nickel::status::StatusCode;
 use nickel::{_middleware_inner, as_block, as_pat, middleware};
 use nickel::{
-    Continue, DefaultErrorHandler, ErrorHandler, Halt, HttpRouter as _, Middleware,
-    MiddlewareResult, Mount, ReloadPolicy, StaticFilesHandler, TemplateCache,
+    Continue, DefaultErrorHandler, ErrorHandler, Halt, HttpRouter as _, JsonBody as _, Middleware,
+    MiddlewareResult, Mount, Query, QueryString as _, ReloadPolicy, StaticFilesHandler,
+    TemplateCache,
 };
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
 use crate::store::SyncStore;
@@ -64,6 +72,9 @@ fn app(config: &Config) -> Server {
     router.get("/get", with(redis_get));
     router.get("/template", with(template));
     router.get("/paste/:name", with(paste));
+    router.get("/sum", with(sum));
+    router.post("/upload", with(upload));
+    router.post("/json_in", with(json_in));
     handlers.push(Box::new(router));
 
     handlers.push(match config.options.io {
@@ -101,6 +112,7 @@ impl Framework for Nickel {
     };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Ok(Nickel {
@@ -147,6 +159,35 @@ fn paste(app: &App, req: &mut NickelRequest) -> Reply {
         _ => Cow::Borrowed(name),
     };
     app.paste(&name)
+}
+
+/// `/sum?a=A&b=B`: the operands from nickel's parsed query; 400 when one is missing or bad.
+fn sum(_: &App, req: &mut NickelRequest) -> Reply {
+    operands(req.query()).map_or(Reply::error(400), handlers::sum)
+}
+
+/// The two operands of a parsed query, each a `u32`.
+fn operands(query: &Query) -> Option<Operands> {
+    Some(Operands {
+        a: query.get("a")?.parse().ok()?,
+        b: query.get("b")?.parse().ok()?,
+    })
+}
+
+/// `/upload`: the whole body, read through `Read` on hyper's request.
+fn upload(_: &App, req: &mut NickelRequest) -> Reply {
+    let mut body = Vec::new();
+    match req.origin.read_to_end(&mut body) {
+        Ok(_) => handlers::upload(&body),
+        Err(_) => Reply::error(400),
+    }
+}
+
+/// `/json_in`: the operands deserialized with `JsonBody::json_as`; 400 when the body is not
+/// such an object.
+fn json_in(_: &App, req: &mut NickelRequest) -> Reply {
+    req.json_as::<Operands>()
+        .map_or(Reply::error(400), handlers::json_in)
 }
 
 /// A request as the routes see it.

@@ -25,15 +25,15 @@ use ntex::http::{HttpServiceConfig, Payload, PayloadStream, StatusCode};
 use ntex::service::cfg::SharedCfg;
 use ntex::service::{Middleware, Pipeline, Service, ServiceCtx};
 use ntex::time::Seconds;
-use ntex::web::types::{Path, State};
+use ntex::web::types::{Json, Path, Query, State};
 use ntex::web::{
     self, App, DefaultError, ErrorRenderer, HttpRequest, HttpResponse, HttpServer, WebRequest,
     WebResponse,
 };
 use ntex_files::Files;
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -93,6 +93,7 @@ fn app(
         ),
         Io::Memory => app.service(static_file),
     };
+    let app = app.service((sum, upload, json_in));
     app.middleware(Wrap(Observe { target, limit }))
 }
 
@@ -113,6 +114,7 @@ impl Framework for Ntex {
     // understood, `serve --max-requests` refuses ntex and `callgrind_loopback` leaves it out;
     // the counting in `Observe` stays inert.
     const COUNTS_REQUESTS: bool = false;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         // A current-thread runtime with a `LocalSet`, like one ntex worker. No ntex `System`:
@@ -235,6 +237,26 @@ async fn paste(state: State<Shared>, name: Path<String>) -> Reply {
 #[web::get("/static/{name}")]
 async fn static_file(state: State<Shared>, name: Path<String>) -> Reply {
     state.static_file(&name)
+}
+
+/// `Query` rejects missing or non-`u32` operands with 400.
+#[web::get("/sum")]
+async fn sum(ops: Query<Operands>) -> Reply {
+    handlers::sum(ops.into_inner())
+}
+
+/// ntex's `Bytes` reads the whole body, Content-Length or chunked, up to its default
+/// `PayloadConfig` limit (256 KiB; 400 above it).
+#[web::post("/upload")]
+async fn upload(body: ntex::util::Bytes) -> Reply {
+    handlers::upload(&body)
+}
+
+/// `Json` wants a JSON content type (400 without it), reads up to its default limit (32 KiB,
+/// 413 above it) and answers a body it cannot deserialize with 400.
+#[web::post("/json_in")]
+async fn json_in(ops: Json<Operands>) -> Reply {
+    handlers::json_in(ops.into_inner())
 }
 
 impl<Err: ErrorRenderer> web::Responder<Err> for Reply {
@@ -428,6 +450,11 @@ fn to_ntex(req: Request) -> anyhow::Result<ntex::http::Request> {
 }
 
 /// A body that yields its bytes once.
+// Fairness: ntex's `Bytes` (ntex-bytes) has no conversion from the `bytes` crate's that our
+// request carries, so each in-process request body is copied here once: one allocation and a
+// copy of the body (1 KiB at the default `--body-size`). Served requests do not pay it: ntex's
+// HTTP/1 decoder splits the body off its read buffer. ntex's own extractors then copy it again,
+// in-process and served alike.
 struct Once(Option<Bytes>);
 
 impl ntex::util::Stream for Once {

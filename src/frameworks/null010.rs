@@ -2,18 +2,24 @@
 //! that answers from the same table of prepared responses as `null`, dispatched through the
 //! same plumbing as iron and nickel ([`crate::hyper010::dispatch`]: the request encoded and
 //! parsed by hyper 0.10, the response written by hyper 0.10 and parsed back). Its time per
-//! call is that plumbing's cost, to subtract from iron's and nickel's.
+//! call is that plumbing's cost, to subtract from iron's and nickel's. The query and body
+//! scenarios cannot be canned: as `null` does, it computes their answers from hyper 0.10's
+//! request with the least work there is (the operands parsed by hand, the body read through
+//! `Read` and digested), without a router or serde.
 
+use std::io::Read;
 use std::net::TcpListener;
 
 use anyhow::bail;
 use bytes::Bytes;
 use hyper010::header::ContentType;
+use hyper010::method::Method;
 use hyper010::server::{Handler, Request as HyperRequest, Response as HyperResponse};
 use hyper010::status::StatusCode;
 use hyper010::uri::RequestUri;
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::handlers::{self, Reply};
 
 /// The in-process floor of iron and nickel.
 pub(crate) struct Null010 {
@@ -34,6 +40,7 @@ impl Framework for Null010 {
     };
     const BASELINE: bool = true;
     const LOOPBACK: bool = false;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let routes = super::canned(&config.fixtures)?
@@ -62,14 +69,23 @@ impl Framework for Null010 {
     }
 }
 
-/// Answers every path from the table; anything else is an empty 404, as `null` does.
+/// Answers the query and body scenarios computed, every other path from the table; anything
+/// else is an empty 404, as `null` does.
 struct CannedRoutes {
     routes: Vec<(&'static str, StatusCode, ContentType, Bytes)>,
     not_found: ContentType,
 }
 
 impl Handler for CannedRoutes {
-    fn handle(&self, req: HyperRequest, mut res: HyperResponse) {
+    fn handle(&self, mut req: HyperRequest, mut res: HyperResponse) {
+        if let Some(reply) = computed(&mut req) {
+            *res.status_mut() = StatusCode::from_u16(reply.status);
+            res.headers_mut().set(ContentType(crate::hyper010::mime(
+                reply.content_type.unwrap_or(crate::oracle::TEXT_PLAIN),
+            )));
+            let _ = res.send(&reply.body);
+            return;
+        }
         let path = match req.uri {
             // The whole target: the redis scenario's canned answer is for `/get?key=foo` only.
             RequestUri::AbsolutePath(ref p) => p.as_str(),
@@ -85,4 +101,31 @@ impl Handler for CannedRoutes {
         res.headers_mut().set(content_type.clone());
         let _ = res.send(body);
     }
+}
+
+/// The answer to a query or body scenario's request, computed; `None` for every other route.
+fn computed(req: &mut HyperRequest) -> Option<Reply> {
+    let RequestUri::AbsolutePath(target) = &req.uri else {
+        return None;
+    };
+    let (path, query) = match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target.as_str(), None),
+    };
+    let post = req.method == Method::Post;
+    Some(match path {
+        "/sum" => handlers::operands_from_query(query).map_or(Reply::error(400), handlers::sum),
+        "/upload" if post => read_body(req).map_or(Reply::error(400), |b| handlers::upload(&b)),
+        "/json_in" if post => read_body(req)
+            .and_then(|b| handlers::operands_from_json(&b))
+            .map_or(Reply::error(400), handlers::json_in),
+        _ => return None,
+    })
+}
+
+/// The whole body, or `None` when it cannot be read.
+fn read_body(req: &mut HyperRequest) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    req.read_to_end(&mut body).ok()?;
+    Some(body)
 }

@@ -1,4 +1,5 @@
-//! poem 3: a `Route` of `#[handler]` functions with the state as endpoint data,
+//! poem 3: a `Route` of `#[handler]` functions with the state as endpoint data, poem's own
+//! extractors (`web::Query`, `Bytes`, `web::Json`) for the query and body routes,
 //! `StaticFilesEndpoint` for static files (io=disk), and, when logging is on, an `around`
 //! middleware that logs one line per response. `app()` is the only place the app is built:
 //! in-process requests call the endpoint directly (`Endpoint::get_response`, which turns an
@@ -14,11 +15,11 @@ use poem::endpoint::{BoxEndpoint, StaticFilesEndpoint};
 use poem::http::header::CONTENT_TYPE;
 use poem::http::{HeaderValue, StatusCode, Uri};
 use poem::listener::Acceptor;
-use poem::web::{Data, LocalAddr, Path, RemoteAddr};
-use poem::{get, handler, Endpoint, EndpointExt as _, IntoResponse, Route, Server};
+use poem::web::{Data, Json, LocalAddr, Path, Query, RemoteAddr};
+use poem::{get, handler, post, Endpoint, EndpointExt as _, IntoResponse, Route, Server};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -49,6 +50,10 @@ fn app(config: &Config) -> BoxEndpoint<'static> {
         ),
         Io::Memory => route.at("/static/:name", get(static_file)),
     };
+    let route = route
+        .at("/sum", get(sum))
+        .at("/upload", post(upload))
+        .at("/json_in", post(json_in));
     let endpoint = route.data(state);
     match logging::target(config.options.logging) {
         None => endpoint.boxed(),
@@ -88,6 +93,7 @@ impl Framework for Poem {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, app).map(Poem)
@@ -170,6 +176,26 @@ fn paste(Data(state): Shared<'_>, Path(name): Path<String>) -> Reply {
 #[handler]
 fn static_file(Data(state): Shared<'_>, Path(name): Path<String>) -> Reply {
     state.static_file(&name)
+}
+
+/// `Query` rejects missing or non-`u32` operands with 400.
+#[handler]
+fn sum(Query(ops): Query<Operands>) -> Reply {
+    handlers::sum(ops)
+}
+
+/// `Bytes` reads the whole body, Content-Length or chunked, with no limit unless the app adds
+/// poem's `SizeLimit` middleware.
+#[handler]
+fn upload(body: bytes::Bytes) -> Reply {
+    handlers::upload(&body)
+}
+
+/// `Json` wants a JSON content type (415 without it) and answers a body it cannot
+/// deserialize with 400.
+#[handler]
+fn json_in(Json(ops): Json<Operands>) -> Reply {
+    handlers::json_in(ops)
 }
 
 impl IntoResponse for Reply {

@@ -18,7 +18,7 @@ use rama::http::body::util::{BodyExt as _, Full};
 use rama::http::header::CONTENT_TYPE;
 use rama::http::layer::trace::TraceLayer;
 use rama::http::service::fs::ServeDir;
-use rama::http::service::web::extract::{Path, State};
+use rama::http::service::web::extract::{Bytes, Json, Path, Query, State};
 use rama::http::service::web::response::IntoResponse;
 use rama::http::service::web::Router;
 use rama::http::{Body, HeaderValue, StatusCode, Uri};
@@ -31,7 +31,7 @@ use serde::Deserialize;
 use tracing::Span;
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::{Io, Logging, KEEP_ALIVE};
 use crate::server;
@@ -57,7 +57,10 @@ fn app(config: &Config) -> App {
         .with_get("/json", json)
         .with_get("/get", redis_get)
         .with_get("/template", template)
-        .with_get("/paste/{name}", paste);
+        .with_get("/paste/{name}", paste)
+        .with_get("/sum", sum)
+        .with_post("/upload", upload)
+        .with_post("/json_in", json_in);
     let router = match config.options.io {
         Io::Disk => router.with_sub_service(
             "/static",
@@ -102,6 +105,7 @@ impl Framework for Rama {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, app).map(Rama)
@@ -193,6 +197,22 @@ async fn paste(State(state): State<Shared>, Path(Name { name }): Path<Name>) -> 
 
 async fn static_file(State(state): State<Shared>, Path(Name { name }): Path<Name>) -> Reply {
     state.static_file(&name)
+}
+
+/// `GET /sum?a=A&b=B`: rama's `Query` extractor (400 for a missing or bad operand).
+async fn sum(Query(operands): Query<Operands>) -> Reply {
+    handlers::sum(operands)
+}
+
+/// `POST /upload`: the body collected by rama's `Bytes` extractor.
+async fn upload(Bytes(body): Bytes) -> Reply {
+    handlers::upload(&body)
+}
+
+/// `POST /json_in`: rama's `Json` extractor (415 without a JSON content type, 400 for a bad
+/// body); the answer is serialized by the handler, not by rama's `Json` responder.
+async fn json_in(Json(operands): Json<Operands>) -> Reply {
+    handlers::json_in(operands)
 }
 
 impl IntoResponse for Reply {

@@ -21,10 +21,11 @@ use rocket::http::uri::Origin;
 use rocket::http::{ContentType, Header, Status};
 use rocket::local::blocking::Client;
 use rocket::response::Responder;
+use rocket::serde::json::Json;
 use rocket::{Build, Data, State};
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
@@ -74,7 +75,7 @@ fn app(config: &Config, rocket_config: rocket::Config) -> rocket::Rocket<Build> 
         .manage(AppState::new_async(config))
         .mount(
             "/",
-            rocket::routes![hello, json, redis_get, template, paste],
+            rocket::routes![hello, json, redis_get, template, paste, sum, upload, json_in],
         );
     let rocket = match config.options.io {
         Io::Disk => rocket.mount("/static", FileServer::from(config.fixtures.static_dir())),
@@ -98,6 +99,7 @@ impl Framework for Rocket {
         in_process: "`rocket::local::blocking::Client` (untracked)",
         server: "Rocket's own server (`launch`) on tokio with `--threads` workers",
     };
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let local = SocketAddr::from(([127, 0, 0, 1], 0));
@@ -214,6 +216,27 @@ fn paste(state: Shared<'_>, name: &str) -> Reply {
 #[rocket::get("/static/<name>")]
 fn static_file(state: Shared<'_>, name: &str) -> Reply {
     state.static_file(name)
+}
+
+/// `/sum?a=A&b=B`: each operand a typed query parameter, parsed by Rocket's `FromForm`. A
+/// missing or bad one fails the route, which Rocket answers 422.
+#[rocket::get("/sum?<a>&<b>")]
+fn sum(a: u32, b: u32) -> Reply {
+    handlers::sum(Operands { a, b })
+}
+
+/// `/upload`: the whole body as a `Vec<u8>` data guard, under Rocket's `bytes` limit (8 KiB by
+/// default; over it, 400).
+#[rocket::post("/upload", data = "<body>")]
+fn upload(body: Vec<u8>) -> Reply {
+    handlers::upload(&body)
+}
+
+/// `/json_in`: the body deserialized by Rocket's `Json` data guard, routed only for an
+/// `application/json` body (`format = "json"`, as Rocket's docs write it).
+#[rocket::post("/json_in", format = "json", data = "<ops>")]
+fn json_in(ops: Json<Operands>) -> Reply {
+    handlers::json_in(ops.into_inner())
 }
 
 /// A [`Reply`] as Rocket's response, without copying the body. An error without a body goes to

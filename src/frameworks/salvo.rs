@@ -14,12 +14,12 @@ use salvo::conn::tcp::TcpAcceptor;
 use salvo::fuse::FuseConfig;
 use salvo::http::header::CONTENT_TYPE;
 use salvo::http::uri::Scheme;
-use salvo::http::{HeaderValue, StatusCode};
+use salvo::http::{HeaderValue, ParseError, StatusCode};
 use salvo::serve_static::StaticDir;
 use salvo::{handler, ConnCtrl, Depot, FlowCtrl, Router, Scribe, Server, Service};
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -49,7 +49,10 @@ fn app(config: &Config) -> Service {
         .push(Router::with_path("json").get(json))
         .push(Router::with_path("get").get(redis_get))
         .push(Router::with_path("template").get(template))
-        .push(Router::with_path("paste/{name}").get(paste));
+        .push(Router::with_path("paste/{name}").get(paste))
+        .push(Router::with_path("sum").get(sum))
+        .push(Router::with_path("upload").post(upload))
+        .push(Router::with_path("json_in").post(json_in));
     let router = match config.options.io {
         Io::Disk => router.push(
             Router::with_path("static/{**path}")
@@ -86,6 +89,7 @@ impl Framework for Salvo {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, app).map(Salvo)
@@ -181,6 +185,27 @@ fn paste(req: &mut salvo::Request, depot: &mut Depot) -> Reply {
 fn static_file(req: &mut salvo::Request, depot: &mut Depot) -> Reply {
     let name = req.param::<String>("name").unwrap_or_default();
     shared(depot).static_file(&name)
+}
+
+/// `GET /sum?a=A&b=B`: the query parsed into the operands by `Request::parse_queries`; a missing
+/// or bad operand is salvo's `ParseError`, which it answers 400.
+#[handler]
+fn sum(req: &mut salvo::Request) -> Result<Reply, ParseError> {
+    req.parse_queries::<Operands>().map(handlers::sum)
+}
+
+/// `POST /upload`: the body collected by `Request::payload` (salvo's 64 KiB secure maximum by
+/// default, 413 over it).
+#[handler]
+async fn upload(req: &mut salvo::Request) -> Result<Reply, ParseError> {
+    req.payload().await.map(|body| handlers::upload(body))
+}
+
+/// `POST /json_in`: `Request::parse_json` (400 without a JSON content type or for a bad body);
+/// the answer is serialized by the handler, not by salvo's `Json` writer.
+#[handler]
+async fn json_in(req: &mut salvo::Request) -> Result<Reply, ParseError> {
+    req.parse_json::<Operands>().await.map(handlers::json_in)
 }
 
 /// The state `affix_state` put into the depot.

@@ -11,13 +11,13 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use trillium::{BoxedHandler, Conn, Handler, Info, KnownHeaderName, State, Status};
+use trillium::{BoxedHandler, Conn, Error, Handler, Info, KnownHeaderName, State, Status};
 use trillium_logger::{apache_common, Logger};
 use trillium_router::{Router, RouterConnExt as _};
 use trillium_static::StaticFileHandler;
 
 use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::Io;
 use crate::store::AsyncStore;
@@ -39,7 +39,10 @@ fn app(config: &Config) -> BoxedHandler {
         .get("/json", json)
         .get("/get", redis_get)
         .get("/template", template)
-        .get("/paste/:name", paste);
+        .get("/paste/:name", paste)
+        .get("/sum", sum)
+        .post("/upload", upload)
+        .post("/json_in", json_in);
     let router = match config.options.io {
         // Fairness: `StaticFileHandler` resolves a path that decodes to a NUL byte to an error
         // from the file system, not a 404; the guard before it answers 404 first
@@ -83,6 +86,7 @@ impl Framework for Trillium {
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
     const NOTE: &'static str = "no keep-alive timeout";
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let mut built = Built::new(config, app)?;
@@ -101,8 +105,17 @@ impl Framework for Trillium {
                 .path_and_query()
                 .map_or("/", |p| p.as_str())
                 .to_owned();
+            // Fairness: `new_synthetic` copies the body into its in-memory transport (a
+            // trillium body owns its bytes), once per request, and sets `Content-Length` from
+            // it, as trillium's server reads it from the head. The request's own
+            // `Content-Length` is skipped: appended, it would be a second value, which
+            // trillium-http reads as no length, so reading the body would wait for an end of
+            // stream the synthetic transport never gives.
             let mut conn = trillium_http::Conn::new_synthetic(method, path, body.to_vec());
             for (name, value) in &parts.headers {
+                if name == http::header::CONTENT_LENGTH {
+                    continue;
+                }
                 conn.request_headers_mut()
                     .append(name.as_str().to_owned(), value.to_str()?.to_owned());
             }
@@ -183,6 +196,47 @@ async fn paste(conn: Conn) -> Conn {
 async fn static_file(conn: Conn) -> Conn {
     let reply = shared(&conn).static_file(conn.param("name").unwrap_or_default());
     respond(conn, reply)
+}
+
+/// `GET /sum?a=A&b=B`: trillium's core has no typed query extractor (`Conn::querystring` hands
+/// over the raw string and its docs point to outside crates, none in the lock), so the operands
+/// are parsed by framebench's shared parser; 400 for a missing or bad one.
+async fn sum(conn: Conn) -> Conn {
+    let reply = handlers::operands_from_query(Some(conn.querystring()))
+        .map_or(Reply::error(400), handlers::sum);
+    respond(conn, reply)
+}
+
+/// `POST /upload`: the body read whole with `RequestBody::read_bytes`.
+async fn upload(mut conn: Conn) -> Conn {
+    let reply = match conn.request_body().read_bytes().await {
+        Ok(body) => handlers::upload(&body),
+        Err(err) => Reply::error(body_error(&err)),
+    };
+    respond(conn, reply)
+}
+
+/// `POST /json_in`: the body read whole, then deserialized with serde_json, as trillium's core
+/// has no JSON extractor; 400 for a bad body.
+async fn json_in(mut conn: Conn) -> Conn {
+    let reply = match conn.request_body().read_bytes().await {
+        Ok(body) => {
+            serde_json::from_slice::<Operands>(&body).map_or(Reply::error(400), handlers::json_in)
+        }
+        Err(err) => Reply::error(body_error(&err)),
+    };
+    respond(conn, reply)
+}
+
+/// The status for a body that could not be read: 413 when its `Content-Length` is over
+/// trillium's maximum (10 MB by default, `HttpConfig::received_body_max_len`), 400 otherwise. A
+/// chunked body over the maximum comes as an I/O error (trillium-http's chunked decoder), so
+/// 400.
+fn body_error(err: &Error) -> u16 {
+    match err {
+        Error::ReceivedBodyTooLong(_) => 413,
+        _ => 400,
+    }
 }
 
 /// The state trillium's `State` handler put on the conn.

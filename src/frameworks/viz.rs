@@ -1,5 +1,6 @@
 //! viz 0.11: a `Router` of async handler functions with the state attached by viz's `State`
-//! middleware, viz-handlers' `serve::Dir` for static files (io=disk), and, when logging is on, a
+//! middleware, viz's `Query` and `Json` extractors and `RequestExt::bytes` for the query and
+//! body routes, viz-handlers' `serve::Dir` for static files (io=disk), and, when logging is on, a
 //! `with_handler` middleware (viz's `around`) that logs one line per response. `app()` is the
 //! only place the router is built: in-process requests go through the route tree the way viz's
 //! own `Responder` sends a request from hyper (find the route, attach its parameters, call its
@@ -13,15 +14,17 @@ use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioExecutor;
 use hyper_util::server::conn::auto::Builder;
 use viz::handlers::serve::Dir;
-use viz::types::{RouteInfo, State};
+use viz::types::{Json, Query, RouteInfo, State};
 use viz::{
-    Body, Handler, HandlerExt as _, IntoResponse, Method, Next, Request, RequestExt as _,
-    Response, ResponseExt as _, Router, StatusCode, Tree,
+    Body, Handler, HandlerExt as _, IntoHandler as _, IntoResponse, Method, Next, Request,
+    RequestExt as _, Response, ResponseExt as _, Router, StatusCode, Tree,
 };
 
-use crate::framework::{About, Version, Config, Framework, Request as FbRequest, Response as FbResponse};
 use crate::framework::ServerHandle;
-use crate::handlers::{self, AppState, Reply};
+use crate::framework::{
+    About, Config, Framework, Request as FbRequest, Response as FbResponse, Version,
+};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -54,6 +57,10 @@ fn app(config: &Config) -> Router {
         ),
         Io::Memory => router.get("/static/:name", static_file),
     };
+    let router = router
+        .get("/sum", sum.into_handler())
+        .post("/upload", upload)
+        .post("/json_in", json_in.into_handler());
     // viz answers a path no route matches itself, before any middleware; a catch-all route,
     // viz's way to own the 404, lets the logger see it as every other logger does.
     let router = router.any("/*", not_found).with(State::new(state));
@@ -64,17 +71,22 @@ fn app(config: &Config) -> Router {
         // hand-written logger does (docs/methodology/fairness.md).
         Some(target) => {
             logging::install();
-            router.with_handler(move |(req, next): Next<Request, viz::BoxHandler>| async move {
-                let started = Started::now(
-                    target,
-                    req.remote_addr().copied(),
-                    req.method().as_str(),
-                    req.uri().to_string(),
-                );
-                let res = next.call(req).await.unwrap_or_else(IntoResponse::into_response);
-                started.finish(res.status().as_u16());
-                Ok(res)
-            })
+            router.with_handler(
+                move |(req, next): Next<Request, viz::BoxHandler>| async move {
+                    let started = Started::now(
+                        target,
+                        req.remote_addr().copied(),
+                        req.method().as_str(),
+                        req.uri().to_string(),
+                    );
+                    let res = next
+                        .call(req)
+                        .await
+                        .unwrap_or_else(IntoResponse::into_response);
+                    started.finish(res.status().as_u16());
+                    Ok(res)
+                },
+            )
         }
     }
 }
@@ -93,6 +105,7 @@ impl Framework for Viz {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, |config| app(config).into()).map(Viz)
@@ -100,7 +113,11 @@ impl Framework for Viz {
 
     fn dispatch(&self, req: FbRequest) -> anyhow::Result<FbResponse> {
         self.0.rt.block_on(async {
-            let res = respond(&self.0.app, req.map(|body| Body::from(http_body_util::Full::new(body)))).await;
+            let res = respond(
+                &self.0.app,
+                req.map(|body| Body::from(http_body_util::Full::new(body))),
+            )
+            .await;
             let (parts, body) = res.into_parts();
             let body = body
                 .collect()
@@ -114,13 +131,13 @@ impl Framework for Viz {
         let router = app(&self.0.config);
         // `serve --max-requests`: the counting middleware exists only when a limit is set.
         let router = match crate::server::limit::active() {
-            Some(limit) => {
-                router.with_handler(move |(req, next): Next<Request, viz::BoxHandler>| async move {
+            Some(limit) => router.with_handler(
+                move |(req, next): Next<Request, viz::BoxHandler>| async move {
                     let res = next.call(req).await;
                     limit.record();
                     res
-                })
-            }
+                },
+            ),
             None => router,
         };
         // Fairness: viz's listener does not set TCP_NODELAY and has no setting for it; it is set
@@ -205,6 +222,24 @@ async fn static_file(req: Request) -> viz::Result<Reply> {
     Ok(shared(&req).static_file(&name))
 }
 
+/// `Query` rejects missing or non-`u32` operands with 400.
+async fn sum(Query(ops): Query<Operands>) -> viz::Result<Reply> {
+    Ok(handlers::sum(ops))
+}
+
+/// viz has no body extractor: `bytes` reads the whole body, Content-Length or chunked, with no
+/// limit unless the app adds viz's `limits` middleware.
+async fn upload(mut req: Request) -> viz::Result<Reply> {
+    let body = req.bytes().await?;
+    Ok(handlers::upload(&body))
+}
+
+/// `Json` wants a JSON content type (415 without it) and answers a body it cannot
+/// deserialize with 400.
+async fn json_in(Json(ops): Json<Operands>) -> viz::Result<Reply> {
+    Ok(handlers::json_in(ops))
+}
+
 /// The state viz's `State` middleware attached.
 fn shared(req: &Request) -> Shared {
     req.state::<Shared>()
@@ -215,7 +250,9 @@ impl IntoResponse for Reply {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::NOT_FOUND);
         let mut res = match self.content_type {
-            Some(content_type) => Response::with(http_body_util::Full::new(self.body), content_type),
+            Some(content_type) => {
+                Response::with(http_body_util::Full::new(self.body), content_type)
+            }
             None => Response::new(Body::Empty),
         };
         *res.status_mut() = status;

@@ -1,9 +1,10 @@
-//! warp 0.4: filters combined with `or`, `warp::fs::dir` for static files (io=disk) and
-//! `warp::log` as the request logger, boxed into one `BoxedFilter`. `app()` is the only place
-//! the filter is built: in-process requests call it as a service (`warp::service`, what warp's
-//! server calls per request, rejections turned into their responses there) with tower's
-//! `oneshot` on a current-thread runtime, without a socket, and `warp::serve` serves the same
-//! filter on the listener with a tokio runtime of `threads` workers.
+//! warp 0.4: filters combined with `or`, warp's own `query` and `body` filters for the query
+//! and body routes, `warp::fs::dir` for static files (io=disk) and `warp::log` as the request
+//! logger, boxed into one `BoxedFilter`. `app()` is the only place the filter is built:
+//! in-process requests call it as a service (`warp::service`, what warp's server calls per
+//! request, rejections turned into their responses there) with tower's `oneshot` on a
+//! current-thread runtime, without a socket, and `warp::serve` serves the same filter on the
+//! listener with a tokio runtime of `threads` workers.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -15,8 +16,8 @@ use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 use warp::{Filter, Rejection};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::Io;
 use crate::server;
@@ -73,7 +74,32 @@ fn app(config: &Config) -> App {
             .unify()
             .boxed(),
     };
-    let app = warp::get().or(warp::head()).unify().and(routes);
+    let routes = routes
+        .or(warp::path!("sum")
+            .and(warp::query::<Operands>())
+            .map(sum)
+            .map(warp::Reply::into_response))
+        .unify();
+    // The body routes, outside the GET and HEAD gate. No `content_length_limit`, which warp's
+    // docs pair with the body filters: it answers 411 to a request without `Content-Length`,
+    // that is to every chunked body. The path comes before the method, so that another path
+    // stays a 404 (warp prefers any rejection to a 404, and a 405 to that).
+    let bodies = warp::path!("upload")
+        .and(warp::post())
+        .and(warp::body::bytes())
+        .map(upload)
+        .or(warp::path!("json_in")
+            .and(warp::post())
+            .and(warp::body::json())
+            .map(json_in))
+        .unify()
+        .map(warp::Reply::into_response);
+    let app = warp::get()
+        .or(warp::head())
+        .unify()
+        .and(routes)
+        .or(bodies)
+        .unify();
     match logging::target(config.options.logging) {
         None => app.boxed(),
         // warp's own logger, through the `log` crate under the variant's target.
@@ -100,6 +126,7 @@ impl Framework for Warp {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         Built::new(config, app).map(Warp)
@@ -142,11 +169,11 @@ impl Framework for Warp {
         self.0.spawn(listener, move |listener, stop| {
             let filter = filter.clone();
             async move {
-                    warp::serve(filter)
-                        .incoming(listener)
-                        .graceful(std::future::IntoFuture::into_future(stop))
-                        .run()
-                        .await;
+                warp::serve(filter)
+                    .incoming(listener)
+                    .graceful(std::future::IntoFuture::into_future(stop))
+                    .run()
+                    .await;
             }
         })
     }
@@ -174,6 +201,22 @@ fn paste(name: String, state: Shared) -> Reply {
 
 fn static_file(name: String, state: Shared) -> Reply {
     state.static_file(&name)
+}
+
+/// `warp::query` rejects missing or non-`u32` operands with 400.
+fn sum(ops: Operands) -> Reply {
+    handlers::sum(ops)
+}
+
+/// `warp::body::bytes` reads the whole body, Content-Length or chunked, with no limit.
+fn upload(body: bytes::Bytes) -> Reply {
+    handlers::upload(&body)
+}
+
+/// `warp::body::json` wants `application/json` or no content type (415 for another) and
+/// answers a body it cannot deserialize with 400.
+fn json_in(ops: Operands) -> Reply {
+    handlers::json_in(ops)
 }
 
 impl warp::Reply for Reply {

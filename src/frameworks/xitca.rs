@@ -20,18 +20,19 @@ use bytes::Bytes;
 use xitca_web::body::{Body, RequestBody};
 use xitca_web::error::{BodyError, MatchError, RouterError};
 use xitca_web::handler::{
-    handler_service, params::ParamsRef, state::StateRef, uri::UriRef, Responder,
+    handler_service, json::Json, params::ParamsRef, query::Query, state::StateRef, uri::UriRef,
+    Responder,
 };
 use xitca_web::http::header::{HeaderValue, CONTENT_TYPE};
 use xitca_web::http::{RequestExt, StatusCode, WebRequest, WebResponse};
-use xitca_web::route::get;
+use xitca_web::route::{get, post};
 use xitca_web::service::file::ServeDir;
 use xitca_web::service::ready::ReadyService;
 use xitca_web::service::{Service, ServiceExt as _};
 use xitca_web::{App, HttpServer, WebContext};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
-use crate::handlers::{self, AppState, Reply};
+use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -95,6 +96,10 @@ fn app(
         ),
         Io::Memory => app.at("/static/{name}", get(handler_service(static_file))),
     };
+    let app = app
+        .at("/sum", get(handler_service(sum)))
+        .at("/upload", post(handler_service(upload)))
+        .at("/json_in", post(handler_service(json_in)));
     app.finish().enclosed(Observe { target, limit })
 }
 
@@ -111,6 +116,7 @@ impl Framework for Xitca {
         server: "`xitca_web::HttpServer` (xitca-server) on the listener with `--threads` workers, each a current-thread tokio runtime",
     };
     const COUNTS_REQUESTS: bool = true;
+    const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let rt = server::in_process_runtime()?;
@@ -187,6 +193,23 @@ async fn paste(StateRef(state): StateRef<'_, Shared>, params: ParamsRef<'_>) -> 
 
 async fn static_file(StateRef(state): StateRef<'_, Shared>, params: ParamsRef<'_>) -> Reply {
     state.static_file(params.get("name").unwrap_or_default())
+}
+
+/// `Query` (feature `urlencoded`) rejects missing or non-`u32` operands with 400.
+async fn sum(Query(ops): Query<Operands>) -> Reply {
+    handlers::sum(ops)
+}
+
+/// `Vec<u8>` reads the whole body, Content-Length or chunked, with no limit (`Limit<0>`).
+async fn upload(body: Vec<u8>) -> Reply {
+    handlers::upload(&body)
+}
+
+/// `Json` (feature `json`) wants a `Content-Type` header (400 without one, whatever its value),
+/// reads up to its default limit (1 MiB, 400 above it) and answers a body it cannot deserialize
+/// with 400.
+async fn json_in(Json(ops): Json<Operands>) -> Reply {
+    handlers::json_in(ops)
 }
 
 impl<'r, C, B> Responder<WebContext<'r, C, B>> for Reply {
