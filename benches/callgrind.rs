@@ -103,6 +103,12 @@ macro_rules! counted {
         #[bench::paste_sink(target(stringify!($module), "paste", Logging::Sink))]
         #[bench::json_off(target(stringify!($module), "json", Logging::Off))]
         #[bench::json_sink(target(stringify!($module), "json", Logging::Sink))]
+        #[bench::query_off(target(stringify!($module), "query", Logging::Off))]
+        #[bench::query_sink(target(stringify!($module), "query", Logging::Sink))]
+        #[bench::upload_off(target(stringify!($module), "upload", Logging::Off))]
+        #[bench::upload_sink(target(stringify!($module), "upload", Logging::Sink))]
+        #[bench::json_in_off(target(stringify!($module), "json_in", Logging::Off))]
+        #[bench::json_in_sink(target(stringify!($module), "json_in", Logging::Sink))]
         fn $module(cell: Box<Cell>) -> Box<Cell> {
             callgrind::count(cell)
         }

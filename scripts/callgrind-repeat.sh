@@ -3,7 +3,7 @@
 # counts differ between the two runs (gungraun prints "Instructions: NEW|OLD (No change)" on the
 # second run). Exits 1 when any cell differs, unless ALLOW_DIFF=1.
 #
-#   scripts/callgrind-repeat.sh                       # all 108 in-process cells
+#   scripts/callgrind-repeat.sh                       # every in-process cell
 #   scripts/callgrind-repeat.sh '*::hello_*'          # the reduced hello set (CI)
 #   BENCH=callgrind_loopback ALLOW_DIFF=1 scripts/callgrind-repeat.sh
 set -euo pipefail

@@ -457,16 +457,26 @@ fn deltas_measures_pairs_that_the_report_prints_and_rejects_bad_input() {
 
 /// gungraun's ids are literals, so `benches/callgrind.rs` names the scenarios once more, one
 /// `#[bench]` line per scenario and logging: it must name every scenario of the oracle that
-/// runs without Redis, and nothing else. The query and body scenarios join it once every
-/// in-process framework serves them (issue 42): a gungraun cell cannot say `–`, and a
-/// framework that cannot serve one would fail its setup.
+/// runs without Redis and has an in-process cell (not `upload_chunked`, which exists only on
+/// the wire), and nothing else. A gungraun cell cannot say `–`: every in-process framework serves
+/// every such scenario (`Framework::CANNOT` names only `upload_chunked`).
 #[test]
 fn callgrind_bench_counts_every_scenario() {
     let source = include_str!("../benches/callgrind.rs");
     let countable: Vec<_> = oracle::SCENARIOS
         .iter()
-        .filter(|s| !s.needs_redis() && !oracle::BODY_SCENARIOS.contains(&s.name))
+        .filter(|s| !s.needs_redis() && !s.wire_only())
         .collect();
+    for e in framebench::frameworks::REGISTRY.iter().filter(|e| e.in_process) {
+        for s in &countable {
+            assert!(
+                e.cannot(s.name).is_none(),
+                "{} cannot serve {}: it needs no callgrind line",
+                e.name,
+                s.name
+            );
+        }
+    }
     for s in &countable {
         for (id, logging) in [("off", "Off"), ("sink", "Sink")] {
             let line = format!(
