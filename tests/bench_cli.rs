@@ -467,7 +467,10 @@ fn callgrind_bench_counts_every_scenario() {
         .iter()
         .filter(|s| !s.needs_redis() && !s.wire_only())
         .collect();
-    for e in framebench::frameworks::REGISTRY.iter().filter(|e| e.in_process) {
+    for e in framebench::frameworks::REGISTRY
+        .iter()
+        .filter(|e| e.in_process)
+    {
         for s in &countable {
             assert!(
                 e.cannot(s.name).is_none(),
