@@ -1,26 +1,18 @@
-//! Hostile request bodies sent to `POST /upload` of every server that serves the body
-//! scenarios: each gets a 4xx or a closed connection within the timeout, never a hang or a
-//! crash, and no handler sees a wrong body (a 200 whose digest is of bytes the client did not
-//! send as the body). The server keeps serving afterwards. A body far over every default limit
-//! is recorded, not gated: what each server does with it goes in docs/methodology/bodies.md,
-//! "Body limits".
+//! Hostile request bodies ([`framebench::oracle::hostile`]) sent to `POST /upload` of every
+//! server that serves the body scenarios: each gets a 4xx or a closed connection within the
+//! timeout, never a hang or a crash, and no handler sees a wrong body (a 200 whose digest is of
+//! bytes the client did not send as the body), but for the outcomes recorded in [`KNOWN`]. The
+//! server keeps serving afterwards. A body far over every default limit is recorded, not
+//! gated: `framebench check --conformance` reports what each server does with it
+//! (docs/generated/conformance.md), beside each default limit in docs/methodology/bodies.md.
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use framebench::check::{bind_local, raw_get};
 use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
-use framebench::oracle::fnv1a64;
-
-#[path = "common/hostile.rs"]
-mod hostile;
-use hostile::{send, Outcome};
-
-/// The over-limit body: past every default limit of the frameworks measured (the largest is
-/// trillium's 10 MB), so each shows what it does past its own.
-const OVER: usize = 16 * 1024 * 1024;
+use framebench::oracle::hostile::{cases, over_limit, said, Verdict};
 
 /// Wrong bodies handed to a handler by the framework itself, each measured (2026-11-26) and
 /// explained in docs/methodology/bodies.md ("Hostile bodies"): besides a refusal, only exactly
@@ -45,88 +37,11 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("ohkami", "half body", "200 1024 a0e6dc5cc1edf325"),
 ];
 
-/// A case: its name, the bytes, whether the client then closes its writing half, and the body a
-/// 200 may have digested (`None`: any 200 is wrong).
-struct Case {
-    name: &'static str,
-    bytes: Vec<u8>,
-    half_close: bool,
-    right: Option<&'static [u8]>,
-}
-
-fn post(headers: &str, body: &[u8]) -> Vec<u8> {
-    let mut out = format!(
-        "POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n\
-         {headers}Connection: close\r\n\r\n"
-    )
-    .into_bytes();
-    out.extend_from_slice(body);
-    out
-}
-
-fn cases() -> Vec<Case> {
-    vec![
-        // RFC 9112 §6.3: with both, Transfer-Encoding wins (or the server refuses). A handler
-        // that digests `hello` read the length instead: the smuggling shape.
-        Case {
-            name: "cl+te",
-            bytes: post(
-                "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
-                b"b\r\nhello world\r\n0\r\n\r\n",
-            ),
-            half_close: false,
-            right: Some(b"hello world"),
-        },
-        Case {
-            name: "negative length",
-            bytes: post("Content-Length: -1\r\n", b"abc"),
-            half_close: true,
-            right: None,
-        },
-        Case {
-            name: "non-numeric length",
-            bytes: post("Content-Length: abc\r\n", b"abc"),
-            half_close: true,
-            right: None,
-        },
-        // 0x10 bytes announced, 3 sent, then the end of the body: the chunk size lies.
-        Case {
-            name: "lying chunk",
-            bytes: post("Transfer-Encoding: chunked\r\n", b"10\r\nabc\r\n0\r\n\r\n"),
-            half_close: true,
-            right: None,
-        },
-        Case {
-            name: "half body",
-            bytes: post("Content-Length: 1024\r\n", &[b'x'; 512]),
-            half_close: true,
-            right: None,
-        },
-    ]
-}
-
-/// What a server did, in a few words, for the report.
-fn said(outcome: &anyhow::Result<Outcome>) -> String {
-    match outcome {
-        Ok(Outcome::Status(s, body)) => format!(
-            "{s} {}",
-            String::from_utf8_lossy(&body[..body.len().min(40)])
-        ),
-        Ok(Outcome::Closed) => "closed".into(),
-        Err(e) => format!("{e}"),
-    }
-}
-
-/// Whether a 200 answered with a digest of `right`, the body the client sent.
-fn digest_of(body: &Bytes, right: &[u8]) -> bool {
-    body[..] == *format!("{} {:016x}", right.len(), fnv1a64(right)).as_bytes()
-}
-
 #[test]
 fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
     let fixtures: Arc<Fixtures> = Fixtures::load_default().unwrap();
     let mut failures = Vec::new();
-    let mut over_limit = Vec::new();
+    let mut over = Vec::new();
     let mut checked = 0;
     for entry in REGISTRY
         .iter()
@@ -137,37 +52,28 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
         let server = app.serve(bind_local().unwrap()).unwrap();
         let addr = server.addr();
         for case in cases() {
-            let outcome = send(addr, &case.bytes, case.half_close);
-            let fine = match &outcome {
-                Ok(Outcome::Status(s, _)) if (400..500).contains(s) => true,
-                Ok(Outcome::Closed) => true,
-                Ok(Outcome::Status(200, body)) => case.right.is_some_and(|r| digest_of(body, r)),
-                _ => false,
-            };
+            let outcome = case.send(addr);
             let recorded = KNOWN.iter().any(|(fw, name, what)| {
                 *fw == entry.name && *name == case.name && said(&outcome) == *what
             });
-            if !fine && !recorded {
+            if !Verdict::of(&case, &outcome).passes() && !recorded {
                 failures.push(format!("{}: {}: {}", entry.name, case.name, said(&outcome)));
             }
             still_serving(addr, entry.name, case.name, &mut failures);
             checked += 1;
         }
-        let mut huge = post(&format!("Content-Length: {OVER}\r\n"), &[]);
-        huge.resize(huge.len() + OVER, b'x');
-        let outcome = send(addr, &huge, false);
-        over_limit.push(format!("{}: {}", entry.name, said(&outcome)));
-        if outcome.is_err() {
+        // Recorded, not judged: but a hang or a server that stops serving fails.
+        let case = over_limit();
+        let outcome = case.send(addr);
+        let verdict = Verdict::of(&case, &outcome);
+        if verdict == Verdict::Hang {
             failures.push(format!("{}: over limit: {}", entry.name, said(&outcome)));
         }
+        over.push(format!("{}: {}", entry.name, verdict.cell()));
         still_serving(addr, entry.name, "over limit", &mut failures);
         server.shutdown().unwrap();
     }
-    // The record the methodology's "Body limits" table comes from (`--nocapture`).
-    println!("a {OVER}-byte body, Content-Length, to POST /upload:");
-    for line in &over_limit {
-        println!("  {line}");
-    }
+    println!("{} to POST /upload: {}", over_limit().name, over.join(", "));
     assert!(checked >= cases().len(), "no server was checked");
     assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -9,9 +9,7 @@ use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 
-#[path = "common/hostile.rs"]
-mod hostile;
-use hostile::{send as send_hostile, Outcome};
+use framebench::oracle::hostile::{send as send_hostile, Outcome};
 
 /// What a server answers that is not a 4xx, as measured (docs/methodology/fairness.md): net/http puts no
 /// limit on the number of headers within its 1 MiB `MaxHeaderBytes`; fasthttp (Fiber) serves

@@ -130,6 +130,28 @@ pub struct Measured {
     /// Why the cell failed: the oracle, the build, or repeats that disagree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When the repeats disagreed: each distinct count they saw, in the order first seen. The
+    /// cell has no `counts` then (a count that varies is not exact), but a view may still print
+    /// a figure every repeat agreed on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub varies: Vec<Counts>,
+}
+
+impl Measured {
+    /// Allocation calls per dispatch (`alloc`, `realloc`) when every repeat counted the same
+    /// ones, even where they disagreed on another count (bytes, say); `None` when the cell
+    /// failed for another reason or the calls themselves varied.
+    pub(crate) fn calls(&self) -> Option<(u64, u64)> {
+        match (&self.counts, self.varies.first()) {
+            (Some(c), _) => Some((c.allocs, c.reallocs)),
+            (None, Some(first)) => self
+                .varies
+                .iter()
+                .all(|c| (c.allocs, c.reallocs) == (first.allocs, first.reallocs))
+                .then_some((first.allocs, first.reallocs)),
+            (None, None) => None,
+        }
+    }
 }
 
 /// Repeats of one cell that did not all count the same.
@@ -273,12 +295,21 @@ pub fn measure(
         ..Options::default()
     });
     let result = ready(entry, &config, scenario).and_then(|r| r.count(repeats));
+    let mut varies = Vec::new();
+    if let Some(Varies(seen)) = result.as_ref().err().and_then(|e| e.downcast_ref()) {
+        for c in seen {
+            if !varies.contains(c) {
+                varies.push(*c);
+            }
+        }
+    }
     Measured {
         framework: entry.name.to_owned(),
         scenario: scenario.name.to_owned(),
         logging: logging.to_string(),
         counts: result.as_ref().ok().copied(),
         error: result.err().map(|e| format!("{e:#}")),
+        varies,
     }
 }
 

@@ -9,7 +9,9 @@ use anyhow::Context as _;
 use super::args::{OptArgs, RedisArg};
 use crate::check::bind_local;
 use crate::check::{check_framework, print_table};
-use crate::framework::Config;
+use std::net::SocketAddr;
+
+use crate::framework::{Config, Entry};
 use crate::options::Options;
 use crate::table::{Align, Table};
 
@@ -120,6 +122,19 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> 
             .chain(RULES.iter().map(|r| (r.name, Align::Left)))
             .chain([(DATE_MOVES, Align::Left)]),
     );
+    let mut bodies = Table::new(
+        [("framework", Align::Left)]
+            .into_iter()
+            .chain(
+                crate::oracle::hostile::cases()
+                    .iter()
+                    .map(|c| (c.name, Align::Left)),
+            )
+            .chain([
+                (crate::oracle::hostile::OVER_NAME, Align::Left),
+                ("after", Align::Left),
+            ]),
+    );
     let mut notes = Vec::new();
     // Every server up and asked for its first `Date`; a framework that cannot serve here says
     // why in its row.
@@ -164,21 +179,103 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> 
             });
         }
         table.row(cells);
+        bodies.row(hostile_row(entry, addr, &mut notes));
         if let Err(e) = server.shutdown() {
             notes.push(format!("{}: stopping its server: {e:#}", entry.name));
         }
     }
-    Ok(Conformance { table, notes })
+    Ok(Conformance {
+        table,
+        bodies,
+        notes,
+    })
 }
 
-/// What `check --conformance` found: a row per server, a note per failure or skip.
+/// One server's row of the hostile-bodies table: each case's verdict, what it did with the
+/// body over every limit, and whether it still answered `GET /` afterwards (`ok`, else `DOWN`).
+/// A server that cannot serve `upload` gets `–` throughout and its reason as a note; each
+/// verdict that is not a refusal (or the right body) gets a note with what came back.
+fn hostile_row(entry: &Entry, addr: SocketAddr, notes: &mut Vec<String>) -> Vec<String> {
+    use crate::oracle::hostile::{cases, over_limit, said, Verdict};
+    let name = entry.name;
+    if let Some(why) = entry.cannot("upload") {
+        notes.push(format!("– {name} bodies: cannot serve upload: {why}"));
+        return std::iter::once(name.to_string())
+            .chain(std::iter::repeat_n("–".to_string(), cases().len() + 2))
+            .collect();
+    }
+    let mut cells = vec![name.to_string()];
+    let mut serving = true;
+    let mut still_serving =
+        |after: &str, notes: &mut Vec<String>| match crate::check::raw_get(addr, "/") {
+            Ok(got) if got.status == 200 => {}
+            other => {
+                serving = false;
+                notes.push(format!("FAIL {name} after {after}: `GET /` got {other:?}"));
+            }
+        };
+    for case in cases() {
+        let outcome = case.send(addr);
+        let verdict = Verdict::of(&case, &outcome);
+        if !verdict.passes() {
+            let what = match &verdict {
+                Verdict::Wrong(_) => "the handler was given a wrong body, its answer",
+                _ => "neither a 4xx nor a close",
+            };
+            notes.push(format!(
+                "FAIL {name} {}: {what}: {}",
+                case.name,
+                said(&outcome)
+            ));
+        }
+        cells.push(verdict.cell());
+        still_serving(case.name, notes);
+    }
+    let case = over_limit();
+    let outcome = case.send(addr);
+    let verdict = Verdict::of(&case, &outcome);
+    if matches!(
+        verdict,
+        Verdict::Wrong(_) | Verdict::Hang | Verdict::Other(_)
+    ) {
+        notes.push(format!("{name} {}: {}", case.name, said(&outcome)));
+    }
+    cells.push(verdict.cell());
+    still_serving(case.name, notes);
+    cells.push(if serving { "ok" } else { "DOWN" }.to_string());
+    cells
+}
+
+/// What `check --conformance` found: a row per server against the rules, a row per server
+/// against the hostile bodies, a note per failure or skip.
 struct Conformance {
     table: Table,
+    bodies: Table,
     notes: Vec<String>,
 }
 
 /// The line before the rules' legend.
 const RULES_HEAD: &str = "rules (a report, not a gate: docs/methodology/conformance.md says which failures change a server's numbers):";
+
+/// The line before the hostile-bodies table (its notes are with the rules' notes).
+const BODIES_HEAD: &str = "hostile bodies, each `POST /upload` on a new connection \
+    (docs/methodology/bodies.md): a 4xx (its status) or `closed` refuses it; `read all`: a 200 \
+    whose answer is the digest of the body the client sent; `WRONG`: a 200 for another body, \
+    one the framework handed its handler though the client did not send it; `HANG`: no answer \
+    and no close within 8 s. A report, not a gate: tests/bodies.rs gates them, with the wrong \
+    bodies docs/methodology/bodies.md records.";
+
+/// Each column of the hostile-bodies table and what it sends.
+fn bodies_legend() -> Vec<(&'static str, &'static str)> {
+    use crate::oracle::hostile::{cases, OVER_NAME, OVER_WHAT};
+    let mut legend: Vec<_> = cases().iter().map(|c| (c.name, c.what)).collect();
+    legend.push((OVER_NAME, OVER_WHAT));
+    legend.push((
+        "after",
+        "`GET /` answered after each of these (`DOWN`: not)",
+    ));
+    legend
+}
 
 impl Conformance {
     /// The report for the terminal: the table, the notes, the rules' legend.
@@ -193,6 +290,11 @@ impl Conformance {
             out.push_str(&format!("  {:<11} {}\n", r.name, r.what));
         }
         out.push_str(&format!("  {DATE_MOVES:<11} {DATE_MOVES_WHAT}\n"));
+        out.push_str(&format!("\n{BODIES_HEAD}\n"));
+        out.push_str(&self.bodies.terminal(""));
+        for (name, what) in bodies_legend() {
+            out.push_str(&format!("  {name:<11} {what}\n"));
+        }
         out
     }
 
@@ -215,6 +317,12 @@ impl Conformance {
             out.push_str(&format!("- `{}`: {}\n", r.name, r.what));
         }
         out.push_str(&format!("- `{DATE_MOVES}`: {DATE_MOVES_WHAT}\n"));
+        out.push_str(&format!("\n## Hostile bodies\n\n{BODIES_HEAD}\n\n"));
+        out.push_str(&self.bodies.markdown());
+        out.push('\n');
+        for (name, what) in bodies_legend() {
+            out.push_str(&format!("- `{name}`: {what}\n"));
+        }
         crate::generated::markdown(&out)
     }
 }

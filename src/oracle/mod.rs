@@ -4,6 +4,7 @@
 //! answers a scenario with anything else is reported as failing it, however fast it is.
 
 pub(crate) mod conformance;
+pub mod hostile;
 mod instance;
 
 pub(crate) use instance::{digest_text, sum_text, Payload, CHUNKS};

@@ -183,6 +183,7 @@ mod tests {
                             ..Counts::default()
                         }),
                         error: None,
+                        varies: Vec::new(),
                     });
                 }
             }

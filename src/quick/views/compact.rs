@@ -4,6 +4,7 @@
 //! the hello cells past saturation, the legend, where the files went and the long table's notes.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use crate::cell::CellError;
 use crate::chart::Kind;
@@ -21,6 +22,10 @@ use crate::quick::cells::{Cell, Run};
 const NAME_WIDTH: usize = 13;
 const COLUMN_WIDTH: usize = 11;
 
+/// Scenarios per block of the compact view: seven columns fit 100 (13 + 7 × 12 = 97), so the
+/// eleven scenarios print as two blocks, the seven fixed `GET`s, then the query and bodies.
+const BLOCK_COLUMNS: usize = 7;
+
 /// Tied leaders named in words before the rest are counted (`a ≈ b ≈ c ≈ 4 more`).
 const TIED_NAMED: usize = 3;
 
@@ -35,8 +40,9 @@ impl Run {
     /// The floors and the reference follow the frameworks, under a rule; a line follows the
     /// leaders in words when the floors' batches show a noisy host. `files` names where the
     /// long table, the results file and the chart went, and `notes` are the long table's
-    /// ([`super::long::Long::notes`]). The table is 97 columns wide; the text around it wraps
-    /// at [`SCREEN_WIDTH`].
+    /// ([`super::long::Long::notes`]). The table prints in blocks of [`BLOCK_COLUMNS`]
+    /// scenarios, each with its head and every row, at most 97 columns wide; the text around
+    /// it wraps at [`SCREEN_WIDTH`].
     pub(crate) fn compact(&self, files: &str, notes: &str) -> String {
         let mut out = String::new();
         out.push_str(&wrap(
@@ -44,11 +50,16 @@ impl Run {
             SCREEN_WIDTH,
         ));
         out.push('\n');
-        compact_head(&mut out);
         let leads: Vec<Leads> = (0..QUICK_SCENARIOS.len())
             .map(|k| (self.fastest(k), self.busiest(k)))
             .collect();
-        self.compact_rows(&mut out, &leads);
+        for (i, block) in blocks().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            compact_head(&mut out, block.clone());
+            self.compact_rows(&mut out, &leads, block);
+        }
         leads_in_words(&mut out, &leads);
         if let Some(noisy) = self.noisy_floor() {
             out.push_str(&wrap(&noisy_host(&noisy), SCREEN_WIDTH));
@@ -61,30 +72,36 @@ impl Run {
         out
     }
 
-    /// The frameworks' rows, then the floors' and the reference's under a rule.
-    fn compact_rows(&self, out: &mut String, leads: &[Leads]) {
+    /// The frameworks' rows of the scenarios in `block`, then the floors' and the reference's
+    /// under a rule.
+    fn compact_rows(&self, out: &mut String, leads: &[Leads], block: Range<usize>) {
         let (frameworks, others): (Vec<&str>, Vec<&str>) =
             self.names().partition(|n| Kind::of(n) == Kind::Framework);
         for name in &frameworks {
-            self.compact_row(out, name, leads);
+            self.compact_row(out, name, leads, block.clone());
         }
         if !others.is_empty() {
             let _ = writeln!(
                 out,
                 "{:-<width$}",
                 "-- floors and reference, not frameworks ",
-                width = NAME_WIDTH + QUICK_SCENARIOS.len() * (COLUMN_WIDTH + 1)
+                width = NAME_WIDTH + block.len() * (COLUMN_WIDTH + 1)
             );
             for name in &others {
-                self.compact_row(out, name, leads);
+                self.compact_row(out, name, leads, block.clone());
             }
         }
     }
 
-    /// One framework's row: per scenario, its time and rate, each with its mark.
-    fn compact_row(&self, out: &mut String, name: &str, leads: &[Leads]) {
+    /// One framework's row in `block`: per scenario, its time and rate, each with its mark.
+    fn compact_row(&self, out: &mut String, name: &str, leads: &[Leads], block: Range<usize>) {
         let mut line = format!("{name:<NAME_WIDTH$}");
-        for (k, s) in QUICK_SCENARIOS.iter().enumerate() {
+        for (k, s) in QUICK_SCENARIOS
+            .iter()
+            .enumerate()
+            .take(block.end)
+            .skip(block.start)
+        {
             let time = match self.in_process(name, k) {
                 Some(Cell::Time(t)) => sig3(t.median.as_secs_f64() * 1e6),
                 Some(Cell::Failed(CellError::Skipped(_))) => "skip".into(),
@@ -144,11 +161,19 @@ impl Run {
     }
 }
 
-/// The table's two head lines: the scenarios, then each column's units.
-fn compact_head(out: &mut String) {
+/// The scenarios of each block of the table, as index ranges into [`QUICK_SCENARIOS`].
+fn blocks() -> impl Iterator<Item = Range<usize>> {
+    let n = QUICK_SCENARIOS.len();
+    (0..n)
+        .step_by(BLOCK_COLUMNS)
+        .map(move |start| start..(start + BLOCK_COLUMNS).min(n))
+}
+
+/// A block's two head lines: its scenarios, then each column's units.
+fn compact_head(out: &mut String, block: Range<usize>) {
     let mut head = format!("{:<NAME_WIDTH$}", "");
     let mut units = format!("{:<NAME_WIDTH$}", "framework");
-    for s in QUICK_SCENARIOS {
+    for s in &QUICK_SCENARIOS[block] {
         let _ = write!(head, " {:^COLUMN_WIDTH$}", s.name);
         let _ = write!(units, " {:>4}  {:>4} ", "µs", "k/s");
     }
@@ -244,18 +269,27 @@ mod tests {
     use crate::quick::fixture::{made_up, timed};
     use crate::quick::loopback::PassRatio;
 
-    /// `name`'s row of the first screen as it should read: each scenario's cell `cell`.
-    fn expected_row(name: &str, cell: &str) -> String {
-        format!("{name:<NAME_WIDTH$}{}", cell.repeat(QUICK_SCENARIOS.len()))
-            .trim_end()
-            .to_owned()
+    /// `name`'s rows of the first screen as they should read, one per block: each scenario's
+    /// cell `cell`.
+    fn expected_rows(name: &str, cell: &str) -> Vec<String> {
+        blocks()
+            .map(|b| {
+                format!("{name:<NAME_WIDTH$}{}", cell.repeat(b.len()))
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
     }
 
-    /// The row of `name` in `text`.
-    fn row<'a>(text: &'a str, name: &str) -> &'a str {
-        text.lines()
-            .find(|l| l.split_whitespace().next() == Some(name))
-            .unwrap_or_else(|| panic!("no row for {name}:\n{text}"))
+    /// The rows of `name` in the table of `text` (one per block), before the hello cells.
+    fn table_rows<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+        let found: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.starts_with("hello "))
+            .filter(|l| l.split_whitespace().next() == Some(name))
+            .collect();
+        assert!(!found.is_empty(), "no row for {name}:\n{text}");
+        found
     }
 
     /// `text` with every run of white space one space, so that a phrase reads whole wherever
@@ -269,7 +303,7 @@ mod tests {
     fn screen_with_rows(run: &Run, rows: [(&str, &str); 2]) -> String {
         let text = run.compact("", "");
         for (name, cell) in rows {
-            assert_eq!(row(&text, name), expected_row(name, cell), "{text}");
+            assert_eq!(table_rows(&text, name), expected_rows(name, cell), "{text}");
         }
         flat(&text)
     }
@@ -394,16 +428,18 @@ mod tests {
             assert!(line.chars().count() <= SCREEN_WIDTH, "too wide: {line}");
         }
         let lines: Vec<&str> = text.lines().collect();
-        let header = lines.iter().find(|l| l.contains("not_found")).unwrap();
-        for s in QUICK_SCENARIOS {
-            assert!(header.contains(s.name), "{header}");
-        }
-        let row = |name: &str| {
-            *lines
-                .iter()
-                .find(|l| l.split_whitespace().next() == Some(name))
-                .unwrap_or_else(|| panic!("no row for {name}:\n{text}"))
-        };
+        // Each scenario heads one column of one block, in the oracle's order.
+        let heads: Vec<&str> = lines
+            .iter()
+            .take_while(|l| !l.starts_with("hello "))
+            .filter(|l| l.starts_with("  "))
+            .flat_map(|l| l.split_whitespace())
+            .collect();
+        let names: Vec<&str> = QUICK_SCENARIOS.iter().map(|s| s.name).collect();
+        assert_eq!(heads, names, "{text}");
+        assert_eq!(blocks().count(), 2, "{text}");
+        // A name's rows, one per block, as one string.
+        let row = |name: &str| table_rows(&text, name).join(" ");
         // One cell per scenario: a's time is the best; its rate the only saturated one, but b's
         // is higher (not its server's own, so marked and never the leader) with no interval
         // to set it apart: a's is not the clear best.
