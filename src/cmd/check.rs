@@ -22,7 +22,7 @@ pub struct CheckArgs {
     frameworks: Vec<String>,
     /// Report each server against TechEmpower's header rules and HttpArena's protocol
     /// checks (Server, Date, framing, Connection: close, HEAD, HTTP/1.0, pipelining, split
-    /// requests): a table, not a gate.
+    /// requests), then against hostile request bodies and a 16 MiB one: tables, not a gate.
     #[arg(long)]
     conformance: bool,
     /// With --conformance: also write the report as Markdown to this file, stamped with the

@@ -146,7 +146,10 @@ impl Framework for Viz {
         self.0.spawn(listener, move |listener, stop| {
             let router = router.clone();
             async move {
-                // viz's default builder (hyper-util's auto, HTTP/1 only as built here) with the
+                // viz's default builder (hyper-util's auto, which also answers HTTP/2 with
+                // prior knowledge wherever the build turns on hyper's `http2`, as the default
+                // build does through other frameworks: docs/http2-research.md; the driver speaks
+                // HTTP/1.1, and the preface check costs once per connection) with the
                 // keep-alive bound every server has: how long a connection may wait for a
                 // request head.
                 let mut builder = Builder::new(TokioExecutor::new());

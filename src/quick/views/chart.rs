@@ -11,9 +11,14 @@ use crate::units::kilo;
 
 impl Run {
     /// The summary chart: per scenario, in-process time per request (left) and loopback
-    /// requests per second (right), sorted, best on top.
+    /// requests per second (right), sorted, best on top; then the panels that have no
+    /// in-process partner, two to a row: the wire-only scenarios' rates (`upload_chunked`),
+    /// and the hello cells past saturation.
     pub(crate) fn chart(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let mut panels = Vec::new();
+        // Loopback panels with no in-process panel beside them; kept for the end, so that
+        // every row above reads time | rate of one scenario.
+        let mut alone = Vec::new();
         for (k, s) in QUICK_SCENARIOS.iter().enumerate() {
             let times = self
                 .names()
@@ -33,7 +38,7 @@ impl Run {
                     Some(rate_bar(n, rps, own))
                 })
                 .collect();
-            panels.push(Panel {
+            let rate_panel = Panel {
                 title: format!("{}: requests per second over loopback", s.name),
                 axis: format!(
                     "{} connections, server {} thread(s) (higher is better)",
@@ -42,8 +47,14 @@ impl Run {
                 higher_is_better: true,
                 format: |v| kilo(v),
                 bars: rates,
-            });
+            };
+            if s.wire_only() {
+                alone.push(rate_panel);
+            } else {
+                panels.push(rate_panel);
+            }
         }
+        panels.append(&mut alone);
         // The hello cells past saturation: the churn rate beside the bill.
         let churn = self
             .hello_names()
