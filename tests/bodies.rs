@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use framebench::check::{bind_local, raw_get};
+use framebench::check::bind_local;
 use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
-use framebench::oracle::hostile::{cases, over_limit, said, Verdict};
+use framebench::oracle::hostile::{cases, over_limit, said, still_serving, Verdict, OVER_NAME};
 
 /// Wrong bodies handed to a handler by the framework itself, each measured (2026-11-26) and
 /// explained in docs/methodology/bodies.md ("Hostile bodies"): besides a refusal, only exactly
@@ -43,6 +43,8 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
     let mut failures = Vec::new();
     let mut over = Vec::new();
     let mut checked = 0;
+    // Built once for every server (the over-limit body is 16 MiB).
+    let (cases, over_case) = (cases(), over_limit());
     for entry in REGISTRY
         .iter()
         .filter(|e| e.loopback && e.available().is_ok() && e.cannot("upload").is_none())
@@ -51,36 +53,33 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
         let app = entry.build(&config).unwrap();
         let server = app.serve(bind_local().unwrap()).unwrap();
         let addr = server.addr();
-        for case in cases() {
+        let after = |what: &str, failures: &mut Vec<String>| {
+            if let Err(why) = still_serving(addr) {
+                failures.push(format!("{}: after {what}: {why}", entry.name));
+            }
+        };
+        for case in &cases {
             let outcome = case.send(addr);
             let recorded = KNOWN.iter().any(|(fw, name, what)| {
                 *fw == entry.name && *name == case.name && said(&outcome) == *what
             });
-            if !Verdict::of(&case, &outcome).passes() && !recorded {
+            if !Verdict::of(case, &outcome).passes() && !recorded {
                 failures.push(format!("{}: {}: {}", entry.name, case.name, said(&outcome)));
             }
-            still_serving(addr, entry.name, case.name, &mut failures);
+            after(case.name, &mut failures);
             checked += 1;
         }
         // Recorded, not judged: but a hang or a server that stops serving fails.
-        let case = over_limit();
-        let outcome = case.send(addr);
-        let verdict = Verdict::of(&case, &outcome);
+        let outcome = over_case.send(addr);
+        let verdict = Verdict::of(&over_case, &outcome);
         if verdict == Verdict::Hang {
             failures.push(format!("{}: over limit: {}", entry.name, said(&outcome)));
         }
         over.push(format!("{}: {}", entry.name, verdict.cell()));
-        still_serving(addr, entry.name, "over limit", &mut failures);
+        after("over limit", &mut failures);
         server.shutdown().unwrap();
     }
-    println!("{} to POST /upload: {}", over_limit().name, over.join(", "));
-    assert!(checked >= cases().len(), "no server was checked");
+    println!("{OVER_NAME} to POST /upload: {}", over.join(", "));
+    assert!(checked >= cases.len(), "no server was checked");
     assert!(failures.is_empty(), "{failures:#?}");
-}
-
-fn still_serving(addr: std::net::SocketAddr, fw: &str, after: &str, failures: &mut Vec<String>) {
-    match raw_get(addr, "/") {
-        Ok(got) if got.status == 200 && &got.body[..] == b"Hello, World!" => {}
-        other => failures.push(format!("{fw}: after {after}: {other:?}")),
-    }
 }

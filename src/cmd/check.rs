@@ -13,6 +13,7 @@ use std::net::SocketAddr;
 
 use crate::framework::{Config, Entry};
 use crate::options::Options;
+use crate::oracle::hostile::{cases, over_limit, said, still_serving, Case, Verdict};
 use crate::table::{Align, Table};
 
 /// `framebench check`.
@@ -122,18 +123,13 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> 
             .chain(RULES.iter().map(|r| (r.name, Align::Left)))
             .chain([(DATE_MOVES, Align::Left)]),
     );
+    // The hostile bodies, built once for every server (the over-limit one is 16 MiB).
+    let (cases, over) = (cases(), over_limit());
     let mut bodies = Table::new(
         [("framework", Align::Left)]
             .into_iter()
-            .chain(
-                crate::oracle::hostile::cases()
-                    .iter()
-                    .map(|c| (c.name, Align::Left)),
-            )
-            .chain([
-                (crate::oracle::hostile::OVER_NAME, Align::Left),
-                ("after", Align::Left),
-            ]),
+            .chain(cases.iter().chain([&over]).map(|c| (c.name, Align::Left)))
+            .chain([("after", Align::Left)]),
     );
     let mut notes = Vec::new();
     // Every server up and asked for its first `Date`; a framework that cannot serve here says
@@ -179,7 +175,7 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> 
             });
         }
         table.row(cells);
-        bodies.row(hostile_row(entry, addr, &mut notes));
+        bodies.row(hostile_row(entry, addr, &cases, &over, &mut notes));
         if let Err(e) = server.shutdown() {
             notes.push(format!("{}: stopping its server: {e:#}", entry.name));
         }
@@ -192,31 +188,35 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> 
 }
 
 /// One server's row of the hostile-bodies table: each case's verdict, what it did with the
-/// body over every limit, and whether it still answered `GET /` afterwards (`ok`, else `DOWN`).
-/// A server that cannot serve `upload` gets `–` throughout and its reason as a note; each
-/// verdict that is not a refusal (or the right body) gets a note with what came back.
-fn hostile_row(entry: &Entry, addr: SocketAddr, notes: &mut Vec<String>) -> Vec<String> {
-    use crate::oracle::hostile::{cases, over_limit, said, Verdict};
+/// body over every limit (`over`), and whether it still answered `GET /` as the oracle's hello
+/// after each (`ok`, else `DOWN`). A server that cannot serve `upload` gets `–` throughout and
+/// its reason as a note; each verdict that is not a refusal (or the right body) gets a note with
+/// what came back.
+fn hostile_row(
+    entry: &Entry,
+    addr: SocketAddr,
+    cases: &[Case],
+    over: &Case,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
     let name = entry.name;
     if let Some(why) = entry.cannot("upload") {
         notes.push(format!("– {name} bodies: cannot serve upload: {why}"));
         return std::iter::once(name.to_string())
-            .chain(std::iter::repeat_n("–".to_string(), cases().len() + 2))
+            .chain(std::iter::repeat_n("–".to_string(), cases.len() + 2))
             .collect();
     }
     let mut cells = vec![name.to_string()];
     let mut serving = true;
-    let mut still_serving =
-        |after: &str, notes: &mut Vec<String>| match crate::check::raw_get(addr, "/") {
-            Ok(got) if got.status == 200 => {}
-            other => {
-                serving = false;
-                notes.push(format!("FAIL {name} after {after}: `GET /` got {other:?}"));
-            }
-        };
-    for case in cases() {
+    let mut after = |case: &Case, notes: &mut Vec<String>| {
+        if let Err(why) = still_serving(addr) {
+            serving = false;
+            notes.push(format!("FAIL {name} after {}: {why}", case.name));
+        }
+    };
+    for case in cases {
         let outcome = case.send(addr);
-        let verdict = Verdict::of(&case, &outcome);
+        let verdict = Verdict::of(case, &outcome);
         if !verdict.passes() {
             let what = match &verdict {
                 Verdict::Wrong(_) => "the handler was given a wrong body, its answer",
@@ -229,19 +229,19 @@ fn hostile_row(entry: &Entry, addr: SocketAddr, notes: &mut Vec<String>) -> Vec<
             ));
         }
         cells.push(verdict.cell());
-        still_serving(case.name, notes);
+        after(case, notes);
     }
-    let case = over_limit();
-    let outcome = case.send(addr);
-    let verdict = Verdict::of(&case, &outcome);
+    // Recorded, not judged: a note only for what is neither a refusal nor reading it all.
+    let outcome = over.send(addr);
+    let verdict = Verdict::of(over, &outcome);
     if matches!(
         verdict,
         Verdict::Wrong(_) | Verdict::Hang | Verdict::Other(_)
     ) {
-        notes.push(format!("{name} {}: {}", case.name, said(&outcome)));
+        notes.push(format!("{name} {}: {}", over.name, said(&outcome)));
     }
     cells.push(verdict.cell());
-    still_serving(case.name, notes);
+    after(over, notes);
     cells.push(if serving { "ok" } else { "DOWN" }.to_string());
     cells
 }
@@ -272,7 +272,7 @@ fn bodies_legend() -> Vec<(&'static str, &'static str)> {
     legend.push((OVER_NAME, OVER_WHAT));
     legend.push((
         "after",
-        "`GET /` answered after each of these (`DOWN`: not)",
+        "`GET /` answered as the oracle's hello after each of these (`DOWN`: not)",
     ));
     legend
 }

@@ -200,7 +200,7 @@ impl Verdict {
             Ok(Outcome::Status(s, _)) if (400..500).contains(s) => Verdict::Refused(Some(*s)),
             Ok(Outcome::Status(200, body)) => match &case.right {
                 Some(right) if digest_of(body, right) => Verdict::Right,
-                _ => Verdict::Wrong(String::from_utf8_lossy(&body[..body.len().min(40)]).into()),
+                _ => Verdict::Wrong(start(body)),
             },
             Ok(Outcome::Status(s, _)) => Verdict::Other(*s),
         }
@@ -228,12 +228,24 @@ impl Verdict {
 /// hang. tests/bodies.rs matches its recorded outcomes against this.
 pub fn said(outcome: &anyhow::Result<Outcome>) -> String {
     match outcome {
-        Ok(Outcome::Status(s, body)) => format!(
-            "{s} {}",
-            String::from_utf8_lossy(&body[..body.len().min(40)])
-        ),
+        Ok(Outcome::Status(s, body)) => format!("{s} {}", start(body)),
         Ok(Outcome::Closed) => "closed".into(),
         Err(e) => format!("{e}"),
+    }
+}
+
+/// The first 40 bytes of an answer's body, as text: enough for the `upload` answer (a length
+/// and a 16-digit digest), short for anything else.
+fn start(body: &Bytes) -> String {
+    String::from_utf8_lossy(&body[..body.len().min(40)]).into()
+}
+
+/// Whether the server at `addr` still answers `GET /` as the oracle's hello (`Err`: what it
+/// did instead), after a case.
+pub fn still_serving(addr: SocketAddr) -> Result<(), String> {
+    match crate::check::raw_get(addr, "/") {
+        Ok(got) if got.status == 200 && got.body[..] == *super::HELLO.as_bytes() => Ok(()),
+        other => Err(format!("`GET /` got {other:?}")),
     }
 }
 

@@ -96,12 +96,8 @@ impl Run {
     /// One framework's row in `block`: per scenario, its time and rate, each with its mark.
     fn compact_row(&self, out: &mut String, name: &str, leads: &[Leads], block: Range<usize>) {
         let mut line = format!("{name:<NAME_WIDTH$}");
-        for (k, s) in QUICK_SCENARIOS
-            .iter()
-            .enumerate()
-            .take(block.end)
-            .skip(block.start)
-        {
+        for k in block {
+            let s = &QUICK_SCENARIOS[k];
             let time = match self.in_process(name, k) {
                 Some(Cell::Time(t)) => sig3(t.median.as_secs_f64() * 1e6),
                 Some(Cell::Failed(CellError::Skipped(_))) => "skip".into(),
