@@ -20,15 +20,10 @@ cd "$(dirname "$0")/.."
 
 # wrk is optional (FRAMEBENCH_WRK overrides where it is looked for, as in src/tools.rs): without
 # it the comparison is skipped with one line and exit 0, unless FRAMEBENCH_REQUIRE names it.
-wrk=$(command -v "${FRAMEBENCH_WRK:-wrk}" || true)
-if [ -z "$wrk" ] || [ ! -x "$wrk" ]; then
-  msg="skipping the wrk comparison: wrk not found${FRAMEBENCH_WRK:+ at $FRAMEBENCH_WRK}: install it with \`apt-get install wrk\`"
-  case ",$(echo "${FRAMEBENCH_REQUIRE:-}" | tr -d ' ' | tr 'A-Z' 'a-z')," in
-    *,wrk,* | *,all,*) echo "error: FRAMEBENCH_REQUIRE requires it: $msg" >&2; exit 1 ;;
-  esac
-  echo "$msg"
-  exit 0
-fi
+# shellcheck source=scripts/lib/optional-tool.sh
+. scripts/lib/optional-tool.sh
+optional_tool wrk FRAMEBENCH_WRK wrk
+wrk=$tool
 if ! command -v taskset >/dev/null; then
   echo "taskset is not installed: skipping (install it with: apt-get install -y util-linux)"
   exit 0

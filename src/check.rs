@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use crate::framework::{App, Config, Entry};
+use crate::framework::{App, Config, Entry, H2c};
 use crate::http1::{self, Connection};
-use crate::options::Options;
+use crate::options::{Options, Protocol};
 use crate::oracle::{self, Expected, Instance, Observed, SCENARIOS, TRAVERSALS};
 
 /// How long any single loopback exchange may take before it counts as a failure: the bound on
@@ -28,6 +28,8 @@ pub(crate) enum Mode {
     InProcess,
     /// Through a server on 127.0.0.1.
     Loopback,
+    /// Through a server on 127.0.0.1, over h2c (`--protocol h2c`).
+    LoopbackH2c,
 }
 
 impl fmt::Display for Mode {
@@ -35,6 +37,7 @@ impl fmt::Display for Mode {
         f.write_str(match self {
             Mode::InProcess => "in-process",
             Mode::Loopback => "loopback",
+            Mode::LoopbackH2c => "loopback h2c",
         })
     }
 }
@@ -171,6 +174,33 @@ fn read_checked(
         anyhow::bail!("{} bytes after response {depth}", buf.len());
     }
     Ok(checked)
+}
+
+/// How many of a cell's requests the check before an h2c load sends, one stream each on one
+/// connection: distinct operands or bodies for a computed scenario.
+const H2C_PRECHECKED: usize = 4;
+
+/// [`precheck`] over h2c: connects with prior knowledge and checks the answers to the first
+/// [`H2C_PRECHECKED`] of `requests`, one stream each, against the oracle. Bounded by `timeout`
+/// per exchange.
+pub(crate) fn precheck_h2c(
+    addr: SocketAddr,
+    expected: &Expected,
+    requests: &[Instance],
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(!requests.is_empty(), "no request to send");
+    let mut client =
+        crate::h2c::Client::connect(addr, timeout).map_err(|e| anyhow::anyhow!("{e:#}"))?;
+    for (i, instance) in requests.iter().take(H2C_PRECHECKED).enumerate() {
+        let got = client
+            .observe(instance)
+            .map_err(|e| anyhow::anyhow!("stream {}: {e:#}", 2 * i + 1))?;
+        expected
+            .check_instance(instance, &got)
+            .map_err(|e| anyhow::anyhow!("stream {}: {e}", 2 * i + 1))?;
+    }
+    Ok(())
 }
 
 /// A reqwest client for loopback checks: no proxy, bounded by [`TIMEOUT`].
@@ -330,15 +360,27 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
                 cells,
             });
         }
-        if entry.loopback {
+        let mode = match options.protocol {
+            Protocol::Http1 => Mode::Loopback,
+            Protocol::H2c => Mode::LoopbackH2c,
+        };
+        if let (Mode::LoopbackH2c, H2c::No(why)) = (mode, entry.h2c) {
+            // A framework that does not serve h2c: one `–` cell with the reason, not a failure.
+            rows.push(Row {
+                framework: entry.name,
+                mode,
+                options,
+                cells: vec![("h2c", Err(CellError::Unsupported(why.to_owned())))],
+            });
+        } else if entry.loopback {
             match check_loopback(entry, &*app, &config) {
                 Ok(cells) => rows.push(Row {
                     framework: entry.name,
-                    mode: Mode::Loopback,
+                    mode,
                     options,
                     cells,
                 }),
-                Err(e) => rows.push(failed(Mode::Loopback, e)),
+                Err(e) => rows.push(failed(mode, e)),
             }
         }
     }
@@ -352,6 +394,20 @@ fn check_loopback(
 ) -> anyhow::Result<Vec<(&'static str, Result<(), CellError>)>> {
     let server = app.serve(bind_local()?)?;
     let addr = server.addr();
+    if config.options.protocol == Protocol::H2c {
+        // One h2c connection for every check, each request a stream of its own.
+        let h2 = std::cell::RefCell::new(crate::h2c::Client::connect(addr, TIMEOUT)?);
+        let cells = check_all(
+            entry,
+            Mode::LoopbackH2c,
+            config,
+            |i| h2.borrow_mut().observe(i),
+            |p| h2.borrow_mut().get(p),
+        );
+        drop(h2);
+        server.shutdown()?;
+        return Ok(cells);
+    }
     let client = client()?;
     let cells = check_all(
         entry,

@@ -82,7 +82,8 @@ pub(crate) fn framebench_binary() -> anyhow::Result<PathBuf> {
 /// peers alike: `--threads N --logging L --io I`, and `--redis URL` when there is a Redis to
 /// use as given (`serve` without it starts its own; a peer without it answers `/get` with 503).
 /// `--runtime per-core` is passed only when asked for: the Go peers do not take it, and only a
-/// framework that offers the choice is ever started with it.
+/// framework that offers the choice is ever started with it. `--protocol h2c` likewise, to a
+/// framework that serves it ([`crate::framework::H2c`]).
 pub(crate) fn server_args<'a>(
     cmd: &'a mut Command,
     options: Options,
@@ -94,6 +95,12 @@ pub(crate) fn server_args<'a>(
         .args(
             (options.runtime != crate::options::Runtime::WorkStealing)
                 .then(|| ["--runtime".to_owned(), options.runtime.to_string()])
+                .into_iter()
+                .flatten(),
+        )
+        .args(
+            (options.protocol != crate::options::Protocol::Http1)
+                .then(|| ["--protocol".to_owned(), options.protocol.to_string()])
                 .into_iter()
                 .flatten(),
         )

@@ -86,6 +86,10 @@ pub trait Framework: Sized + 'static {
     /// Its row in the README's framework table (`framebench list --markdown`). No default: a
     /// new framework states it.
     const ABOUT: About;
+    /// Whether its server speaks HTTP/2 over cleartext with prior knowledge
+    /// (`--protocol h2c`), and how, or why not. No default: a new framework states it, and
+    /// docs/methodology/http2.md lists every answer (`framebench list --markdown` prints them).
+    const H2C: H2c;
     /// The scenarios it cannot serve through its own API, each with the reason: `(scenario,
     /// why)`, or none (`&[]`). Their cells show `–` everywhere, with the reason printed by
     /// `check` and in docs/methodology/bodies.md, never a silent skip. No default: a new
@@ -121,6 +125,22 @@ pub trait Framework: Sized + 'static {
     /// mode.
     fn serve_child(_config: &Config) -> anyhow::Result<()> {
         anyhow::bail!("{} does not serve from a child process", Self::NAME)
+    }
+}
+
+/// Whether a framework's server speaks h2c (HTTP/2 over cleartext with prior knowledge).
+#[derive(Clone, Copy, Debug)]
+pub enum H2c {
+    /// It serves h2c under `--protocol h2c`, through the API named.
+    Serves(&'static str),
+    /// It does not, for the reason given; its h2c cells print `–` with it.
+    No(&'static str),
+}
+
+impl H2c {
+    /// True when it serves h2c.
+    pub fn serves(self) -> bool {
+        matches!(self, H2c::Serves(_))
     }
 }
 
@@ -219,6 +239,8 @@ pub struct Entry {
     pub per_core: bool,
     /// See [`Framework::ABOUT`].
     pub(crate) about: About,
+    /// See [`Framework::H2C`].
+    pub h2c: H2c,
     /// See [`Framework::CANNOT`].
     pub(crate) cannot: &'static [(&'static str, &'static str)],
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
@@ -248,6 +270,7 @@ impl Entry {
             note: F::NOTE,
             per_core: F::PER_CORE,
             about: F::ABOUT,
+            h2c: F::H2C,
             cannot: F::CANNOT,
             build: build_boxed::<F>,
             serve_child: F::serve_child,

@@ -40,6 +40,30 @@ pub enum Runtime {
     PerCore,
 }
 
+/// The protocol a server speaks on its listener, and the load driver speaks to it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// HTTP/1.1, one request at a time per connection (or pipelined).
+    #[default]
+    Http1,
+    /// HTTP/2 over cleartext TCP with prior knowledge (RFC 9113 §3.3): no Upgrade, no TLS, many
+    /// concurrent streams per connection. Only the frameworks `framebench list` marks `h2c`
+    /// serve it (docs/methodology/http2.md).
+    H2c,
+}
+
 /// Keep-alive timeout every server is configured with, so that no framework's default decides.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(5);
 
@@ -54,6 +78,8 @@ pub struct Options {
     pub threads: usize,
     /// How a tokio server arranges its workers.
     pub runtime: Runtime,
+    /// What the server speaks on its listener.
+    pub protocol: Protocol,
 }
 
 impl Default for Options {
@@ -63,6 +89,7 @@ impl Default for Options {
             io: Io::Memory,
             threads: 2,
             runtime: Runtime::WorkStealing,
+            protocol: Protocol::Http1,
         }
     }
 }
@@ -78,20 +105,26 @@ impl Options {
                     io,
                     threads,
                     runtime: Runtime::WorkStealing,
+                    protocol: Protocol::Http1,
                 });
             }
         }
         out
     }
 
-    /// A short label such as `log=off,io=memory`; `,runtime=per-core` is added when the
-    /// runtime is not the default, so that every earlier label still reads the same.
+    /// A short label such as `log=off,io=memory`; `,runtime=per-core` and `,protocol=h2c` are
+    /// added when the runtime or protocol is not the default, so that every earlier label still
+    /// reads the same.
     pub fn label(&self) -> String {
         let runtime = match self.runtime {
             Runtime::WorkStealing => String::new(),
             other => format!(",runtime={other}"),
         };
-        format!("log={},io={}{runtime}", self.logging, self.io)
+        let protocol = match self.protocol {
+            Protocol::Http1 => String::new(),
+            other => format!(",protocol={other}"),
+        };
+        format!("log={},io={}{runtime}{protocol}", self.logging, self.io)
     }
 }
 
@@ -110,6 +143,15 @@ impl fmt::Display for Runtime {
         f.write_str(match self {
             Runtime::WorkStealing => "work-stealing",
             Runtime::PerCore => "per-core",
+        })
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Protocol::Http1 => "http1",
+            Protocol::H2c => "h2c",
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
-use crate::options::Runtime;
+use crate::options::{Protocol, Runtime};
 use crate::oracle::{Scenario, SCENARIOS};
 
 /// The oracle's scenario called `name`, or the usage error every command gives for an unknown
@@ -49,6 +49,18 @@ pub(crate) fn frameworks(
             }
         })
         .collect()
+}
+
+/// Refuses `entry` under `protocol` when it cannot speak it: the usage error
+/// `<name> does not serve h2c: <why>`.
+pub(crate) fn speaks(entry: &Entry, protocol: Protocol) -> anyhow::Result<()> {
+    match (protocol, entry.h2c) {
+        (Protocol::H2c, crate::framework::H2c::No(why)) => Err(crate::error::usage(format!(
+            "{} does not serve h2c: {why}",
+            entry.name
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Why a framework has no `--runtime per-core`, in the one line that refuses or skips it.

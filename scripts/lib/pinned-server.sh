@@ -1,5 +1,5 @@
 # Sourced by the scripts that load one `framebench serve` pinned to a CPU (vs-wrk.sh,
-# server-profile.sh), from the repository's root. Sets FRAMEBENCH (a release build, built here
+# vs-h2load.sh, server-profile.sh), from the repository's root. Sets FRAMEBENCH (a release build, built here
 # when unset) and tmp (a directory removed on exit, with the server stopped), and defines
 # start_server and stop_server.
 
@@ -15,10 +15,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server TARGET CPUS THREADS: serves TARGET pinned to CPUS; sets server_pid and url, or
-# exits with the server's output if it did not start within 30 s.
+# start_server TARGET CPUS THREADS [FLAGS...]: serves TARGET pinned to CPUS, with any further
+# `serve` flags (`--protocol h2c`); sets server_pid and url, or exits with the server's output if
+# it did not start within 30 s.
 start_server() {
-  taskset -c "$2" "$FRAMEBENCH" serve "$1" --threads "$3" >"$tmp/serve" 2>&1 &
+  taskset -c "$2" "$FRAMEBENCH" serve "$1" --threads "$3" "${@:4}" >"$tmp/serve" 2>&1 &
   server_pid=$!
   for _ in $(seq 300); do grep -q listening "$tmp/serve" 2>/dev/null && break; sleep 0.1; done
   url=$(sed -n 's/^listening on //p' "$tmp/serve" | head -1)

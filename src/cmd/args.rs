@@ -1,6 +1,7 @@
-//! The arguments several commands take: a Redis, a server's options, its threads and runtime.
+//! The arguments several commands take: a Redis, a server's options, its threads, runtime and
+//! protocol.
 
-use crate::options::{Io, Logging, Options, Runtime};
+use crate::options::{Io, Logging, Options, Protocol, Runtime};
 
 /// `--redis URL`, for the commands that serve the redis scenario.
 #[derive(clap::Args)]
@@ -56,6 +57,7 @@ impl ServerArgs {
             io: self.io,
             threads: self.opts.threads.into(),
             runtime: self.opts.runtime,
+            protocol: self.opts.protocol,
         }
     }
 }
@@ -71,4 +73,9 @@ pub struct OptArgs {
     /// frameworks `framebench list` marks `per-core` take the second.
     #[arg(long, value_enum, default_value_t = Runtime::WorkStealing)]
     pub runtime: Runtime,
+    /// What the server speaks: HTTP/1.1, or HTTP/2 over cleartext with prior knowledge. Only
+    /// the frameworks `framebench list` marks `h2c` serve the second; the others are skipped
+    /// with their reason, or refused when named.
+    #[arg(long, value_enum, default_value_t = Protocol::Http1)]
+    pub protocol: Protocol,
 }

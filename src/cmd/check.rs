@@ -12,7 +12,7 @@ use crate::check::{check_framework, print_table};
 use std::net::SocketAddr;
 
 use crate::framework::{Config, Entry};
-use crate::options::Options;
+use crate::options::{Options, Protocol};
 use crate::oracle::hostile::{cases, over_limit, said, still_serving, Case, Verdict};
 use crate::table::{Align, Table};
 
@@ -24,6 +24,8 @@ pub struct CheckArgs {
     /// Report each server against TechEmpower's header rules and HttpArena's protocol
     /// checks (Server, Date, framing, Connection: close, HEAD, HTTP/1.0, pipelining, split
     /// requests), then against hostile request bodies and a 16 MiB one: tables, not a gate.
+    /// With `--protocol h2c`, against the h2c rules instead (preface, SETTINGS, streams,
+    /// GOAWAY, and what an HTTP/1.1 request on the h2c port gets).
     #[arg(long)]
     conformance: bool,
     /// With --conformance: also write the report as Markdown to this file, stamped with the
@@ -40,7 +42,10 @@ pub struct CheckArgs {
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.conformance {
         let started = std::time::SystemTime::now();
-        let report = conformance(&args.frameworks, &args.opts)?;
+        let report = match args.opts.protocol {
+            Protocol::Http1 => conformance(&args.frameworks, &args.opts)?,
+            Protocol::H2c => conformance_h2c(&args.frameworks, &args.opts)?,
+        };
         print!("{}", report.terminal());
         if let Some(path) = &args.markdown {
             let window = crate::provenance::Window::since(started);
@@ -67,6 +72,7 @@ fn check(
         .into_iter()
         .map(|o| Options {
             runtime: opts.runtime,
+            protocol: opts.protocol,
             ..o
         })
         .collect();
@@ -184,6 +190,94 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> 
         table,
         bodies,
         notes,
+        protocol: Protocol::Http1,
+    })
+}
+
+/// `framebench check --conformance --protocol h2c`: every framework named (all when none)
+/// against the h2c rules ([`crate::oracle::h2c_rules`]); one that does not serve h2c gets `–`
+/// and its reason. A report: it exits 0 whatever the servers answer.
+fn conformance_h2c(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> {
+    use crate::framework::H2c;
+    use crate::oracle::h2c_rules::{self, GOAWAY_RULE, HTTP1_RULE, RULES};
+    let entries = crate::select::frameworks(names, |e| e.loopback, "has no server")?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
+    let fixtures = crate::fixtures::Fixtures::load_default()?;
+    crate::select::prepare_entries(entries.iter().copied());
+    let config = Config::new(fixtures, None).with(Options {
+        threads: opts.threads.into(),
+        runtime: opts.runtime,
+        protocol: Protocol::H2c,
+        ..Options::default()
+    });
+    let columns = RULES
+        .iter()
+        .map(|r| r.name)
+        .chain([GOAWAY_RULE.0, HTTP1_RULE.0, "advertised"]);
+    let mut table = Table::new(
+        [("framework", Align::Left)]
+            .into_iter()
+            .chain(columns.map(|c| (c, Align::Left))),
+    );
+    let width = RULES.len() + 3;
+    let mut notes = Vec::new();
+    for entry in entries {
+        let mut row = |cell: &str, note: String, notes: &mut Vec<String>| {
+            table.row(
+                std::iter::once(entry.name.to_string())
+                    .chain(std::iter::repeat_n(cell.to_string(), width)),
+            );
+            notes.push(note);
+        };
+        if let H2c::No(why) = entry.h2c {
+            row("–", format!("– {}: no h2c: {why}", entry.name), &mut notes);
+            continue;
+        }
+        if let Err(why) = entry.available() {
+            row("skip", format!("skip {}: {why}", entry.name), &mut notes);
+            continue;
+        }
+        let server = match entry
+            .build(&config)
+            .and_then(|app| app.serve(bind_local()?).map(|s| (app, s)))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                row("FAIL", format!("FAIL {}: {e:#}", entry.name), &mut notes);
+                continue;
+            }
+        };
+        let (_app, server) = server;
+        let addr = server.addr();
+        let mut cells = vec![entry.name.to_string()];
+        let mut verdict = |rule: &str, result: anyhow::Result<()>, notes: &mut Vec<String>| {
+            cells.push(match result {
+                Ok(()) => "ok".to_owned(),
+                Err(why) => {
+                    notes.push(format!("FAIL {} {rule}: {why:#}", entry.name));
+                    "FAIL".to_owned()
+                }
+            })
+        };
+        for rule in RULES {
+            verdict(rule.name, rule.check(addr), &mut notes);
+        }
+        let advertised = h2c_rules::handshake(addr).map_or("–".to_owned(), |h| h.advertised());
+        let http1 = h2c_rules::http1(addr);
+        let mut stopped = None;
+        let goaway = h2c_rules::goaway(addr, || stopped = Some(server.shutdown()));
+        verdict(GOAWAY_RULE.0, goaway, &mut notes);
+        if let Some(Err(e)) = stopped {
+            notes.push(format!("{}: stopping its server: {e:#}", entry.name));
+        }
+        cells.extend([http1.to_owned(), advertised]);
+        table.row(cells);
+    }
+    Ok(Conformance {
+        table,
+        bodies: Table::new([("framework", Align::Left)]),
+        notes,
+        protocol: Protocol::H2c,
     })
 }
 
@@ -252,6 +346,8 @@ struct Conformance {
     table: Table,
     bodies: Table,
     notes: Vec<String>,
+    /// HTTP/1.1's rules and hostile bodies, or h2c's rules alone.
+    protocol: Protocol,
 }
 
 /// The line before the rules' legend.
@@ -264,6 +360,25 @@ const BODIES_HEAD: &str = "hostile bodies, each `POST /upload` on a new connecti
     one the framework handed its handler though the client did not send it; `HANG`: no answer \
     and no close within 8 s. A report, not a gate: tests/bodies.rs gates them, with the wrong \
     bodies docs/methodology/bodies.md records.";
+
+/// The line before the h2c rules' legend.
+const H2C_RULES_HEAD: &str = "h2c rules (a report, not a gate: docs/methodology/http2.md):";
+
+/// Each column of the h2c table and what it checks.
+fn h2c_legend() -> Vec<(&'static str, &'static str)> {
+    use crate::oracle::h2c_rules::{GOAWAY_RULE, HTTP1_RULE, RULES};
+    let mut legend: Vec<_> = RULES.iter().map(|r| (r.name, r.what)).collect();
+    legend.extend([
+        GOAWAY_RULE,
+        HTTP1_RULE,
+        (
+            "advertised",
+            "the server's SETTINGS_MAX_CONCURRENT_STREAMS and SETTINGS_INITIAL_WINDOW_SIZE \
+             (`–`: not sent, so unlimited streams and a 65,535-byte window)",
+        ),
+    ]);
+    legend
+}
 
 /// Each column of the hostile-bodies table and what it sends.
 fn bodies_legend() -> Vec<(&'static str, &'static str)> {
@@ -285,6 +400,13 @@ impl Conformance {
         for n in &self.notes {
             out.push_str(&format!("{n}\n"));
         }
+        if self.protocol == Protocol::H2c {
+            out.push_str(&format!("{H2C_RULES_HEAD}\n"));
+            for (name, what) in h2c_legend() {
+                out.push_str(&format!("  {name:<11} {what}\n"));
+            }
+            return out;
+        }
         out.push_str(&format!("{RULES_HEAD}\n"));
         for r in RULES {
             out.push_str(&format!("  {:<11} {}\n", r.name, r.what));
@@ -302,8 +424,12 @@ impl Conformance {
     /// list, the rules' legend.
     fn markdown(&self, window: crate::provenance::Window) -> String {
         use crate::oracle::conformance::{DATE_MOVES, DATE_MOVES_WHAT, RULES};
+        let command = match self.protocol {
+            Protocol::Http1 => "framebench check --conformance",
+            Protocol::H2c => "framebench check --conformance --protocol h2c",
+        };
         let mut out = format!(
-            "# framebench check --conformance\n\n{}\n\nMachine: {}\n\n",
+            "# {command}\n\n{}\n\nMachine: {}\n\n",
             crate::provenance::Provenance::header(window),
             crate::env::Environment::current()
         );
@@ -311,6 +437,13 @@ impl Conformance {
         out.push('\n');
         for n in &self.notes {
             out.push_str(&format!("- {n}\n"));
+        }
+        if self.protocol == Protocol::H2c {
+            out.push_str(&format!("\n{H2C_RULES_HEAD}\n\n"));
+            for (name, what) in h2c_legend() {
+                out.push_str(&format!("- `{name}`: {what}\n"));
+            }
+            return crate::generated::markdown(&out);
         }
         out.push_str(&format!("\n{RULES_HEAD}\n\n"));
         for r in RULES {

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::load::{conns, execute, framework_targets, params, LoadOpts};
+use super::load::{conns, execute, framework_targets, params, streams, LoadOpts};
 use crate::driver::Plan;
 
 /// `framebench compare`.
@@ -26,6 +26,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         targets: framework_targets(&args.frameworks, &args.opts)?,
         scenarios: crate::select::served_scenarios(&args.scenarios, false)?,
         connections: conns(&args.opts, &[5, 10, 25, 50, 100, 500]),
+        streams: streams(&args.opts),
         params: params(&args.opts, Duration::from_secs(5))?,
         server_per_target: false,
     };

@@ -1,9 +1,10 @@
 //! `framebench list`: every framework compiled in with its exact version, then the scenarios;
-//! with `--markdown`, the README's framework table instead.
+//! with `--markdown`, the README's framework table instead; with `--h2c`, the h2c table of
+//! docs/methodology/http2.md.
 
 use std::process::ExitCode;
 
-use crate::frameworks::{markdown_table, REGISTRY};
+use crate::frameworks::{h2c_table, markdown_table, REGISTRY};
 use crate::oracle::SCENARIOS;
 use crate::table::{Align, Table};
 
@@ -14,12 +15,20 @@ pub struct ListArgs {
     /// between its `framebench list --markdown` markers.
     #[arg(long)]
     markdown: bool,
+    /// Print which frameworks serve h2c (`--protocol h2c`), through what, or why not (markdown):
+    /// docs/methodology/http2.md holds this output between its `framebench list --h2c` markers.
+    #[arg(long, conflicts_with = "markdown")]
+    h2c: bool,
 }
 
 /// `framebench list`: every framework compiled in with its exact version, then the scenarios.
 pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
     if args.markdown {
         print!("{}", markdown_table());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.h2c {
+        print!("{}", h2c_table());
         return Ok(ExitCode::SUCCESS);
     }
     println!("frameworks:");
@@ -35,6 +44,11 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
             (true, false) => "in-process",
             (false, true) => "loopback",
             (false, false) => "-",
+        };
+        let modes = if e.h2c.serves() {
+            format!("{modes}, h2c")
+        } else {
+            modes.to_owned()
         };
         let note = if e.note.is_empty() {
             String::new()

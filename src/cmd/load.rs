@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::driver::output::Report;
 use crate::driver::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
-use crate::options::{Io, Logging, Options};
+use crate::options::{Io, Logging, Options, Protocol};
 use crate::pinning::{self, Pinning};
 use crate::units::parse_duration;
 
@@ -58,6 +58,17 @@ pub(crate) struct LoadOpts {
     /// File I/O of the server; a comma-separated list runs each.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "memory")]
     pub(crate) io: Vec<Io>,
+    /// What the client speaks and the servers are started with: HTTP/1.1, or HTTP/2 over
+    /// cleartext with prior knowledge; `h2c,http1` runs both, each framework's HTTP/1.1 cells
+    /// beside its h2c ones (a URL target takes one). A framework that does not serve h2c gets
+    /// `–` cells with its reason (`framebench list --h2c` says which do).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "http1")]
+    pub(crate) protocol: Vec<Protocol>,
+    /// h2c: concurrent streams per connection (h2load's `-m`); a comma-separated list runs each
+    /// as cells of their own.
+    #[arg(short = 'm', long, value_delimiter = ',', default_value = "1",
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub(crate) streams: Vec<u16>,
     /// HTTP/1.1 pipelining depth: requests sent in one write per connection.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub(crate) pipeline: u16,
@@ -103,6 +114,10 @@ pub(crate) struct LoadOpts {
     /// Draw req/s vs connections and latency percentiles (.svg or .png).
     #[arg(long)]
     pub(crate) plot: Option<PathBuf>,
+    /// Draw one bar chart per scenario and protocol (and stream count), one bar per target
+    /// with its spread, pale where the server did not set the rate (.svg or .png).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) bars: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub(crate) quiet: bool,
@@ -164,14 +179,17 @@ pub(crate) fn parse_url(text: &str, allow_remote: bool) -> Result<SocketAddr, St
 
 fn variants(opts: &LoadOpts) -> Vec<Options> {
     let mut out = Vec::new();
-    for &logging in &opts.logging {
-        for &io in &opts.io {
-            out.push(Options {
-                logging,
-                io,
-                threads: opts.threads.into(),
-                runtime: opts.runtime,
-            });
+    for &protocol in &opts.protocol {
+        for &logging in &opts.logging {
+            for &io in &opts.io {
+                out.push(Options {
+                    logging,
+                    io,
+                    threads: opts.threads.into(),
+                    runtime: opts.runtime,
+                    protocol,
+                });
+            }
         }
     }
     out
@@ -219,6 +237,30 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
             )));
         }
     }
+    let h2c = opts.protocol.contains(&Protocol::H2c);
+    if h2c {
+        // HTTP/2 multiplexes instead of pipelining; churn and the open loop are HTTP/1.1's for
+        // now (the h2c client is closed-loop only).
+        for (given, flag) in [
+            (opts.pipeline > 1, "--pipeline"),
+            (
+                opts.requests_per_connection.is_some(),
+                "--requests-per-connection",
+            ),
+            (opts.rate.is_some(), "--rate"),
+        ] {
+            if given {
+                return Err(crate::error::usage(format!(
+                    "{flag} is HTTP/1.1's: with --protocol h2c, load more streams per \
+                     connection with --streams (closed loop)"
+                )));
+            }
+        }
+    } else if opts.streams.iter().any(|&m| m > 1) {
+        return Err(crate::error::usage(
+            "--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 has --pipeline)",
+        ));
+    }
     if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
         return Err(crate::error::usage(
             "--requests-per-connection sends one request at a time: drop --pipeline",
@@ -230,6 +272,9 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         warmup: opts.warmup,
         timeout: opts.timeout,
         pipeline: opts.pipeline.into(),
+        // The run's h2c cells' protocol; each cell's own comes from its target.
+        protocol: if h2c { Protocol::H2c } else { Protocol::Http1 },
+        streams: 1,
         // A shard takes its part of the rate and of the request count.
         rate: opts
             .rate
@@ -258,6 +303,11 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
 pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let url_target = args.target.contains("://");
     let targets = if url_target {
+        if args.opts.protocol.len() > 1 {
+            return Err(crate::error::usage(
+                "a URL target speaks one protocol: give --protocol http1 or h2c",
+            ));
+        }
         let addr = parse_url(&args.target, args.allow_remote).map_err(crate::error::usage)?;
         if !addr.ip().is_loopback() {
             eprintln!("warning: loading {addr}, another host, over the network (--allow-remote)");
@@ -270,10 +320,16 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
         targets,
         scenarios: crate::select::served_scenarios(&args.scenario, url_target)?,
         connections: conns(&args.opts, &[10]),
+        streams: streams(&args.opts),
         params: params(&args.opts, Duration::from_secs(10))?,
         server_per_target: false,
     };
     execute(plan, &args.opts, "load")
+}
+
+/// The stream counts of the run, each a cell of its own.
+pub(crate) fn streams(opts: &LoadOpts) -> Vec<usize> {
+    opts.streams.iter().map(|&m| usize::from(m)).collect()
 }
 
 /// The connection counts of the run, each this shard's part of it under `--shard`.
@@ -336,6 +392,9 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
     }
     if let Some(p) = &opts.plot {
         plot::draw(&report.cells, p, title)?;
+    }
+    if let Some(p) = &opts.bars {
+        crate::driver::bars::draw(&report.cells, p)?;
     }
     // After every output is written: a baseline that cannot be read loses nothing measured.
     opts.baselines.apply(&results)?;

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use crate::options::{Io, Logging, Options, Runtime};
+use crate::options::{Io, Logging, Options, Protocol, Runtime};
 use crate::pinning::Sides;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -58,6 +58,14 @@ pub struct ScaleArgs {
     /// HTTP/1.1 pipelining depth.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pipeline: u16,
+    /// What the servers speak: HTTP/1.1, or h2c (HTTP/2 with prior knowledge). Under h2c only
+    /// the frameworks that serve it run (the others are skipped with one line, or refused when
+    /// named).
+    #[arg(long, value_enum, default_value = "http1")]
+    protocol: Protocol,
+    /// h2c: concurrent streams per connection.
+    #[arg(short = 'm', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    streams: u16,
     /// Check one response in this many per connection against the oracle (plus the first).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
     sample_every: u64,
@@ -229,12 +237,28 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
     } else {
         entries
     };
+    let entries = match args.protocol {
+        Protocol::Http1 if args.streams > 1 => {
+            return Err(crate::error::usage(
+                "--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 has --pipeline)",
+            ))
+        }
+        Protocol::Http1 => entries,
+        Protocol::H2c => h2c_servers(&args.frameworks, entries)?,
+    };
+    if args.protocol == Protocol::H2c && args.pipeline > 1 {
+        return Err(crate::error::usage(
+            "--pipeline is HTTP/1.1's: with --protocol h2c, load more streams per connection \
+             with --streams",
+        ));
+    }
     let mut variants = Vec::new();
     for &logging in &args.logging {
         for &io in &args.io {
             variants.push(Options {
                 logging,
                 io,
+                protocol: args.protocol,
                 ..Options::default()
             });
         }
@@ -262,7 +286,33 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
         warmup: args.warmup,
         timeout: args.timeout,
         pipeline: args.pipeline.into(),
+        protocol: args.protocol,
+        streams: args.streams.into(),
         sample_every: args.sample_every,
     };
     Ok((sweep, note))
+}
+
+/// The entries that serve h2c: a named one that does not is refused with its reason, the
+/// others are skipped with one line.
+fn h2c_servers(
+    names: &[String],
+    entries: Vec<&'static crate::framework::Entry>,
+) -> anyhow::Result<Vec<&'static crate::framework::Entry>> {
+    if !names.is_empty() {
+        for e in &entries {
+            crate::select::speaks(e, Protocol::H2c)?;
+        }
+        return Ok(entries);
+    }
+    let (keep, left): (Vec<&crate::framework::Entry>, Vec<&crate::framework::Entry>) =
+        entries.into_iter().partition(|e| e.h2c.serves());
+    if !left.is_empty() {
+        let names: Vec<&str> = left.iter().map(|e| e.name).collect();
+        eprintln!(
+            "--protocol h2c: skipping {} (no h2c: `framebench list --h2c` says why)",
+            names.join(", ")
+        );
+    }
+    Ok(keep)
 }

@@ -58,6 +58,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     crate::select::for_runtime(&[name.to_owned()], vec![entry], options.runtime)?;
+    crate::select::speaks(entry, options.protocol)?;
     if let Some(max) = max_requests {
         install_limit(name, max)?;
     } else if stats.is_some() && entry.counts_requests {

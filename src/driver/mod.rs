@@ -9,6 +9,7 @@
 //! load, and reads the server's CPU and peak RSS from /proc ([`proc`]). Results carry their
 //! environment ([`output`]) and can be drawn ([`plot`]).
 
+pub(crate) mod bars;
 pub(crate) mod client;
 pub(crate) mod hdrlog;
 pub(crate) mod intervals;
@@ -29,7 +30,7 @@ use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::http1;
-use crate::options::Options;
+use crate::options::{Options, Protocol};
 use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::proc;
 
@@ -74,7 +75,7 @@ pub(crate) fn run_cell(
     let mut cell = CellResult::empty(target, scenario, connections, params);
     // `Err` is the status of a cell that never ran its load.
     let mut load = || -> Result<Run, Status> {
-        refuse(target, scenario)?;
+        refuse(target, scenario, params.protocol)?;
         let expected = scenario
             .expected(fixtures)
             .map_err(|e| Status::Error(format!("{e:#}")))?;
@@ -92,9 +93,20 @@ pub(crate) fn run_cell(
         let start_at = params
             .start_at
             .map(|s| std::time::UNIX_EPOCH + Duration::from_secs_f64(s));
+        let warmup = spec.warmup;
+        let client: Client = match params.protocol {
+            Protocol::Http1 => {
+                let sampler = sampler(expected, instances);
+                Box::new(move |stop| client::run(&spec, sampler, stop))
+            }
+            Protocol::H2c => {
+                let (streams, sampler) = (params.streams, h2_sampler(expected, &instances));
+                Box::new(move |stop| client::streams::run(&spec, instances, streams, sampler, stop))
+            }
+        };
         let run = drive(
-            spec,
-            sampler(expected, instances),
+            warmup,
+            client,
             server.as_mut(),
             start_at,
             params.check_threads,
@@ -128,12 +140,15 @@ struct Run {
 /// Why a cell does not run at all: Ctrl-C, a framework this machine cannot serve (the Go
 /// peers without `go`, or whose build failed; `available` said why, once, and built the Go
 /// peers before any server start-up timeout runs), or a scenario the framework cannot serve
-/// through its own API.
-fn refuse(target: &Target, scenario: &Scenario) -> Result<(), Status> {
+/// through its own API, or a framework that does not speak the cell's protocol.
+fn refuse(target: &Target, scenario: &Scenario, protocol: Protocol) -> Result<(), Status> {
     if interrupted().load(Ordering::Relaxed) {
         return Err(Status::Interrupted);
     }
     if let Target::Framework(e, _) = target {
+        if let (Protocol::H2c, crate::framework::H2c::No(why)) = (protocol, e.h2c) {
+            return Err(Status::Unsupported(format!("no h2c: {why}")));
+        }
         e.available().map_err(Status::Skipped)?;
         if let Some(why) = e.cannot(scenario.name) {
             return Err(Status::Unsupported(why.to_owned()));
@@ -165,7 +180,11 @@ fn check_first(
     server: Option<&mut ServerProcess>,
 ) -> Result<(), Status> {
     let timeout = params.timeout.max(Duration::from_secs(2));
-    let Err(e) = precheck(addr, expected, requests, params.pipeline, timeout) else {
+    let checked = match params.protocol {
+        Protocol::Http1 => precheck(addr, expected, requests, params.pipeline, timeout).map(drop),
+        Protocol::H2c => crate::check::precheck_h2c(addr, expected, requests, timeout),
+    };
+    let Err(e) = checked else {
         return Ok(());
     };
     Err(match server {
@@ -192,6 +211,18 @@ fn sampler(expected: Expected, requests: Arc<[Instance]>) -> client::Sampler {
         },
     )
 }
+
+/// Checks one h2c answer, whole, against the oracle and the request it answers.
+fn h2_sampler(expected: Expected, requests: &Arc<[Instance]>) -> client::streams::Sampler {
+    let requests = Arc::clone(requests);
+    Arc::new(move |res: &http::Response<bytes::Bytes>, index: usize| {
+        expected.check_instance(&requests[index], &Observed::from_response(res))
+    })
+}
+
+/// A cell's client, HTTP/1.1 or h2c, run on a thread of its own until it is done or the flag
+/// it is given is set; one result per client thread (or h2c connection).
+type Client = Box<dyn FnOnce(&Arc<AtomicBool>) -> Vec<client::ThreadResult> + Send>;
 
 /// The client's half of a cell.
 fn client_spec(
@@ -275,8 +306,8 @@ pub fn count_client(
 /// Runs the client against the server, metering both from the end of the warm-up, until the
 /// client is done, the server dies or Ctrl-C.
 fn drive(
-    spec: client::ClientSpec,
-    sampler: client::Sampler,
+    warmup: Duration,
+    client: Client,
     mut server: Option<&mut ServerProcess>,
     start_at: Option<std::time::SystemTime>,
     check_threads: bool,
@@ -285,17 +316,17 @@ fn drive(
     // The client threads stop on Ctrl-C or when this cell's server dies.
     let cell_stop = Arc::new(AtomicBool::new(false));
     if let Some(at) = start_at {
-        wait_until(at.checked_sub(spec.warmup).unwrap_or(at));
+        wait_until(at.checked_sub(warmup).unwrap_or(at));
     }
     let start = Instant::now();
-    let record_from = start + spec.warmup;
+    let record_from = start + warmup;
     // The client thread says when it is done, so that a short cell waits for no tick: the
     // quick compare runs hundreds of 0.1 s cells.
     let (done_tx, done) = std::sync::mpsc::channel();
     let handle = {
         let cell_stop = Arc::clone(&cell_stop);
         std::thread::spawn(move || {
-            let results = client::run(&spec, sampler, &cell_stop);
+            let results = client(&cell_stop);
             let _ = done_tx.send(());
             results
         })
@@ -397,12 +428,21 @@ impl CellResult {
         connections: usize,
         params: &LoadParams,
     ) -> CellResult {
-        let (version, variant, threads) = match target {
+        let (version, mut variant, threads) = match target {
             Target::Framework(e, o) => {
                 (format!("{} {}", e.krate, e.version()), o.label(), o.threads)
             }
             Target::Url(_) => ("-".to_owned(), String::new(), 0),
         };
+        // An h2c cell names its protocol and streams in its variant, so that its row, its
+        // figure in a results file and its interval-log tag are its own for each M.
+        if params.protocol == Protocol::H2c {
+            if !variant.contains("protocol=") {
+                let sep = if variant.is_empty() { "" } else { "," };
+                variant = format!("{variant}{sep}protocol={}", params.protocol);
+            }
+            variant = format!("{variant},streams={}", params.streams);
+        }
         let server_cores = match target {
             Target::Framework(..) => Some(params.pinning.server_cores(threads)),
             Target::Url(_) => None,
@@ -415,6 +455,8 @@ impl CellResult {
             server_threads: threads,
             connections,
             pipeline: params.pipeline,
+            protocol: params.protocol,
+            streams: params.streams,
             rate: params.rate,
             status: Status::Ok,
             seconds: 0.0,
@@ -561,6 +603,8 @@ pub(crate) struct Plan {
     pub(crate) scenarios: Vec<&'static Scenario>,
     /// Connection counts.
     pub(crate) connections: Vec<usize>,
+    /// Concurrent streams per connection, each a cell of its own (h2c; `[1]` for HTTP/1.1).
+    pub(crate) streams: Vec<usize>,
     /// How.
     pub(crate) params: LoadParams,
     /// One server per target for all its cells, instead of a fresh one per cell (the quick
@@ -572,7 +616,27 @@ pub(crate) struct Plan {
 impl Plan {
     /// Number of cells.
     pub(crate) fn cells(&self) -> usize {
-        self.targets.len() * self.scenarios.len() * self.connections.len()
+        let per_target = self.scenarios.len() * self.connections.len();
+        self.targets
+            .iter()
+            .map(|t| per_target * self.streams_of(t).len())
+            .sum()
+    }
+
+    /// The protocol `target` is loaded with: its server's, or the run's for a URL.
+    fn protocol_of(&self, target: &Target) -> Protocol {
+        match target {
+            Target::Framework(_, o) => o.protocol,
+            Target::Url(_) => self.params.protocol,
+        }
+    }
+
+    /// The stream counts of `target`'s cells: one for HTTP/1.1.
+    fn streams_of(&self, target: &Target) -> &[usize] {
+        match self.protocol_of(target) {
+            Protocol::Http1 => &[1],
+            Protocol::H2c => &self.streams,
+        }
     }
 }
 
@@ -644,13 +708,22 @@ pub(crate) fn run_plan_on(
     let n = plan.cells();
     for (target, kept) in plan.targets.iter().zip(servers.iter_mut()) {
         for &scenario in &plan.scenarios {
-            for &c in &plan.connections {
+            let protocol = plan.protocol_of(target);
+            for (c, m) in plan
+                .connections
+                .iter()
+                .flat_map(|&c| plan.streams_of(target).iter().map(move |&m| (c, m)))
+            {
                 if interrupted().load(Ordering::Relaxed) {
                     bar.abandon_with_message("interrupted");
                     return out;
                 }
+                let streams = match protocol {
+                    Protocol::Http1 => String::new(),
+                    Protocol::H2c => format!(" m={m}"),
+                };
                 bar.set_message(format!(
-                    "cell {}/{n}: {} {} c={c}",
+                    "cell {}/{n}: {} {} c={c}{streams}",
                     out.len() + 1,
                     target.name(),
                     scenario.name
@@ -665,15 +738,12 @@ pub(crate) fn run_plan_on(
                     // Dropping it stops it.
                     *kept = None;
                 }
-                let cell = run_cell(
-                    target,
-                    scenario,
-                    fixtures,
-                    c,
-                    &plan.params,
-                    &mut progress,
-                    kept,
-                );
+                let params = LoadParams {
+                    protocol,
+                    streams: m,
+                    ..plan.params.clone()
+                };
+                let cell = run_cell(target, scenario, fixtures, c, &params, &mut progress, kept);
                 done_ms += per_cell.as_millis() as u64;
                 bar.set_position(done_ms);
                 out.push(cell);

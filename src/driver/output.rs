@@ -97,7 +97,7 @@ impl Report {
     pub(crate) fn header(&self) -> String {
         let p = &self.params;
         format!(
-            "environment: {} | {} build | {} | {} cores | Linux {}\npinning: {}\nload: {}{}, pipeline {}, timeout {:?}, {}{}",
+            "environment: {} | {} build | {} | {} cores | Linux {}\npinning: {}\nload: {}{}, {}, timeout {:?}, {}{}",
             self.environment.rustc,
             self.environment.profile,
             self.environment.cpu,
@@ -112,7 +112,15 @@ impl Report {
                 Some(r) => format!(", constant rate {r} req/s (latency from intended send time)"),
                 None => ", closed loop".into(),
             },
-            p.pipeline,
+            match p.protocol {
+                crate::options::Protocol::Http1 => format!("pipeline {}", p.pipeline),
+                crate::options::Protocol::H2c => format!(
+                    "h2c with prior knowledge (the h2 crate's client on tokio), streams per \
+                     connection in each variant, client windows {} B per stream and per \
+                     connection",
+                    crate::h2c::WINDOW
+                ),
+            },
             p.timeout,
             // A count-bounded cell sends its requests from the start (src/driver/mod.rs).
             if p.requests.is_some() {

@@ -19,8 +19,14 @@ pub(crate) struct LoadParams {
     /// Request timeout.
     #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub(crate) timeout: Duration,
-    /// Pipelining depth.
+    /// Pipelining depth (HTTP/1.1).
     pub(crate) pipeline: usize,
+    /// What the client speaks; results from before h2c read as HTTP/1.1.
+    #[serde(default)]
+    pub(crate) protocol: crate::options::Protocol,
+    /// Concurrent streams per connection (h2c; 1 for HTTP/1.1).
+    #[serde(default = "one")]
+    pub(crate) streams: usize,
     /// Total requests per second (open loop).
     pub(crate) rate: Option<f64>,
     /// Count-bounded mode: exactly this many requests per cell.
@@ -51,6 +57,10 @@ pub(crate) struct LoadParams {
     /// those scenarios read as the default.
     #[serde(default = "default_body_size")]
     pub(crate) body_size: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn default_body_size() -> usize {
@@ -107,6 +117,8 @@ impl LoadParams {
             warmup,
             timeout,
             pipeline: 1,
+            protocol: crate::options::Protocol::Http1,
+            streams: 1,
             rate: None,
             requests: None,
             requests_per_connection: None,

@@ -217,6 +217,10 @@ impl PerConnection {
 
 /// One framework × scenario × variant × connection count. `framebench merge` reads it back
 /// (its `intervals` only from the interval log the result names).
+fn one_stream() -> usize {
+    1
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct CellResult {
     /// Framework name, or the target URL.
@@ -233,6 +237,12 @@ pub(crate) struct CellResult {
     pub(crate) connections: usize,
     /// Pipelining depth.
     pub(crate) pipeline: usize,
+    /// What the client spoke; results from before h2c read as HTTP/1.1.
+    #[serde(default)]
+    pub(crate) protocol: crate::options::Protocol,
+    /// Concurrent streams per connection (h2c; 1 for HTTP/1.1).
+    #[serde(default = "one_stream")]
+    pub(crate) streams: usize,
     /// Requested rate (open loop), if any.
     pub(crate) rate: Option<f64>,
     /// How it ended.

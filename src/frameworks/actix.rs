@@ -30,7 +30,7 @@ use actix_web::{get, post, test, web, App, HttpRequest, HttpResponse, HttpServer
 use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 
-use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::{Io, KEEP_ALIVE};
@@ -98,6 +98,7 @@ impl Framework for Actix {
         server: "`HttpServer` with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
+    const H2C: H2c = H2c::No("needs actix-web's `http2` feature, which adds HTTP/2 states to every connection's dispatcher: not turned on until its HTTP/1.1 callgrind counts are taken before and after");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -4,7 +4,8 @@
 //! [`handlers::operands_from_query`], and `/upload` and `/json_in` collect the body with
 //! http-body-util's `BodyExt::collect` (no limit: hyper sets none), the JSON then read by
 //! serde_json. In-process requests call the service directly; the server runs hyper's HTTP/1.1
-//! connection per accepted socket.
+//! connection per accepted socket, or under `--protocol h2c` its HTTP/2 one (no sniffing: the
+//! listener speaks one protocol).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -16,15 +17,15 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Body;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tower::{Layer as _, Service, ServiceExt as _};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Peer};
-use crate::options::{Logging, KEEP_ALIVE};
+use crate::options::{Logging, Protocol, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
@@ -82,6 +83,7 @@ impl Framework for Hyper {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const H2C: H2c = H2c::Serves("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -116,6 +118,7 @@ impl Framework for Hyper {
         // The server's own Redis pool: its connections live on the server's runtime.
         let state = Arc::new(AppState::new_async(&self.0.config));
         let logging = self.0.config.options.logging;
+        let h2c = self.0.config.options.protocol == Protocol::H2c;
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
         // limit is set that is one predictable branch per request (docs/methodology/callgrind.md).
         let limit = crate::server::limit::active();
@@ -144,30 +147,51 @@ impl Framework for Hyper {
                             app(Arc::clone(&state)).oneshot(req)
                         }
                     });
-                    // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how long a
-                    // connection may wait for each request head (docs/methodology/loopback.md).
-                    let mut builder = hyper::server::conn::http1::Builder::new();
-                    builder
-                        .timer(TokioTimer::new())
-                        .header_read_timeout(KEEP_ALIVE);
-                    match logging {
-                        Logging::Off => {
-                            let conn = builder.serve_connection(io, TowerToHyperService::new(app));
-                            let conn = graceful.watch(conn);
-                            tokio::spawn(async move {
-                                let _ = conn.await;
-                            });
-                        }
-                        logging => {
-                            let svc =
-                                logging::trace::layer(logging, logging::trace::peer_extension)
+                    // Each connection is served on a task, watched for the graceful stop, with
+                    // the service logging or not: the same for both protocols' builders.
+                    macro_rules! serve_on {
+                        ($builder:expr) => {{
+                            match logging {
+                                Logging::Off => {
+                                    let conn = graceful.watch(
+                                        $builder.serve_connection(io, TowerToHyperService::new(app)),
+                                    );
+                                    tokio::spawn(async move {
+                                        let _ = conn.await;
+                                    });
+                                }
+                                logging => {
+                                    let svc = logging::trace::layer(
+                                        logging,
+                                        logging::trace::peer_extension,
+                                    )
                                     .layer(app);
-                            let conn = builder.serve_connection(io, TowerToHyperService::new(svc));
-                            let conn = graceful.watch(conn);
-                            tokio::spawn(async move {
-                                let _ = conn.await;
-                            });
-                        }
+                                    let conn = graceful.watch(
+                                        $builder.serve_connection(io, TowerToHyperService::new(svc)),
+                                    );
+                                    tokio::spawn(async move {
+                                        let _ = conn.await;
+                                    });
+                                }
+                            }
+                        }};
+                    }
+                    if h2c {
+                        // HTTP/2 with prior knowledge only, on hyper's defaults (200 streams,
+                        // 1 MiB windows): what `http2::Builder` gives.
+                        let mut builder =
+                            hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+                        builder.timer(TokioTimer::new());
+                        serve_on!(builder);
+                    } else {
+                        // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how
+                        // long a connection may wait for each request head
+                        // (docs/methodology/loopback.md).
+                        let mut builder = hyper::server::conn::http1::Builder::new();
+                        builder
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(KEEP_ALIVE);
+                        serve_on!(builder);
                     }
                 }
                 tokio::select! {

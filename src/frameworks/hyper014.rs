@@ -17,7 +17,7 @@ use hyper014::server::conn::{AddrIncoming, AddrStream};
 use hyper014::service::{make_service_fn, service_fn};
 use hyper014::{Body, Method};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Started};
 use crate::options::KEEP_ALIVE;
@@ -64,6 +64,7 @@ impl Framework for Hyper014 {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const H2C: H2c = H2c::No("its `http2` feature needs h2 0.3, a second h2 beside hyper 1's 0.4 in the build");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

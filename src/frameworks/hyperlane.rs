@@ -32,7 +32,7 @@ use hyperlane::{
 };
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::http1;
 use crate::logging::{self, Started};
@@ -130,6 +130,7 @@ impl Framework for Hyperlane {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const H2C: H2c = H2c::No("hyperlane serves h2c only through its own `Server::run`, and framebench's adapter drives hyperlane's HTTP/1 loop itself (src/frameworks/hyperlane.rs)");
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "hyperlane's parser answers 400 to any request with a Transfer-Encoding header \

@@ -32,7 +32,7 @@ use ntex::web::{
 };
 use ntex_files::Files;
 
-use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -114,6 +114,7 @@ impl Framework for Ntex {
     // understood, `serve --max-requests` refuses ntex and `callgrind_loopback` leaves it out;
     // the counting in `Observe` stays inert.
     const COUNTS_REQUESTS: bool = false;
+    const H2C: H2c = H2c::No("a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN); an h2-only `HttpService::h2` listener is not wired here yet");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

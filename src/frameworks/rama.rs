@@ -30,10 +30,10 @@ use rama_http_backend::server::HttpServer;
 use serde::Deserialize;
 use tracing::Span;
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
-use crate::options::{Io, Logging, KEEP_ALIVE};
+use crate::options::{Io, Logging, Protocol, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
@@ -105,6 +105,7 @@ impl Framework for Rama {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const H2C: H2c = H2c::Serves("`HttpServer::h2` (rama's own fork of h2 and of hyper's h2 server), on a listener of its own, HTTP/2 only");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -150,12 +151,21 @@ impl Framework for Rama {
         // Fairness: rama's TCP listener does not set TCP_NODELAY and has no setting for it; it
         // is set on the listener, which Linux copies to every accepted connection.
         server::nodelay_on_accepted(&listener)?;
+        let h2c = self.0.config.options.protocol == Protocol::H2c;
         self.0.spawn(listener, move |listener, stop| {
             let service = service.clone();
             async move {
                 let shutdown = Shutdown::new(std::future::IntoFuture::into_future(stop));
                 let listener = rama::tcp::server::TcpListener::from(listener);
                 shutdown.spawn_task_fn(async move |guard| {
+                    if h2c {
+                        // HTTP/2 with prior knowledge only, on rama's defaults (its fork of h2
+                        // and of hyper's h2 server: 200 streams, 1 MiB windows).
+                        let exec = rama::rt::Executor::graceful(guard.clone());
+                        let http = HttpServer::h2(exec).service(service);
+                        listener.serve_graceful(guard, http).await;
+                        return;
+                    }
                     let mut http = HttpServer::http1();
                     // The keep-alive bound every server has: how long a connection may wait
                     // for a request head (rama's fork of hyper's http1 builder).

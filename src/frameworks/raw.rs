@@ -22,15 +22,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use anyhow::{bail, Context as _};
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::framework::{About, Config, Framework, Request, Response, ServerHandle};
-use crate::options::KEEP_ALIVE;
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle};
+use crate::options::{Protocol, KEEP_ALIVE};
 use crate::server::limit::Limit;
 
 mod framing;
+mod h2c;
 use framing::{dechunk_in_place, framing, Refusal};
 
 /// Largest request head accepted; longer ones get 431.
@@ -42,7 +44,10 @@ const MAX_BODY: usize = 1 << 20;
 /// The loopback reference.
 pub(crate) struct Raw {
     routes: Arc<Routes>,
+    /// The same answers for `--protocol h2c` ([`h2c`]).
+    h2c: Arc<h2c::Answers>,
     threads: usize,
+    protocol: Protocol,
 }
 
 /// The encoded answers: one per scenario path, the 404 for every other path.
@@ -136,10 +141,31 @@ impl Framework for Raw {
     const COUNTS_REQUESTS: bool = true;
     const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
+    const H2C: H2c = H2c::Serves("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        let routes = super::canned(&config.fixtures)?
+        let canned = super::canned(&config.fixtures)?;
+        let h2c = h2c::Answers {
+            paths: canned
+                .iter()
+                .map(|c| {
+                    Ok(h2c::Canned {
+                        path: c.path,
+                        status: http::StatusCode::from_u16(c.status)?,
+                        content_type: http::HeaderValue::from_static(c.content_type),
+                        body: c.body.clone(),
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+            not_found: h2c::Canned {
+                path: "",
+                status: http::StatusCode::NOT_FOUND,
+                content_type: http::HeaderValue::from_static(crate::oracle::TEXT_PLAIN),
+                body: Bytes::new(),
+            },
+        };
+        let routes = canned
             .into_iter()
             .map(|c| {
                 (
@@ -153,7 +179,9 @@ impl Framework for Raw {
                 paths: routes,
                 not_found: Answer::new(404, "Not Found", crate::oracle::TEXT_PLAIN, b""),
             }),
+            h2c: Arc::new(h2c),
             threads: config.options.threads.max(1),
+            protocol: config.options.protocol,
         })
     }
 
@@ -162,11 +190,17 @@ impl Framework for Raw {
     }
 
     fn serve(&self, listener: TcpListener) -> anyhow::Result<ServerHandle> {
-        let addr = listener.local_addr()?;
-        listener.set_nonblocking(true)?;
         // Fairness: `serve --max-requests` counts in the request loop; when no limit is set
         // that is one predictable branch per request (docs/methodology/callgrind.md).
         let limit = crate::server::limit::active();
+        if self.protocol == Protocol::H2c {
+            let answers = Arc::clone(&self.h2c);
+            return crate::server::spawn_work_stealing(listener, self.threads, move |l, stop| {
+                h2c::serve(l, stop, answers, limit)
+            });
+        }
+        let addr = listener.local_addr()?;
+        listener.set_nonblocking(true)?;
         let stop = Arc::new(AtomicBool::new(false));
         let mut wakers = Vec::new();
         let mut threads = Vec::new();

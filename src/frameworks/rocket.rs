@@ -24,7 +24,7 @@ use rocket::response::Responder;
 use rocket::serde::json::Json;
 use rocket::{Build, Data, State};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -99,6 +99,7 @@ impl Framework for Rocket {
         in_process: "`rocket::local::blocking::Client` (untracked)",
         server: "Rocket's own server (`launch`) on tokio with `--threads` workers",
     };
+    const H2C: H2c = H2c::No("needs Rocket's `http2` feature, which makes every plaintext connection go through hyper-util's auto builder: not turned on until its HTTP/1.1 callgrind counts are taken before and after");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -18,7 +18,7 @@ use salvo::http::{HeaderValue, ParseError, StatusCode};
 use salvo::serve_static::StaticDir;
 use salvo::{handler, ConnCtrl, Depot, FlowCtrl, Router, Scribe, Server, Service};
 
-use crate::framework::{About, Version, Config, Framework, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -89,6 +89,7 @@ impl Framework for Salvo {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const H2C: H2c = H2c::No("needs salvo's `http2` feature, which makes every connection read its first bytes for the preface: not turned on until its HTTP/1.1 callgrind counts are taken before and after");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

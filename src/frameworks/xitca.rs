@@ -31,7 +31,7 @@ use xitca_web::service::ready::ReadyService;
 use xitca_web::service::{Service, ServiceExt as _};
 use xitca_web::{App, HttpServer, WebContext};
 
-use crate::framework::{About, Config, Framework, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -116,6 +116,7 @@ impl Framework for Xitca {
         server: "`xitca_web::HttpServer` (xitca-server) on the listener with `--threads` workers, each a current-thread tokio runtime",
     };
     const COUNTS_REQUESTS: bool = true;
+    const H2C: H2c = H2c::No("needs xitca-web's `http2` feature and `h2c_prior_knowledge`: not turned on until its HTTP/1.1 callgrind counts are taken before and after");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

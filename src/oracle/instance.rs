@@ -172,6 +172,18 @@ impl Scenario {
 }
 
 impl Instance {
+    /// A `GET` of `target` as it is, outside every scenario (a traversal attempt).
+    pub fn get(target: &str) -> Instance {
+        Instance {
+            method: Method::Get,
+            target: target.to_owned(),
+            content_type: None,
+            body: Bytes::new(),
+            chunked: false,
+            expect: None,
+        }
+    }
+
     /// The in-process request, as a client would send it (the body already collected).
     pub fn request(&self) -> Request {
         let mut builder = http::Request::builder()

@@ -146,6 +146,7 @@ pub(crate) fn measure(
         targets,
         scenarios: vec![hello],
         connections: vec![connections],
+        streams: vec![1],
         params: churn.clone(),
         server_per_target: true,
     };

@@ -152,6 +152,7 @@ pub(crate) fn quick_loopback(
         targets,
         scenarios,
         connections: vec![connections],
+        streams: vec![1],
         params: LoadParams::closed_loop(
             ms(per_cell * 3 / 4),
             ms(per_cell / 4),

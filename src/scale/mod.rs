@@ -44,6 +44,10 @@ pub(crate) struct Sweep {
     pub(crate) warmup: Duration,
     pub(crate) timeout: Duration,
     pub(crate) pipeline: usize,
+    /// What the servers and the client speak.
+    pub(crate) protocol: crate::options::Protocol,
+    /// h2c: concurrent streams per connection.
+    pub(crate) streams: usize,
     pub(crate) sample_every: u64,
 }
 
@@ -57,6 +61,8 @@ impl Sweep {
             plan::pinning(&self.sides, t),
         );
         p.pipeline = self.pipeline;
+        p.protocol = self.protocol;
+        p.streams = self.streams;
         p.sample_every = self.sample_every;
         p.check_threads = true;
         p

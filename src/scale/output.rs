@@ -47,9 +47,13 @@ fn seconds(d: std::time::Duration) -> String {
 /// What was run, in two lines.
 fn conditions(sweep: &Sweep) -> String {
     let scenarios: Vec<&str> = sweep.scenarios.iter().map(|s| s.name).collect();
+    let streams = match sweep.protocol {
+        crate::options::Protocol::Http1 => String::new(),
+        crate::options::Protocol::H2c => format!(" over h2c, {} streams each,", sweep.streams),
+    };
     format!(
         "{} × {} targets × T = {} × {} rounds (targets interleaved, their order rotated each \
-         round); {} connections at every T, {} cells after {} of warm-up\n\
+         round); {} connections{streams} at every T, {} cells after {} of warm-up\n\
          {}; server and client pinned to separate CPUs\n",
         scenarios.join(", "),
         sweep.targets.len(),

@@ -19,6 +19,7 @@ mod event_loop;
 mod framing;
 mod result;
 mod ring;
+pub(crate) mod streams;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64};

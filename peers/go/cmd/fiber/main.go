@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/gofiber/fiber/v2"
@@ -14,6 +15,10 @@ import (
 
 func main() {
 	opts, fx, tmpl, store := app.Setup(os.Args[1:])
+	if opts.Protocol != "http1" {
+		// fasthttp, under Fiber, speaks HTTP/1 only.
+		app.Fail(2, fmt.Errorf("--protocol %s: fiber serves HTTP/1.1 only", opts.Protocol))
+	}
 
 	f := fiber.New(fiber.Config{
 		DisableStartupMessage: true,

@@ -4,13 +4,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"os"
+	"os/signal"
 	"path"
+	"syscall"
 	"time"
 
 	"framebench/peers/go/internal/app"
@@ -106,14 +109,31 @@ func main() {
 		IdleTimeout:       app.KeepAlive,
 		ReadHeaderTimeout: app.KeepAlive,
 	}
+	if opts.Protocol == "h2c" {
+		serveH2c(srv)
+	}
 	ln, err := opts.Listen()
 	if err != nil {
 		app.Fail(1, err)
 	}
 	app.Announce(ln)
+	// SIGTERM and SIGINT stop the server as a deployment would: Shutdown closes the listener,
+	// sends GOAWAY on HTTP/2 connections and waits (2 s at most, framebench's grace) for the
+	// requests in flight.
+	stopped := make(chan struct{})
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+		<-sig
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		close(stopped)
+	}()
 	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
 		app.Fail(1, err)
 	}
+	<-stopped
 }
 
 // cleanOnly answers 400 to a path that is not clean.

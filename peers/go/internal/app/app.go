@@ -38,6 +38,7 @@ type Options struct {
 	FD3      bool   // take the listening socket from file descriptor 3
 	Redis    string // redis://127.0.0.1:PORT for the redis scenario; empty: /get answers 503
 	Threads  int    // GOMAXPROCS; 0 leaves the runtime's default
+	Protocol string // http1, or h2c (HTTP/2 over cleartext with prior knowledge)
 }
 
 // ParseOptions reads the command line: the same --threads, --logging, --io and --redis that
@@ -53,6 +54,7 @@ func ParseOptions(args []string) (Options, error) {
 	fs.BoolVar(&o.FD3, "fd3", false, "serve the listening socket passed as file descriptor 3")
 	fs.StringVar(&o.Redis, "redis", "", "redis://127.0.0.1:PORT for GET /get?key=")
 	fs.IntVar(&o.Threads, "threads", 0, "GOMAXPROCS (0: the runtime's default)")
+	fs.StringVar(&o.Protocol, "protocol", "http1", "http1, or h2c (HTTP/2 with prior knowledge)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -61,6 +63,9 @@ func ParseOptions(args []string) (Options, error) {
 	}
 	if o.Logging != "off" && o.Logging != "sink" && o.Logging != "stdout" {
 		return o, fmt.Errorf("--logging %q: want off, sink or stdout", o.Logging)
+	}
+	if o.Protocol != "http1" && o.Protocol != "h2c" {
+		return o, fmt.Errorf("--protocol %q: want http1 or h2c", o.Protocol)
 	}
 	if o.IO != "memory" && o.IO != "disk" {
 		return o, fmt.Errorf("--io %q: want memory or disk", o.IO)

@@ -1,0 +1,73 @@
+//! `load --bars` and `compare --bars`: one bar chart per scenario, protocol and stream count
+//! (and connection count, when a run has several), one bar per target with its rate and the
+//! cell's spread as a whisker ([`crate::chart`]). This is how the h2c results read: each server's
+//! h2c rates at M = 1, 10 and 100 beside its HTTP/1.1 rate of the same run, each panel sorted.
+//! A rate the server did not set (a cell marked `unsat` or `client-bound`) is drawn pale, and
+//! its panel says so.
+
+use std::path::Path;
+
+use super::output::bound_mark;
+use super::stats::{CellResult, Status};
+use crate::chart::{Bar, Panel};
+use crate::options::Protocol;
+
+/// The panels of `cells`, in the order their groups first appear.
+fn panels(cells: &[CellResult]) -> Vec<Panel> {
+    let several_conns = cells.iter().any(|c| c.connections != cells[0].connections);
+    let mut out: Vec<(String, Panel)> = Vec::new();
+    for c in cells.iter().filter(|c| c.status == Status::Ok) {
+        let key = group(c, several_conns);
+        let at = match out.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                out.push((
+                    key.clone(),
+                    Panel {
+                        title: key,
+                        axis: "requests per second (pale: the server did not set it)".into(),
+                        higher_is_better: true,
+                        format: |v| format!("{:.0}k", v / 1e3),
+                        bars: Vec::new(),
+                    },
+                ));
+                out.len() - 1
+            }
+        };
+        let interval = c
+            .rps_spread
+            .map(|e| (c.rps - (e.point - e.lo), c.rps + (e.hi - e.point)));
+        let mut bar = Bar::new(&c.target, c.rps, interval);
+        bar.faded = !bound_mark(c).is_empty();
+        out[at].1.bars.push(bar);
+    }
+    out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// A cell's panel: its scenario, its protocol (and streams), its connections when the run has
+/// several.
+fn group(c: &CellResult, several_conns: bool) -> String {
+    let protocol = match c.protocol {
+        Protocol::Http1 if c.pipeline > 1 => format!("HTTP/1.1, pipeline {}", c.pipeline),
+        Protocol::Http1 => "HTTP/1.1".to_owned(),
+        Protocol::H2c => format!("h2c, {} streams per connection", c.streams),
+    };
+    let conns = if several_conns {
+        format!(", {} connections", c.connections)
+    } else {
+        String::new()
+    };
+    format!("{}: {protocol}{conns}", c.scenario)
+}
+
+/// Draws the panels of `cells` to `path` (`.svg` or `.png`), four to a row.
+pub(crate) fn draw(cells: &[CellResult], path: &Path) -> anyhow::Result<()> {
+    let panels = panels(cells);
+    anyhow::ensure!(
+        !panels.is_empty(),
+        "no measured cell to draw in {}",
+        path.display()
+    );
+    let columns = panels.len().min(4);
+    crate::chart::draw(path, &panels, columns)
+}

@@ -1,0 +1,201 @@
+//! `--protocol h2c` end to end: the oracle over HTTP/2 for the reference and hyper, a planted h2c
+//! server whose body is wrong failing both the check before load and the sampled answers, an
+//! exact request count, a framework without h2c getting `–` cells with its reason, and the
+//! flags that belong to one protocol refused under the other. Every run is a second or two.
+
+use std::net::SocketAddr;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_framebench");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+/// `framebench load --target TARGET --protocol h2c` with `flags`, split at whitespace.
+fn h2c_load(target: &str, flags: &str) -> Output {
+    let mut args = vec!["load", "--target", target, "--protocol", "h2c", "--quiet"];
+    args.extend(flags.split_whitespace());
+    run(&args)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// An h2c server on 127.0.0.1 that answers every stream 200 with `body`, in the oracle's content
+/// type: a planted server, not a framework.
+fn h2c_server(body: &'static [u8]) -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let Ok(mut conn) = h2::server::handshake(stream).await else {
+                        return;
+                    };
+                    while let Some(Ok((_req, mut respond))) = conn.accept().await {
+                        let res = http::Response::builder()
+                            .header("content-type", "text/plain; charset=utf-8")
+                            .body(())
+                            .unwrap();
+                        if let Ok(mut send) = respond.send_response(res, false) {
+                            let _ = send.send_data(bytes::Bytes::from_static(body), true);
+                        }
+                    }
+                });
+            }
+        });
+    });
+    addr
+}
+
+#[test]
+fn a_planted_h2c_server_with_a_wrong_body_fails() {
+    let addr = h2c_server(b"Hello, Wrold!");
+    let out = h2c_load(&format!("http://{addr}"), "-c 2 -m 10 -d 500ms --warmup 0s");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL") && text.contains("oracle check before load") && text.contains("body"),
+        "{text}"
+    );
+    // The same planted server with the right body passes: the failure above is the body's.
+    let addr = h2c_server(b"Hello, World!");
+    let out = h2c_load(&format!("http://{addr}"), "-c 2 -m 10 --requests 300");
+    assert!(out.status.success(), "{}", stdout(&out));
+}
+
+#[test]
+fn raw_and_hyper_pass_the_oracle_over_h2c() {
+    let out = run(&["check", "raw", "hyper", "--protocol", "h2c"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("loopback h2c"), "{text}");
+    assert!(text.contains("match the oracle"), "{text}");
+}
+
+#[test]
+fn a_count_bounded_h2c_load_sends_exactly_its_count() {
+    let json = std::env::temp_dir().join(format!("framebench-h2c-{}.json", std::process::id()));
+    let out = h2c_load(
+        "raw",
+        &format!("-c 3 -m 7 --requests 1000 --json {}", json.display()),
+    );
+    assert!(out.status.success(), "{}", stdout(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let cell = &v["detail"]["cells"][0];
+    assert_eq!(cell["requests"], 1000, "{cell}");
+    assert_eq!(cell["protocol"], "h2c");
+    assert_eq!(cell["streams"], 7);
+    assert!(cell["variant"]
+        .as_str()
+        .unwrap()
+        .ends_with("protocol=h2c,streams=7"));
+    assert_eq!(cell["status"]["kind"], "ok", "{cell}");
+}
+
+#[test]
+fn one_compare_runs_h2c_beside_http1() {
+    let json = std::env::temp_dir().join(format!("framebench-h2c-mix-{}.json", std::process::id()));
+    let out = run(&[
+        "compare",
+        "--frameworks",
+        "raw",
+        "--scenarios",
+        "hello",
+        "--protocol",
+        "h2c,http1",
+        "-c",
+        "2",
+        "-m",
+        "1,10",
+        "--requests",
+        "200",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let cells = v["detail"]["cells"].as_array().unwrap();
+    // Two h2c cells (M = 1 and 10) and one HTTP/1.1 cell: M means nothing to HTTP/1.1.
+    let seen: Vec<(String, u64)> = cells
+        .iter()
+        .map(|c| {
+            (
+                c["protocol"].as_str().unwrap().to_owned(),
+                c["streams"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [("h2c".into(), 1), ("h2c".into(), 10), ("http1".into(), 1)],
+        "{cells:?}"
+    );
+    for c in cells {
+        assert_eq!(c["requests"], 200, "{c}");
+    }
+}
+
+#[test]
+fn a_framework_without_h2c_gets_a_dash_with_its_reason() {
+    let out = h2c_load("iron", "-d 200ms");
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("–"), "{text}");
+    let out = run(&["check", "iron", "--protocol", "h2c"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("hyper 0.10 speaks HTTP/1 only"), "{text}");
+    // Named to serve, it is refused with the reason: one line, exit 2.
+    let out = run(&["serve", "iron", "--protocol", "h2c"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not serve h2c"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn flags_of_the_other_protocol_are_refused() {
+    for (args, needle) in [
+        (&["--protocol", "h2c", "--pipeline", "4"][..], "--pipeline"),
+        (&["--protocol", "h2c", "--rate", "100"][..], "--rate"),
+        (
+            &["--protocol", "h2c", "--requests-per-connection", "1"][..],
+            "--requests-per-connection",
+        ),
+        (&["-m", "10"][..], "--streams"),
+        (&["--protocol", "h3"][..], "h3"),
+    ] {
+        let mut all = vec!["load", "--target", "raw"];
+        all.extend_from_slice(args);
+        let out = run(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
+        assert!(err.contains(needle), "{all:?}: {err}");
+        assert!(!err.contains("panicked"), "{all:?}: {err}");
+    }
+    let out = run(&[
+        "load",
+        "--target",
+        "http://127.0.0.1:9",
+        "--protocol",
+        "h2c,http1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("one protocol"), "{err}");
+}
