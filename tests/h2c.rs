@@ -26,6 +26,12 @@ fn stdout(out: &Output) -> String {
 /// An h2c server on 127.0.0.1 that answers every stream 200 with `body`, in the oracle's content
 /// type: a planted server, not a framework.
 fn h2c_server(body: &'static [u8]) -> SocketAddr {
+    planted(body, usize::MAX)
+}
+
+/// [`h2c_server`] that answers only the first `answered` streams of each connection and holds
+/// every later one open, unanswered.
+fn planted(body: &'static [u8], answered: usize) -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -41,7 +47,13 @@ fn h2c_server(body: &'static [u8]) -> SocketAddr {
                     let Ok(mut conn) = h2::server::handshake(stream).await else {
                         return;
                     };
+                    let (mut seen, mut held) = (0, Vec::new());
                     while let Some(Ok((_req, mut respond))) = conn.accept().await {
+                        seen += 1;
+                        if seen > answered {
+                            held.push(respond);
+                            continue;
+                        }
                         let res = http::Response::builder()
                             .header("content-type", "text/plain; charset=utf-8")
                             .body(())
@@ -71,6 +83,36 @@ fn a_planted_h2c_server_with_a_wrong_body_fails() {
     let addr = h2c_server(b"Hello, World!");
     let out = h2c_load(&format!("http://{addr}"), "-c 2 -m 10 --requests 300");
     assert!(out.status.success(), "{}", stdout(&out));
+}
+
+#[test]
+fn streams_left_unanswered_time_out_within_the_bound() {
+    // Each connection gets one answer (the check before load passes), then silence: the
+    // watchdog must count the streams in flight as timeouts and reopen, and the run must end
+    // at its bound, not wait on streams that never end.
+    let addr = planted(b"Hello, World!", 1);
+    let json =
+        std::env::temp_dir().join(format!("framebench-h2c-stall-{}.json", std::process::id()));
+    let started = std::time::Instant::now();
+    let out = h2c_load(
+        &format!("http://{addr}"),
+        &format!(
+            "-c 2 -m 5 -d 1s --warmup 0s --timeout 200ms --json {}",
+            json.display()
+        ),
+    );
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(6),
+        "took {took:?}: {}",
+        stdout(&out)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let cell = &v["detail"]["cells"][0];
+    assert!(cell["timeouts"].as_u64().unwrap() >= 8, "{cell}");
+    assert!(cell["connects"].as_u64().unwrap() >= 2, "{cell}");
 }
 
 #[test]

@@ -96,42 +96,81 @@ async fn connection(
         .await?;
     let mut stop = std::pin::pin!(closed.wait_for(|c| *c));
     let mut stopping = false;
+    let mut batch = Vec::new();
     loop {
-        // `biased`: the stop is polled only when no stream is ready, so a busy connection pays
-        // nothing for it.
-        let accepted = tokio::select! {
+        // Every stream the connection has ready, taken in one go, then answered together: the
+        // next poll of the connection writes all their answers at once, as hyper's server does
+        // by answering from tasks that run after its accept loop. Answered one at a time, each
+        // answer would be flushed by the accept after it, a `write` per stream. `biased`: the
+        // stop is polled only when no stream is ready, so a busy connection pays nothing for it.
+        let closed_by_client = tokio::select! {
             biased;
-            accepted = conn.accept() => accepted,
+            closed = ready_streams(&mut conn, &mut batch) => closed,
             _ = &mut stop, if !stopping => {
                 conn.graceful_shutdown();
                 stopping = true;
                 continue;
             }
         };
-        let Some(accepted) = accepted else { break };
-        let (req, respond) = accepted?;
-        if let Some(limit) = limit {
-            limit.record();
+        for accepted in batch.drain(..) {
+            let (req, respond) = accepted?;
+            answer(req, respond, answers, limit);
         }
-        let (method, path) = (req.method(), req.uri().path());
-        let computed = matches!(path, "/sum" | "/upload" | "/json_in");
-        if !computed {
-            let head = *method == Method::HEAD;
-            if *method == Method::GET || head {
-                let _ = canned(respond, answers.find(path), head);
-            } else {
-                let _ = reply(respond, Reply::error(405), false);
-            }
-            continue;
+        if closed_by_client {
+            break;
         }
-        // A query or body scenario: its own task, which reads the body while this loop keeps
-        // the connection moving.
-        tokio::spawn(async move {
-            let answer = computed_answer(req).await;
-            let _ = reply(respond, answer, false);
-        });
     }
     Ok(())
+}
+
+/// A stream the connection accepted: its request and where its answer goes.
+type Accepted = Result<(Request<RecvStream>, SendResponse<Bytes>), h2::Error>;
+
+/// Waits for at least one stream, then takes every other one already there without waiting,
+/// into `batch`. True when the client has closed the connection.
+async fn ready_streams(
+    conn: &mut h2::server::Connection<tokio::net::TcpStream, Bytes>,
+    batch: &mut Vec<Accepted>,
+) -> bool {
+    use std::task::Poll;
+    std::future::poll_fn(|cx| {
+        loop {
+            match conn.poll_accept(cx) {
+                Poll::Ready(Some(accepted)) => batch.push(accepted),
+                Poll::Ready(None) => return Poll::Ready(true),
+                Poll::Pending if batch.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready(false),
+            }
+        }
+    })
+    .await
+}
+
+/// Answers one stream: a fixed scenario at once, with its canned answer; a query or body
+/// scenario from a task of its own, which reads the body while the connection goes on.
+fn answer(
+    req: Request<RecvStream>,
+    respond: SendResponse<Bytes>,
+    answers: &Answers,
+    limit: Option<&Limit>,
+) {
+    if let Some(limit) = limit {
+        limit.record();
+    }
+    let (method, path) = (req.method(), req.uri().path());
+    if !matches!(path, "/sum" | "/upload" | "/json_in") {
+        let head = *method == Method::HEAD;
+        if *method == Method::GET || head {
+            let _ = canned(respond, answers.find(path), head);
+        } else {
+            let _ = reply(respond, Reply::error(405), false);
+        }
+        return;
+    }
+    tokio::spawn(async move {
+        let answer = computed_answer(req).await;
+        let _ = reply(respond, answer, false);
+    });
 }
 
 /// The answer of `/sum`, `/upload` or `/json_in`, from the request and its body.
