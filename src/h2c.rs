@@ -20,6 +20,11 @@ use crate::oracle::{Instance, Method, Observed};
 /// which oha copies.
 pub(crate) const WINDOW: u32 = (1 << 30) - 1;
 
+/// Streams the client opens at once before the server's SETTINGS say how many it takes: 100,
+/// hyper's client's and oha's value (h2's own is unlimited, and a server that takes fewer, such
+/// as trillium's 100, refuses the rest). After the SETTINGS, the server's limit holds.
+pub(crate) const INITIAL_STREAMS: usize = 100;
+
 /// The request head of `instance` for the server at `addr`: method, the absolute URI h2 takes
 /// its `:scheme`, `:authority` and `:path` from, the content type, and the length of a body
 /// sent whole. A chunked instance's body goes without a length, in several DATA frames: HTTP/2
@@ -105,19 +110,30 @@ pub(crate) async fn send_all(
     Ok(())
 }
 
-/// Opens an h2c connection to `addr` on the current runtime: the preface, the SETTINGS with
-/// [`WINDOW`], and a task that drives the connection.
-pub(crate) async fn connect(addr: SocketAddr) -> anyhow::Result<SendRequest<Bytes>> {
+/// An h2c connection to `addr`, with the preface and the SETTINGS with [`WINDOW`] exchanged:
+/// where requests go, and the connection, which must be polled for any of them to move.
+pub(crate) async fn handshake(
+    addr: SocketAddr,
+) -> anyhow::Result<(
+    SendRequest<Bytes>,
+    h2::client::Connection<tokio::net::TcpStream, Bytes>,
+)> {
     let tcp = tokio::net::TcpStream::connect(addr)
         .await
         .with_context(|| format!("connect {addr}"))?;
     tcp.set_nodelay(true)?;
-    let (send, conn) = h2::client::Builder::new()
+    h2::client::Builder::new()
         .initial_window_size(WINDOW)
         .initial_connection_window_size(WINDOW)
+        .initial_max_send_streams(INITIAL_STREAMS)
         .handshake::<_, Bytes>(tcp)
         .await
-        .with_context(|| format!("h2c handshake with {addr}"))?;
+        .with_context(|| format!("h2c handshake with {addr}"))
+}
+
+/// [`handshake`], with the connection driven by a task of its own on the current runtime.
+pub(crate) async fn connect(addr: SocketAddr) -> anyhow::Result<SendRequest<Bytes>> {
+    let (send, conn) = handshake(addr).await?;
     tokio::spawn(async move {
         let _ = conn.await;
     });

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
+use futures_util::FutureExt as _;
 
 use super::result::wall_time;
 use super::{ClientSpec, ThreadResult, SLICES};
@@ -171,9 +172,9 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
     let mut answered = 0u64;
     while running(&shared) {
         let connect_at = Instant::now();
-        let mut send =
-            match tokio::time::timeout(shared.timeout, crate::h2c::connect(shared.addr)).await {
-                Ok(Ok(send)) => send,
+        let (mut send, conn) =
+            match tokio::time::timeout(shared.timeout, crate::h2c::handshake(shared.addr)).await {
+                Ok(Ok(pair)) => pair,
                 Ok(Err(e)) => {
                     error(&mut r, format!("{e:#}"));
                     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -197,13 +198,33 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
         let mut progress = Instant::now();
         let watchdog = tokio::time::sleep(shared.timeout);
         tokio::pin!(watchdog);
+        // The connection is polled in this task, after the streams: the requests queued while
+        // the answers were handled go out together in its next write, as h2load's one event
+        // loop sends them. A task of its own would be woken, and would write, once per batch
+        // it happened to catch.
+        tokio::pin!(conn);
+        let mut closed = false;
         loop {
-            while !failed && inflight.len() < shared.streams && take_ticket(&shared) {
+            while !failed && inflight.len() < shared.streams {
+                // Room for a stream now, or not until one ends (a server whose
+                // SETTINGS_MAX_CONCURRENT_STREAMS is below M): then the answers come first.
+                match std::future::poll_fn(|cx| send.poll_ready(cx)).now_or_never() {
+                    None => break,
+                    Some(Err(e)) => {
+                        error(&mut r, format!("{e:#}"));
+                        failed = true;
+                        break;
+                    }
+                    Some(Ok(())) => {}
+                }
+                if !take_ticket(&shared) {
+                    break;
+                }
                 let i = cursor;
                 cursor = (cursor + 1) % shared.instances.len();
                 let sample = answered.is_multiple_of(shared.sample_every);
                 answered += 1;
-                match start(&mut send, &shared.requests[i], i, sample).await {
+                match start(&mut send, &shared.requests[i], i, sample) {
                     Ok(stream) => inflight.push(stream),
                     Err(e) => {
                         error(&mut r, e);
@@ -217,6 +238,16 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                     Some(answer) => answer,
                     None => break,
                 },
+                ended = &mut conn, if !closed => {
+                    // The server closed the connection: the streams in flight end with errors,
+                    // read in the next turns.
+                    closed = true;
+                    if let Err(e) = ended {
+                        error(&mut r, format!("connection: {e:#}"));
+                    }
+                    failed = true;
+                    continue;
+                }
                 () = &mut watchdog => {
                     if progress.elapsed() < shared.timeout {
                         watchdog.as_mut().reset((progress + shared.timeout).into());
@@ -259,17 +290,14 @@ fn take_ticket(shared: &Shared) -> bool {
     }
 }
 
-/// Sends instance `index`'s request (head and body) on `send`, once h2 has room for a stream,
+/// Sends instance `index`'s request (head and body) on `send`, which has room for a stream,
 /// and returns the future of its answer read to its end.
-async fn start(
+fn start(
     send: &mut h2::client::SendRequest<Bytes>,
     (head, frames): &(http::Request<()>, Vec<Bytes>),
     index: usize,
     sample: bool,
 ) -> Result<impl std::future::Future<Output = Answer> + use<>, String> {
-    std::future::poll_fn(|cx| send.poll_ready(cx))
-        .await
-        .map_err(|e| format!("{e:#}"))?;
     let sent = Instant::now();
     let (response, stream) = send
         .send_request(head.clone(), frames.is_empty())
