@@ -1,8 +1,8 @@
 //! HTTP/2 over cleartext with prior knowledge, the client side that checks: one connection
 //! ([`Client`]) that sends an oracle [`Instance`] as one stream and reads the whole answer,
 //! for `check --protocol h2c` and the driver's check before load. The load itself is
-//! [`crate::driver::streams`]; both write a request the same way ([`head`], [`body_frames`]),
-//! on the h2 crate, the HTTP/2 under hyper's client (and oha's).
+//! `crate::driver::client::streams`. Both write a request the same way ([`head`],
+//! [`body_frames`]), on the h2 crate, the HTTP/2 under hyper's client (and oha's).
 //!
 //! The windows the client advertises are stated ([`WINDOW`]): h2load's and oha's default,
 //! 2^30 − 1 for each stream and for the connection, so that no answer waits on the client.
@@ -65,7 +65,6 @@ pub(crate) fn body_frames(instance: &Instance) -> Vec<Bytes> {
 }
 
 /// Sends `instance` on `send` and reads the whole answer (its window given back as it comes).
-/// Returns the answer and its body's length on the wire.
 pub(crate) async fn exchange(
     send: &mut SendRequest<Bytes>,
     addr: SocketAddr,
@@ -142,7 +141,7 @@ pub(crate) async fn connect(addr: SocketAddr) -> anyhow::Result<SendRequest<Byte
 
 /// One h2c connection for checks, on a runtime of its own: each call is one stream, bounded by
 /// its timeout.
-pub struct Client {
+pub(crate) struct Client {
     rt: tokio::runtime::Runtime,
     send: SendRequest<Bytes>,
     addr: SocketAddr,
@@ -151,7 +150,7 @@ pub struct Client {
 
 impl Client {
     /// Connects to `addr`; every exchange (and the connect) must end within `timeout`.
-    pub fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<Client> {
+    pub(crate) fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<Client> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -167,7 +166,7 @@ impl Client {
     }
 
     /// Sends `instance` as one stream and reads the whole answer.
-    pub fn send(&mut self, instance: &Instance) -> anyhow::Result<http::Response<Bytes>> {
+    pub(crate) fn send(&mut self, instance: &Instance) -> anyhow::Result<http::Response<Bytes>> {
         let (send, addr, timeout) = (&mut self.send, self.addr, self.timeout);
         self.rt
             .block_on(async { tokio::time::timeout(timeout, exchange(send, addr, instance)).await })
@@ -175,12 +174,12 @@ impl Client {
     }
 
     /// [`Client::send`], as the oracle reads an answer.
-    pub fn observe(&mut self, instance: &Instance) -> anyhow::Result<Observed> {
+    pub(crate) fn observe(&mut self, instance: &Instance) -> anyhow::Result<Observed> {
         self.send(instance).map(|res| Observed::from_response(&res))
     }
 
     /// `GET target`, the target sent as it is (the traversal checks).
-    pub fn get(&mut self, target: &str) -> anyhow::Result<Observed> {
+    pub(crate) fn get(&mut self, target: &str) -> anyhow::Result<Observed> {
         self.observe(&Instance::get(target))
     }
 }

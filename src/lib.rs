@@ -29,7 +29,7 @@ pub mod fixtures;
 pub mod framework;
 pub mod frameworks;
 pub(crate) mod generated;
-pub mod h2c;
+pub(crate) mod h2c;
 pub(crate) mod handlers;
 pub mod http1;
 #[cfg(feature = "hyper010")]

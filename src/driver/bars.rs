@@ -50,6 +50,7 @@ fn group(c: &CellResult, several_conns: bool) -> String {
     let protocol = match c.protocol {
         Protocol::Http1 if c.pipeline > 1 => format!("HTTP/1.1, pipeline {}", c.pipeline),
         Protocol::Http1 => "HTTP/1.1".to_owned(),
+        Protocol::H2c if c.streams == 1 => "h2c, 1 stream per connection".to_owned(),
         Protocol::H2c => format!("h2c, {} streams per connection", c.streams),
     };
     let conns = if several_conns {
