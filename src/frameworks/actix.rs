@@ -33,7 +33,7 @@ use bytes::Bytes;
 use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
-use crate::options::{Io, KEEP_ALIVE};
+use crate::options::{Io, Protocol, KEEP_ALIVE};
 use crate::store::AsyncStore;
 
 /// actix-web behind the framebench trait.
@@ -98,7 +98,7 @@ impl Framework for Actix {
         server: "`HttpServer` with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::No("needs actix-web's `http2` feature, which adds HTTP/2 states to every connection's dispatcher: not turned on until its HTTP/1.1 callgrind counts are taken before and after");
+    const H2C: H2c = H2c::Serves("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -245,7 +245,7 @@ async fn run(
     alive: mpsc::Sender<()>,
     ready: mpsc::Sender<io::Result<actix_web::dev::ServerHandle>>,
 ) {
-    let threads = config.options.threads.max(1);
+    let (threads, protocol) = (config.options.threads.max(1), config.options.protocol);
     // Fairness: `serve --max-requests` counts responses in a middleware under `Condition`; when
     // no limit is set that is one `match` per request (docs/methodology/callgrind.md).
     let counted = crate::server::limit::active().is_some();
@@ -269,7 +269,13 @@ async fn run(
                 let _ = tcp.set_nodelay(true);
             }
         })
-        .listen(listener);
+        ;
+    // `--protocol h2c`: actix's own documented way, `listen_auto_h2c`, which peeks at each
+    // connection for the HTTP/2 preface; `listen` stays HTTP/1 only, with no peek.
+    let server = match protocol {
+        Protocol::Http1 => server.listen(listener),
+        Protocol::H2c => server.listen_auto_h2c(listener),
+    };
     let mut server = match server {
         Ok(server) => server.run(),
         Err(err) => {
