@@ -82,12 +82,7 @@ impl<'a> Worker<'a> {
         start: Instant,
         tickets: Arc<AtomicU64>,
     ) -> Self {
-        let warmup = if spec.max_requests.is_some() {
-            Duration::ZERO
-        } else {
-            spec.warmup
-        };
-        let record_from = start + warmup;
+        let record_from = spec.record_from(start);
         let interval = spec
             .rate
             .map(|r| Duration::from_secs_f64(spec.connections as f64 / r.max(1e-9)));
@@ -140,10 +135,7 @@ impl<'a> Worker<'a> {
     }
 
     pub(super) fn error(&mut self, what: String) {
-        self.result.socket_errors += 1;
-        if self.result.first_error.is_none() {
-            self.result.first_error = Some(what);
-        }
+        self.result.error(what);
     }
 
     /// Claims up to `want` requests from the shared budget.

@@ -176,13 +176,7 @@ impl Worker<'_> {
                 self.result.unrecorded += 1;
             }
             if sample {
-                self.result.sampled += 1;
-                if let Err(e) = sampler(&data[used..used + len], index) {
-                    self.result.mismatches += 1;
-                    if self.result.first_mismatch.is_none() {
-                        self.result.first_mismatch = Some(format!("{e:#}"));
-                    }
-                }
+                self.result.sampled(sampler(&data[used..used + len], index));
             }
             used += len;
         }

@@ -70,6 +70,17 @@ pub(crate) struct ClientSpec {
     pub(crate) hdr_interval: Option<Duration>,
 }
 
+impl ClientSpec {
+    /// When a run that started at `start` begins recording: after the warm-up, or at once for
+    /// a count-bounded run, which has none.
+    pub(super) fn record_from(&self, start: Instant) -> Instant {
+        match self.max_requests {
+            Some(_) => start,
+            None => start + self.warmup,
+        }
+    }
+}
+
 /// Slices of the recorded window whose rates give a cell's spread: 20 keeps a 2 s cell's
 /// slices at 100 ms, long enough to hold thousands of responses each.
 pub(crate) const SLICES: usize = 20;

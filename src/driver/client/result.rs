@@ -80,6 +80,34 @@ impl ThreadResult {
         }
     }
 
+    /// Nothing recorded for `connections` connections, and one error: a run that could not
+    /// start.
+    pub(super) fn failed(connections: usize, what: String) -> Self {
+        let mut r = ThreadResult::empty(connections);
+        r.error(what);
+        r
+    }
+
+    /// Counts a socket error, keeping the first.
+    pub(super) fn error(&mut self, what: String) {
+        self.socket_errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(what);
+        }
+    }
+
+    /// Counts one response checked against the oracle, and its difference if it has one,
+    /// keeping the first.
+    pub(super) fn sampled(&mut self, verdict: anyhow::Result<()>) {
+        self.sampled += 1;
+        if let Err(e) = verdict {
+            self.mismatches += 1;
+            if self.first_mismatch.is_none() {
+                self.first_mismatch = Some(format!("{e:#}"));
+            }
+        }
+    }
+
     /// Adds up the threads' results into one: the cell's counters, with every thread's
     /// connections in order and the first mismatch and error found.
     pub(crate) fn merge(results: Vec<ThreadResult>) -> Self {

@@ -77,31 +77,18 @@ pub(crate) fn run(
     {
         Ok(rt) => rt,
         Err(e) => {
-            let mut r = ThreadResult::empty(spec.connections);
-            r.socket_errors = 1;
-            r.first_error = Some(format!("cannot start the h2 client's runtime: {e}"));
-            return vec![r];
+            let why = format!("cannot start the h2 client's runtime: {e}");
+            return vec![ThreadResult::failed(spec.connections, why)];
         }
     };
-    let start = Instant::now();
-    let warmup = if spec.max_requests.is_some() {
-        Duration::ZERO
-    } else {
-        spec.warmup
-    };
-    let record_from = start + warmup;
+    let record_from = spec.record_from(Instant::now());
     let requests = match instances
         .iter()
         .map(|i| Ok((crate::h2c::head(spec.addr, i)?, crate::h2c::body_frames(i))))
         .collect::<anyhow::Result<Vec<_>>>()
     {
         Ok(r) => r,
-        Err(e) => {
-            let mut r = ThreadResult::empty(spec.connections);
-            r.socket_errors = 1;
-            r.first_error = Some(format!("{e:#}"));
-            return vec![r];
-        }
+        Err(e) => return vec![ThreadResult::failed(spec.connections, format!("{e:#}"))],
     };
     let shared = Arc::new(Shared {
         addr: spec.addr,
@@ -126,10 +113,7 @@ pub(crate) fn run(
         let mut out = Vec::with_capacity(tasks.len());
         for t in tasks {
             out.push(t.await.unwrap_or_else(|e| {
-                let mut r = ThreadResult::empty(1);
-                r.socket_errors = 1;
-                r.first_error = Some(format!("h2 connection task failed: {e}"));
-                r
+                ThreadResult::failed(1, format!("h2 connection task failed: {e}"))
             }));
         }
         out
@@ -176,12 +160,12 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
             match tokio::time::timeout(shared.timeout, crate::h2c::handshake(shared.addr)).await {
                 Ok(Ok(pair)) => pair,
                 Ok(Err(e)) => {
-                    error(&mut r, format!("{e:#}"));
+                    r.error(format!("{e:#}"));
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
                 Err(_) => {
-                    error(&mut r, "h2c connect timed out".into());
+                    r.error("h2c connect timed out".into());
                     continue;
                 }
             };
@@ -211,7 +195,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                 match std::future::poll_fn(|cx| send.poll_ready(cx)).now_or_never() {
                     None => break,
                     Some(Err(e)) => {
-                        error(&mut r, format!("{e:#}"));
+                        r.error(format!("{e:#}"));
                         failed = true;
                         break;
                     }
@@ -227,7 +211,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                 match start(&mut send, &shared.requests[i], i, sample) {
                     Ok(stream) => inflight.push(stream),
                     Err(e) => {
-                        error(&mut r, e);
+                        r.error(e);
                         failed = true;
                     }
                 }
@@ -243,7 +227,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                     // read in the next turns.
                     closed = true;
                     if let Err(e) = ended {
-                        error(&mut r, format!("connection: {e:#}"));
+                        r.error(format!("connection: {e:#}"));
                     }
                     failed = true;
                     continue;
@@ -350,7 +334,7 @@ fn record(shared: &Shared, r: &mut ThreadResult, answer: Answer, now: Instant) -
     let got = match answer.result {
         Ok(got) => got,
         Err(e) => {
-            error(r, e);
+            r.error(e);
             return false;
         }
     };
@@ -373,21 +357,7 @@ fn record(shared: &Shared, r: &mut ThreadResult, answer: Answer, now: Instant) -
         r.unrecorded += 1;
     }
     if let Some(whole) = &got.whole {
-        r.sampled += 1;
-        if let Err(e) = (shared.sampler)(whole, answer.index) {
-            r.mismatches += 1;
-            if r.first_mismatch.is_none() {
-                r.first_mismatch = Some(format!("{e:#}"));
-            }
-        }
+        r.sampled((shared.sampler)(whole, answer.index));
     }
     true
-}
-
-/// Counts a socket error, keeping the first.
-fn error(r: &mut ThreadResult, e: String) {
-    r.socket_errors += 1;
-    if r.first_error.is_none() {
-        r.first_error = Some(e);
-    }
 }

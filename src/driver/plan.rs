@@ -1,0 +1,156 @@
+//! A sweep ([`Plan`]): targets × scenarios × connection counts (× streams, for h2c), each cell
+//! run by [`super::run_cell`] in turn under one progress bar: `load`, `compare` and the quick
+//! compare's loopback passes.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::stats::CellResult;
+use super::{interrupted, run_cell, LoadParams, Target};
+use crate::child::ServerProcess;
+use crate::fixtures::Fixtures;
+use crate::options::Protocol;
+use crate::oracle::Scenario;
+
+/// A sweep: targets × scenarios × connection counts.
+pub(crate) struct Plan {
+    /// What is loaded.
+    pub(crate) targets: Vec<Target>,
+    /// Scenarios.
+    pub(crate) scenarios: Vec<&'static Scenario>,
+    /// Connection counts.
+    pub(crate) connections: Vec<usize>,
+    /// Concurrent streams per connection, each a cell of its own (h2c; `[1]` for HTTP/1.1).
+    pub(crate) streams: Vec<usize>,
+    /// How.
+    pub(crate) params: LoadParams,
+    /// One server per target for all its cells, instead of a fresh one per cell (the quick
+    /// compare's passes: start-up is most of a short cell), kept for the next pass by
+    /// [`run_plan_on`]. Its peak RSS is then the peak up to each cell.
+    pub(crate) server_per_target: bool,
+}
+
+impl Plan {
+    /// Number of cells.
+    pub(crate) fn cells(&self) -> usize {
+        let per_target = self.scenarios.len() * self.connections.len();
+        self.targets
+            .iter()
+            .map(|t| per_target * self.streams_of(t).len())
+            .sum()
+    }
+
+    /// The protocol `target` is loaded with: its server's, or the run's for a URL.
+    fn protocol_of(&self, target: &Target) -> Protocol {
+        match target {
+            Target::Framework(_, o) => o.protocol,
+            Target::Url(_) => self.params.protocol,
+        }
+    }
+
+    /// The stream counts of `target`'s cells: one for HTTP/1.1.
+    fn streams_of(&self, target: &Target) -> &[usize] {
+        match self.protocol_of(target) {
+            Protocol::Http1 => &[1],
+            Protocol::H2c => &self.streams,
+        }
+    }
+}
+
+/// The progress bar of a run of `cells` cells of `per_cell` each, in milliseconds, on stderr
+/// (hidden when `quiet`): `compare`'s and `scale`'s.
+pub(crate) fn progress_bar(
+    per_cell: Duration,
+    cells: usize,
+    quiet: bool,
+) -> indicatif::ProgressBar {
+    let total_ms = (per_cell.as_millis() as u64).max(1) * cells as u64;
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(total_ms)
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}% ~{eta} left  {msg}")
+            .expect("valid template"),
+    );
+    bar
+}
+
+/// Runs every cell of `plan` with a progress bar on stderr (hidden when it is not a
+/// terminal). Stops early on Ctrl-C.
+pub(crate) fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<CellResult> {
+    run_plan_on(plan, fixtures, quiet, &mut Vec::new())
+}
+
+/// [`run_plan`] with the servers of a `server_per_target` plan left in `servers` (one slot
+/// per target, in order) when it returns, so that another pass over the same plan reuses them
+/// instead of starting each again. Dropping them stops them.
+pub(crate) fn run_plan_on(
+    plan: &Plan,
+    fixtures: &Fixtures,
+    quiet: bool,
+    servers: &mut Vec<Option<ServerProcess>>,
+) -> Vec<CellResult> {
+    servers.resize_with(plan.targets.len(), || None);
+    let per_cell = plan.params.warmup + plan.params.duration;
+    let bar = progress_bar(per_cell, plan.cells(), quiet);
+    // Build what the targets need (the Go peers) now, before the first cell starts a server.
+    for target in &plan.targets {
+        if let Target::Framework(e, _) = target {
+            let _ = e.available();
+        }
+    }
+    let mut out = Vec::new();
+    let mut done_ms = 0u64;
+    let n = plan.cells();
+    for (target, kept) in plan.targets.iter().zip(servers.iter_mut()) {
+        for &scenario in &plan.scenarios {
+            let protocol = plan.protocol_of(target);
+            for (c, m) in plan
+                .connections
+                .iter()
+                .flat_map(|&c| plan.streams_of(target).iter().map(move |&m| (c, m)))
+            {
+                if interrupted().load(Ordering::Relaxed) {
+                    bar.abandon_with_message("interrupted");
+                    return out;
+                }
+                let streams = match protocol {
+                    Protocol::Http1 => String::new(),
+                    Protocol::H2c => format!(" m={m}"),
+                };
+                bar.set_message(format!(
+                    "cell {}/{n}: {} {} c={c}{streams}",
+                    out.len() + 1,
+                    target.name(),
+                    scenario.name
+                ));
+                let base = done_ms;
+                let mut progress = |t: Duration| {
+                    bar.set_position(
+                        base + (t.as_millis() as u64).min(per_cell.as_millis() as u64),
+                    );
+                };
+                if !plan.server_per_target {
+                    // Dropping it stops it.
+                    *kept = None;
+                }
+                let params = LoadParams {
+                    protocol,
+                    streams: m,
+                    ..plan.params.clone()
+                };
+                let cell = run_cell(target, scenario, fixtures, c, &params, &mut progress, kept);
+                done_ms += per_cell.as_millis() as u64;
+                bar.set_position(done_ms);
+                out.push(cell);
+            }
+        }
+        if !plan.server_per_target {
+            *kept = None;
+        }
+    }
+    bar.finish_and_clear();
+    out
+}
