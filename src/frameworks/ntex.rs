@@ -9,6 +9,10 @@
 //! connections; `options.threads` is `n`. framebench adds one thread that runs the ntex `System`
 //! and the server's control future; stopping the server stops the `System`, which joins the
 //! workers before that thread ends.
+//!
+//! Under `--protocol h2c` the same workers and `app()` serve `HttpService::h2` from an ntex
+//! server built directly ([`start`]): `HttpServer` would answer a prior-knowledge preface as
+//! HTTP/1.1.
 
 use std::future::Future as _;
 use std::net::TcpListener;
@@ -21,7 +25,7 @@ use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 use ntex::http::body::MessageBody as _;
 use ntex::http::header::{HeaderValue, CONTENT_TYPE};
-use ntex::http::{HttpServiceConfig, Payload, PayloadStream, StatusCode};
+use ntex::http::{HttpService, HttpServiceConfig, Payload, PayloadStream, StatusCode};
 use ntex::service::cfg::SharedCfg;
 use ntex::service::{Middleware, Pipeline, Service, ServiceCtx};
 use ntex::time::Seconds;
@@ -35,7 +39,7 @@ use ntex_files::Files;
 use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
-use crate::options::{Io, KEEP_ALIVE};
+use crate::options::{Io, Protocol, KEEP_ALIVE};
 use crate::server;
 use crate::server::limit::Limit;
 use crate::store::AsyncStore;
@@ -114,7 +118,7 @@ impl Framework for Ntex {
     // understood, `serve --max-requests` refuses ntex and `callgrind_loopback` leaves it out;
     // the counting in `Observe` stays inert.
     const COUNTS_REQUESTS: bool = false;
-    const H2C: H2c = H2c::No("a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN); an h2-only `HttpService::h2` listener is not wired here yet");
+    const H2C: H2c = H2c::Serves("`HttpService::h2` on an ntex server of its own: a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN)");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -163,20 +167,9 @@ impl Framework for Ntex {
                     .name("fb-ntex")
                     .build(ntex::rt::DefaultRuntime)
                     .block_on(async move {
-                        // ntex-server sets TCP_NODELAY on every connection it accepts. The
-                        // backlog was set by whoever bound the listener.
-                        let server = HttpServer::new(async move || app(&config, limit))
-                            .workers(threads)
-                            .disable_signals()
-                            .stop_runtime()
-                            .config(SharedCfg::new("WEB").add(
-                                HttpServiceConfig::new().set_keepalive_timeout(Seconds::new(
-                                    KEEP_ALIVE.as_secs().try_into().unwrap_or(u16::MAX),
-                                )),
-                            ))
-                            .listen(listener);
+                        let server = start(config, limit, threads, listener);
                         let server = match server {
-                            Ok(server) => server.run(),
+                            Ok(server) => server,
                             Err(err) => {
                                 let _ = ready_tx.send(Err(err));
                                 return;
@@ -207,6 +200,42 @@ impl Framework for Ntex {
         };
         Ok(ServerHandle::new(addr, stop, vec![system]))
     }
+}
+
+/// Starts the server on `listener`: `HttpServer` (HTTP/1.1) by default; under `--protocol h2c`
+/// an ntex server whose one service is `HttpService::h2`, since a plaintext `HttpServer` never
+/// chooses HTTP/2 (ntex picks it from TLS ALPN, and does not read a prior-knowledge preface).
+/// The same `app()`, worker count and keep-alive either way. ntex-server sets TCP_NODELAY on
+/// every connection it accepts; the backlog was set by whoever bound the listener.
+fn start(
+    config: Config,
+    limit: Option<&'static Limit>,
+    threads: usize,
+    listener: TcpListener,
+) -> std::io::Result<ntex::server::Server> {
+    let cfg: SharedCfg = SharedCfg::new("WEB")
+        .add(HttpServiceConfig::new().set_keepalive_timeout(Seconds::new(
+            KEEP_ALIVE.as_secs().try_into().unwrap_or(u16::MAX),
+        )))
+        .into();
+    if config.options.protocol == Protocol::H2c {
+        let server = ntex::server::build()
+            .workers(threads)
+            .disable_signals()
+            .stop_runtime()
+            .listen("fb-ntex-h2c", listener, async move |r| {
+                r.config(cfg.clone());
+                HttpService::h2(app(&config, limit))
+            })?;
+        return Ok(server.run());
+    }
+    let server = HttpServer::new(async move || app(&config, limit))
+        .workers(threads)
+        .disable_signals()
+        .stop_runtime()
+        .config(cfg)
+        .listen(listener)?;
+    Ok(server.run())
 }
 
 #[web::get("/")]

@@ -34,7 +34,7 @@ use xitca_web::{App, HttpServer, WebContext};
 use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
-use crate::options::{Io, KEEP_ALIVE};
+use crate::options::{Io, Protocol, KEEP_ALIVE};
 use crate::server;
 use crate::server::limit::Limit;
 use crate::store::AsyncStore;
@@ -116,7 +116,7 @@ impl Framework for Xitca {
         server: "`xitca_web::HttpServer` (xitca-server) on the listener with `--threads` workers, each a current-thread tokio runtime",
     };
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::No("needs xitca-web's `http2` feature and `h2c_prior_knowledge`: not turned on until its HTTP/1.1 callgrind counts are taken before and after");
+    const H2C: H2c = H2c::Serves("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -152,9 +152,13 @@ impl Framework for Xitca {
             .worker_threads(self.config.options.threads.max(1))
             .server_threads(1)
             .keep_alive_timeout(KEEP_ALIVE)
-            .disable_signal()
-            .listen(listener)?
-            .run();
+            .disable_signal();
+        if self.config.options.protocol == Protocol::H2c {
+            // Each connection's first bytes are peeked for the HTTP/2 preface; an HTTP/1.1 run
+            // does not set this and never peeks (xitca-http's `peek_protocol`).
+            server = server.h2c_prior_knowledge();
+        }
+        let mut server = server.listen(listener)?.run();
         // Fails if the listener could not be registered; the workers start building their
         // services now.
         let handle = server.handle()?;
