@@ -1,7 +1,8 @@
 //! `--protocol h2c` end to end: the oracle over HTTP/2 for the reference and hyper, a planted h2c
 //! server whose body is wrong failing both the check before load and the sampled answers, an
-//! exact request count, a framework without h2c getting `–` cells with its reason, and the
-//! flags that belong to one protocol refused under the other. Every run is a second or two.
+//! exact request count, the open loop's rate and its latency from the intended send time, a
+//! framework without h2c getting `–` cells with its reason, and the flags that belong to one
+//! protocol refused under the other. Every run is a second or two.
 
 use std::net::SocketAddr;
 use std::process::{Command, Output};
@@ -26,12 +27,12 @@ fn stdout(out: &Output) -> String {
 /// An h2c server on 127.0.0.1 that answers every stream 200 with `body`, in the oracle's content
 /// type: a planted server, not a framework.
 fn h2c_server(body: &'static [u8]) -> SocketAddr {
-    planted(body, usize::MAX)
+    planted(body, usize::MAX, std::time::Duration::ZERO)
 }
 
-/// [`h2c_server`] that answers only the first `answered` streams of each connection and holds
-/// every later one open, unanswered.
-fn planted(body: &'static [u8], answered: usize) -> SocketAddr {
+/// [`h2c_server`] that answers each stream `delay` after it arrives, and only the first
+/// `answered` streams of each connection: every later one is held open, unanswered.
+fn planted(body: &'static [u8], answered: usize, delay: std::time::Duration) -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -54,13 +55,18 @@ fn planted(body: &'static [u8], answered: usize) -> SocketAddr {
                             held.push(respond);
                             continue;
                         }
-                        let res = http::Response::builder()
-                            .header("content-type", "text/plain; charset=utf-8")
-                            .body(())
-                            .unwrap();
-                        if let Ok(mut send) = respond.send_response(res, false) {
-                            let _ = send.send_data(bytes::Bytes::from_static(body), true);
-                        }
+                        tokio::spawn(async move {
+                            if !delay.is_zero() {
+                                tokio::time::sleep(delay).await;
+                            }
+                            let res = http::Response::builder()
+                                .header("content-type", "text/plain; charset=utf-8")
+                                .body(())
+                                .unwrap();
+                            if let Ok(mut send) = respond.send_response(res, false) {
+                                let _ = send.send_data(bytes::Bytes::from_static(body), true);
+                            }
+                        });
                     }
                 });
             }
@@ -90,7 +96,7 @@ fn streams_left_unanswered_time_out_within_the_bound() {
     // Each connection gets one answer (the check before load passes), then silence: the
     // watchdog must count the streams in flight as timeouts and reopen, and the run must end
     // at its bound, not wait on streams that never end.
-    let addr = planted(b"Hello, World!", 1);
+    let addr = planted(b"Hello, World!", 1, std::time::Duration::ZERO);
     let json =
         std::env::temp_dir().join(format!("framebench-h2c-stall-{}.json", std::process::id()));
     let started = std::time::Instant::now();
@@ -214,7 +220,6 @@ fn a_framework_without_h2c_gets_a_dash_with_its_reason() {
 fn flags_of_the_other_protocol_are_refused() {
     for (args, needle) in [
         (&["--protocol", "h2c", "--pipeline", "4"][..], "--pipeline"),
-        (&["--protocol", "h2c", "--rate", "100"][..], "--rate"),
         (
             &["--protocol", "h2c", "--requests-per-connection", "1"][..],
             "--requests-per-connection",
@@ -240,4 +245,63 @@ fn flags_of_the_other_protocol_are_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("one protocol"), "{err}");
+}
+
+/// Reads the one cell of a `--json` file, and removes the file.
+fn only_cell(json: &std::path::Path) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(json);
+    v["detail"]["cells"][0].clone()
+}
+
+#[test]
+fn an_open_loop_h2c_load_sends_at_its_rate() {
+    // 2 connections at 400 req/s in all: each sends every 5 ms, staggered by 2.5 ms, so a 1 s
+    // window holds 400 intended sends. raw answers tens of thousands a second here closed-loop,
+    // so a count near 400 is the schedule's, not the server's.
+    let json =
+        std::env::temp_dir().join(format!("framebench-h2c-rate-{}.json", std::process::id()));
+    let out = h2c_load(
+        "raw",
+        &format!(
+            "-c 2 -m 4 --rate 400 -d 1s --warmup 0s --json {}",
+            json.display()
+        ),
+    );
+    assert!(out.status.success(), "{}", stdout(&out));
+    let cell = only_cell(&json);
+    let requests = cell["requests"].as_u64().unwrap();
+    assert!((300..=402).contains(&requests), "{requests}: {cell}");
+    assert_eq!(cell["rate"], 400.0, "{cell}");
+    assert_eq!(cell["status"]["kind"], "ok", "{cell}");
+}
+
+#[test]
+fn the_open_loop_charges_a_slow_server_from_the_intended_send_time() {
+    // One connection, one stream, a send due every 10 ms, and a server that takes 30 ms per
+    // answer: the requests fall further behind their schedule, and their latency counts from
+    // when each was due, so the median is far above the 30 ms any one answer took (a closed
+    // loop would report about 30 ms).
+    let addr = planted(
+        b"Hello, World!",
+        usize::MAX,
+        std::time::Duration::from_millis(30),
+    );
+    let json =
+        std::env::temp_dir().join(format!("framebench-h2c-late-{}.json", std::process::id()));
+    let out = h2c_load(
+        &format!("http://{addr}"),
+        &format!(
+            "-c 1 -m 1 --rate 100 -d 1s --warmup 0s --json {}",
+            json.display()
+        ),
+    );
+    assert!(out.status.success(), "{}", stdout(&out));
+    let cell = only_cell(&json);
+    let p50_ms = cell["latency"]["p50_us"].as_f64().unwrap() / 1000.0;
+    let requests = cell["requests"].as_u64().unwrap();
+    assert!(p50_ms > 100.0, "p50 {p50_ms} ms: {cell}");
+    // At most one answer per 30 ms went out: the server set the rate, not the schedule.
+    assert!(requests <= 40, "{requests}: {cell}");
 }

@@ -77,7 +77,8 @@ pub(crate) struct LoadOpts {
     #[arg(long, default_value_t = crate::oracle::BODY_SIZE as u64,
           value_parser = clap::value_parser!(u64).range(1..=16 * 1024 * 1024))]
     pub(crate) body_size: u64,
-    /// Constant total request rate (req/s), latency from the intended send time (as wrk2).
+    /// Constant total request rate (req/s), latency from the intended send time (as wrk2);
+    /// under h2c, at most `--streams` in flight per connection.
     #[arg(long, value_parser = parse_rate)]
     pub(crate) rate: Option<f64>,
     /// Connection churn: close and reopen each connection after this many requests, the last
@@ -239,20 +240,19 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
     }
     let h2c = opts.protocol.contains(&Protocol::H2c);
     if h2c {
-        // HTTP/2 multiplexes instead of pipelining; churn and the open loop are HTTP/1.1's for
-        // now (the h2c client is closed-loop only).
+        // HTTP/2 multiplexes instead of pipelining; churn is HTTP/1.1's for now. `--rate` is
+        // both's: under h2c, M bounds the streams in flight as the pipeline depth does.
         for (given, flag) in [
             (opts.pipeline > 1, "--pipeline"),
             (
                 opts.requests_per_connection.is_some(),
                 "--requests-per-connection",
             ),
-            (opts.rate.is_some(), "--rate"),
         ] {
             if given {
                 return Err(crate::error::usage(format!(
                     "{flag} is HTTP/1.1's: with --protocol h2c, load more streams per \
-                     connection with --streams (closed loop)"
+                     connection with --streams"
                 )));
             }
         }

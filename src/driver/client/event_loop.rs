@@ -3,7 +3,7 @@
 //! pinned client awake between responses.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
 use super::conn::Worker;
+use super::timerfd::TimerFd;
 use super::Sampler;
 
 impl Worker<'_> {
@@ -156,68 +157,25 @@ impl Worker<'_> {
 /// The token of the rate-mode timer; connections are numbered from 0.
 const TIMER: Token = Token(usize::MAX);
 
-/// Rate mode: a timerfd in the poll, armed at the next due send.
-///
-/// Why not the poll's timeout: epoll_wait takes whole milliseconds (mio rounds up), so a send due
-/// in 20 µs waited up to 1 ms whenever no response woke the loop first, and rate mode charges
-/// that lateness to the server's latency (it counts from the intended send time). At half the
-/// closed-loop rate against `raw` at 100 connections, p99 was 1.0 ms with the poll's timeout.
-/// A timerfd wakes epoll with the hrtimer's precision.
-struct DueTimer {
-    fd: OwnedFd,
-    /// The deadline it is armed for, to skip re-arming it for the same one.
-    armed: Option<Instant>,
-}
+/// Rate mode: a timerfd in the poll, armed at the next due send ([`TimerFd`] says why not the
+/// poll's timeout).
+struct DueTimer(TimerFd);
 
 impl DueTimer {
     fn new(registry: &Registry) -> io::Result<DueTimer> {
-        // SAFETY: timerfd_create takes no pointers; a non-negative result is a new fd we own.
-        let fd = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fd is open and owned by nothing else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        registry.register(&mut SourceFd(&fd.as_raw_fd()), TIMER, Interest::READABLE)?;
-        Ok(DueTimer { fd, armed: None })
+        let timer = TimerFd::new()?;
+        registry.register(&mut SourceFd(&timer.as_raw_fd()), TIMER, Interest::READABLE)?;
+        Ok(DueTimer(timer))
     }
 
     /// Arms it to fire at `due` (at once if that has passed).
     fn arm(&mut self, now: Instant, due: Instant) {
-        if self.armed == Some(due) {
-            return;
-        }
-        // A zero it_value would disarm it: 1 ns is "now".
-        let after = due
-            .saturating_duration_since(now)
-            .max(Duration::from_nanos(1));
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: after.as_secs() as libc::time_t,
-                tv_nsec: after.subsec_nanos() as libc::c_long,
-            },
-        };
-        // SAFETY: spec is a valid itimerspec; the old value is not asked for.
-        let ok =
-            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
-        self.armed = (ok == 0).then_some(due);
+        self.0.arm(now, due);
     }
 
     /// It fired: reads its count, so that the next expiry is a new edge for epoll.
     fn fired(&mut self) {
-        let mut count = [0u8; 8];
-        // SAFETY: reads at most 8 bytes into an 8-byte buffer.
-        let _ = unsafe { libc::read(self.fd.as_raw_fd(), count.as_mut_ptr().cast(), 8) };
-        self.armed = None;
+        self.0.fired();
     }
 }
 

@@ -20,6 +20,7 @@ mod framing;
 mod result;
 mod ring;
 pub(crate) mod streams;
+mod timerfd;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64};

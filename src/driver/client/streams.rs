@@ -1,5 +1,5 @@
 //! The load client for `--protocol h2c`: C connections × M concurrent streams (h2load's `-c` and
-//! `-m`), closed loop. It runs on tokio and the h2 crate, not on the HTTP/1.1 client's mio
+//! `-m`), closed loop, or open loop under `rate`. It runs on tokio and the h2 crate, not on the HTTP/1.1 client's mio
 //! loop, so it is a client of its own; what it measures is the same [`ThreadResult`], so the
 //! cell, its marks, its CPU accounting, `--hdr-log` and `merge` read it unchanged.
 //!
@@ -9,6 +9,11 @@
 //!   request as soon as one is answered.
 //! - Latency is per stream: from the moment its request is handed to h2 to the end of its
 //!   answer's body, recorded in the same HdrHistogram as HTTP/1.1 latencies.
+//! - Open loop (`rate`): each connection sends on a fixed schedule of C / rate seconds, staggered
+//!   across the connections, with at most M streams in flight (M plays the part `--pipeline`
+//!   plays for HTTP/1.1). Latency runs from the intended send time, so requests held back by a
+//!   slow server, or by M, are charged to it, as the HTTP/1.1 client does (wrk2's correction
+//!   for coordinated omission).
 //! - Bytes are the answers' bodies: HTTP/2 heads are HPACK-compressed and not counted.
 //! - One answer in `sample_every` per connection (and the first) is checked whole against
 //!   the oracle and the request it answers.
@@ -28,6 +33,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use futures_util::FutureExt as _;
 
 use super::result::wall_time;
+use super::timerfd::TimerFd;
 use super::{ClientSpec, ThreadResult, SLICES};
 use crate::driver::intervals::Intervals;
 use crate::oracle::Instance;
@@ -51,6 +57,12 @@ struct Shared {
     end: Instant,
     duration: Duration,
     hdr_interval: Option<Duration>,
+    /// Open loop: the time between one connection's sends (C / rate), and when the schedules
+    /// start.
+    interval: Option<Duration>,
+    schedule_from: Instant,
+    /// The number of connections, which staggers the schedules.
+    connections: usize,
     sampler: Sampler,
     stop: Arc<AtomicBool>,
 }
@@ -103,6 +115,11 @@ pub(crate) fn run(
         end: record_from + spec.duration,
         duration: spec.duration,
         hdr_interval: spec.hdr_interval,
+        interval: spec
+            .rate
+            .map(|r| Duration::from_secs_f64(spec.connections as f64 / r.max(1e-9))),
+        schedule_from: Instant::now(),
+        connections: spec.connections.max(1),
         sampler,
         stop: Arc::clone(stop),
     });
@@ -122,7 +139,7 @@ pub(crate) fn run(
 
 /// How one stream ended.
 struct Answer {
-    /// When its request was handed to h2.
+    /// When its request was handed to h2, or, in the open loop, when it was meant to be.
     sent: Instant,
     /// Which instance it sent.
     index: usize,
@@ -154,6 +171,18 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
     // requests at the same moment.
     let mut cursor = index.wrapping_mul(7919) % shared.instances.len().max(1);
     let mut answered = 0u64;
+    // Open loop: this connection's next intended send, staggered so that the connections do not
+    // send in lockstep. It carries over a reconnect: the requests a failure held back are late.
+    let mut next_send = shared
+        .interval
+        .map(|iv| shared.schedule_from + iv.mul_f64(index as f64 / shared.connections as f64));
+    let mut timer = match next_send.map(|_| Due::new()).transpose() {
+        Ok(timer) => timer,
+        Err(e) => {
+            r.error(format!("timerfd: {e}"));
+            return r;
+        }
+    };
     while running(&shared) {
         let connect_at = Instant::now();
         let (mut send, conn) =
@@ -189,7 +218,12 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
         tokio::pin!(conn);
         let mut closed = false;
         loop {
+            let now = Instant::now();
             while !failed && inflight.len() < shared.streams {
+                // Open loop: only a request whose time has come.
+                if next_send.is_some_and(|due| due > now) {
+                    break;
+                }
                 // Room for a stream now, or not until one ends (a server whose
                 // SETTINGS_MAX_CONCURRENT_STREAMS is below M): then the answers come first.
                 match std::future::poll_fn(|cx| send.poll_ready(cx)).now_or_never() {
@@ -208,7 +242,15 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                 cursor = (cursor + 1) % shared.instances.len();
                 let sample = answered.is_multiple_of(shared.sample_every);
                 answered += 1;
-                match start(&mut send, &shared.requests[i], i, sample) {
+                if inflight.is_empty() {
+                    // The watchdog measures a wait for answers, not an idle open-loop gap.
+                    progress = now;
+                }
+                let intended = next_send;
+                if let (Some(due), Some(iv)) = (&mut next_send, shared.interval) {
+                    *due += iv;
+                }
+                match start(&mut send, &shared.requests[i], i, sample, intended) {
                     Ok(stream) => inflight.push(stream),
                     Err(e) => {
                         r.error(e);
@@ -216,12 +258,27 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                     }
                 }
             }
+            // Open loop with room for a stream: wake for the next send, within the run. At M
+            // streams in flight only an answer makes room, and the requests due meanwhile are
+            // late.
+            let wake = match next_send {
+                Some(due) if !failed && inflight.len() < shared.streams && running(&shared) => {
+                    Some(due.min(shared.end).min(now + STOP_POLL))
+                }
+                _ => None,
+            };
+            if inflight.is_empty() && wake.is_none() {
+                break;
+            }
             let answer = tokio::select! {
                 biased;
-                answer = inflight.next() => match answer {
+                answer = inflight.next(), if !inflight.is_empty() => match answer {
                     Some(answer) => answer,
                     None => break,
                 },
+                () = Due::wait(timer.as_mut(), wake.unwrap_or(now)), if wake.is_some() => {
+                    continue;
+                }
                 ended = &mut conn, if !closed => {
                     // The server closed the connection: the streams in flight end with errors,
                     // read in the next turns.
@@ -232,7 +289,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                     failed = true;
                     continue;
                 }
-                () = &mut watchdog => {
+                () = &mut watchdog, if !inflight.is_empty() => {
                     if progress.elapsed() < shared.timeout {
                         watchdog.as_mut().reset((progress + shared.timeout).into());
                         continue;
@@ -253,6 +310,42 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
     }
     r
 }
+
+/// The open loop's wake-up: a [`TimerFd`] in tokio's reactor (it says why not tokio's timer).
+struct Due(tokio::io::unix::AsyncFd<TimerFd>);
+
+impl Due {
+    fn new() -> std::io::Result<Due> {
+        let timer = TimerFd::new()?;
+        // SAFETY: the fd is the timerfd `timer` owns, open until `timer` drops with the
+        // `AsyncFd`, and `as_raw_fd` always returns that one fd.
+        let fd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(timer, tokio::io::Interest::READABLE)
+        };
+        Ok(Due(fd.map_err(std::io::Error::from)?))
+    }
+
+    /// Returns at `due` (at once if it has passed). Without a timer, tokio's, to the
+    /// millisecond: never the case where `wait` is called, as the open loop makes one.
+    async fn wait(timer: Option<&mut Due>, due: Instant) {
+        let Some(Due(fd)) = timer else {
+            return tokio::time::sleep_until(due.into()).await;
+        };
+        fd.get_mut().arm(Instant::now(), due);
+        loop {
+            let Ok(mut ready) = fd.readable_mut().await else {
+                return tokio::time::sleep_until(due.into()).await;
+            };
+            if ready.get_inner_mut().fired() {
+                return;
+            }
+            ready.clear_ready();
+        }
+    }
+}
+
+/// The longest an open-loop connection sleeps before it looks at `stop` again.
+const STOP_POLL: Duration = Duration::from_millis(100);
 
 /// Whether the run goes on: not stopped, inside its window, and with requests left.
 fn running(shared: &Shared) -> bool {
@@ -275,14 +368,16 @@ fn take_ticket(shared: &Shared) -> bool {
 }
 
 /// Sends instance `index`'s request (head and body) on `send`, which has room for a stream,
-/// and returns the future of its answer read to its end.
+/// and returns the future of its answer read to its end. Its latency runs from `intended` in
+/// the open loop, from now otherwise.
 fn start(
     send: &mut h2::client::SendRequest<Bytes>,
     (head, frames): &(http::Request<()>, Vec<Bytes>),
     index: usize,
     sample: bool,
+    intended: Option<Instant>,
 ) -> Result<impl std::future::Future<Output = Answer> + use<>, String> {
-    let sent = Instant::now();
+    let sent = intended.unwrap_or_else(Instant::now);
     let (response, stream) = send
         .send_request(head.clone(), frames.is_empty())
         .map_err(|e| format!("{e:#}"))?;
