@@ -12,17 +12,27 @@ use super::stats::{CellResult, Status};
 use crate::chart::{Bar, Panel};
 use crate::options::Protocol;
 
-/// The panels of `cells`, in the order their groups first appear.
+/// The panels of `cells`, a scenario's together (so that a row of the chart is one scenario's
+/// h2c and HTTP/1.1 panels when there are four), each in the order its group first appears.
 fn panels(cells: &[CellResult]) -> Vec<Panel> {
     let several_conns = cells.iter().any(|c| c.connections != cells[0].connections);
-    let mut out: Vec<(String, Panel)> = Vec::new();
+    let mut scenarios: Vec<&str> = Vec::new();
+    let mut out: Vec<(String, usize, Panel)> = Vec::new();
     for c in cells.iter().filter(|c| c.status == Status::Ok) {
         let key = group(c, several_conns);
-        let at = match out.iter().position(|(k, _)| *k == key) {
+        let scenario = match scenarios.iter().position(|s| *s == c.scenario) {
+            Some(i) => i,
+            None => {
+                scenarios.push(&c.scenario);
+                scenarios.len() - 1
+            }
+        };
+        let at = match out.iter().position(|(k, _, _)| *k == key) {
             Some(at) => at,
             None => {
                 out.push((
                     key.clone(),
+                    scenario,
                     Panel {
                         title: key,
                         axis: "requests per second (pale: the server did not set it)".into(),
@@ -39,9 +49,11 @@ fn panels(cells: &[CellResult]) -> Vec<Panel> {
             .map(|e| (c.rps - (e.point - e.lo), c.rps + (e.hi - e.point)));
         let mut bar = Bar::new(&c.target, c.rps, interval);
         bar.faded = !bound_mark(c).is_empty();
-        out[at].1.bars.push(bar);
+        out[at].2.bars.push(bar);
     }
-    out.into_iter().map(|(_, p)| p).collect()
+    // Stable: within a scenario, the order of first appearance stays.
+    out.sort_by_key(|(_, scenario, _)| *scenario);
+    out.into_iter().map(|(_, _, p)| p).collect()
 }
 
 /// A cell's panel: its scenario, its protocol (and streams), its connections when the run has
