@@ -20,7 +20,7 @@ use hyper014::{Body, Method};
 use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Started};
-use crate::options::KEEP_ALIVE;
+use crate::options::{Protocol, KEEP_ALIVE};
 use crate::store::AsyncStore;
 
 use super::built::Built;
@@ -64,7 +64,8 @@ impl Framework for Hyper014 {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::No("its `http2` feature needs h2 0.3, a second h2 beside hyper 1's 0.4 in the build");
+    // Its `http2` feature brings h2 0.3, which the default build already has (actix-http's).
+    const H2C: H2c = H2c::Serves("hyper 0.14's `http2` feature and `Server::builder(..).http2_only(true)` under `--protocol h2c` (h2 0.3); `http1_only(true)` otherwise");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -85,6 +86,7 @@ impl Framework for Hyper014 {
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
         // limit is set that is one predictable branch per request, as for hyper 1.
         let limit = crate::server::limit::active();
+        let h2c = self.0.config.options.protocol == Protocol::H2c;
         self.0.spawn(listener, move |listener, stop| {
             let app = Arc::clone(&app);
             async move {
@@ -107,9 +109,17 @@ impl Framework for Hyper014 {
                 });
                 // hyper 0.14 has no idle keep-alive timeout; header_read_timeout bounds how
                 // long a connection may wait for each request head, as for hyper 1.
-                let _ = hyper014::Server::builder(incoming)
-                    .http1_only(true)
-                    .http1_header_read_timeout(KEEP_ALIVE)
+                let builder =
+                    hyper014::Server::builder(incoming).http1_header_read_timeout(KEEP_ALIVE);
+                // One protocol per server, each through hyper 0.14's own switch: `http2_only`
+                // under `--protocol h2c`, `http1_only` otherwise (as before its `http2` feature
+                // was on; either call undoes the other, so only one is made).
+                let builder = if h2c {
+                    builder.http2_only(true)
+                } else {
+                    builder.http1_only(true)
+                };
+                let _ = builder
                     .serve(make)
                     .with_graceful_shutdown(std::future::IntoFuture::into_future(stop))
                     .await;

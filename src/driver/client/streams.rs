@@ -218,11 +218,15 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
         tokio::pin!(conn);
         let mut closed = false;
         loop {
-            let now = Instant::now();
+            // The clock is read here only in the open loop: the closed loop reads it once per
+            // request already, when it sends and when the answer ends.
+            let now = next_send.map(|_| Instant::now());
             while !failed && inflight.len() < shared.streams {
                 // Open loop: only a request whose time has come.
-                if next_send.is_some_and(|due| due > now) {
-                    break;
+                if let (Some(due), Some(now)) = (next_send, now) {
+                    if due > now {
+                        break;
+                    }
                 }
                 // Room for a stream now, or not until one ends (a server whose
                 // SETTINGS_MAX_CONCURRENT_STREAMS is below M): then the answers come first.
@@ -244,7 +248,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                 answered += 1;
                 if inflight.is_empty() {
                     // The watchdog measures a wait for answers, not an idle open-loop gap.
-                    progress = now;
+                    progress = now.unwrap_or_else(Instant::now);
                 }
                 let intended = next_send;
                 if let (Some(due), Some(iv)) = (&mut next_send, shared.interval) {
@@ -261,8 +265,10 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
             // Open loop with room for a stream: wake for the next send, within the run. At M
             // streams in flight only an answer makes room, and the requests due meanwhile are
             // late.
-            let wake = match next_send {
-                Some(due) if !failed && inflight.len() < shared.streams && running(&shared) => {
+            let wake = match (next_send, now) {
+                (Some(due), Some(now))
+                    if !failed && inflight.len() < shared.streams && running(&shared) =>
+                {
                     Some(due.min(shared.end).min(now + STOP_POLL))
                 }
                 _ => None,
@@ -276,7 +282,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                     Some(answer) => answer,
                     None => break,
                 },
-                () = Due::wait(timer.as_mut(), wake.unwrap_or(now)), if wake.is_some() => {
+                () = Due::wait(timer.as_mut(), wake.unwrap_or(shared.end)), if wake.is_some() => {
                     continue;
                 }
                 ended = &mut conn, if !closed => {
