@@ -36,7 +36,7 @@ use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::proc;
 
 pub(crate) use params::{LoadParams, Shard};
-pub(crate) use plan::{progress_bar, run_plan, run_plan_on, Plan};
+pub(crate) use plan::{cell_progress, progress_bar, run_plan, run_plan_on, Plan};
 use stats::{rate_spread, Bound, CellResult, Latency, PerConnection, Status};
 
 /// What is loaded.

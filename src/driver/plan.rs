@@ -57,6 +57,17 @@ impl Plan {
     }
 }
 
+/// The progress callback of one cell: moves `bar` to `base` (the milliseconds of the cells
+/// before it) plus the cell's elapsed time, at most `per_cell`.
+pub(crate) fn cell_progress(
+    bar: &indicatif::ProgressBar,
+    base: u64,
+    per_cell: Duration,
+) -> impl FnMut(Duration) + '_ {
+    let cap = per_cell.as_millis() as u64;
+    move |t: Duration| bar.set_position(base + (t.as_millis() as u64).min(cap))
+}
+
 /// The progress bar of a run of `cells` cells of `per_cell` each, in milliseconds, on stderr
 /// (hidden when `quiet`): `compare`'s and `scale`'s.
 pub(crate) fn progress_bar(
@@ -126,12 +137,7 @@ pub(crate) fn run_plan_on(
                     target.name(),
                     scenario.name
                 ));
-                let base = done_ms;
-                let mut progress = |t: Duration| {
-                    bar.set_position(
-                        base + (t.as_millis() as u64).min(per_cell.as_millis() as u64),
-                    );
-                };
+                let mut progress = cell_progress(&bar, done_ms, per_cell);
                 if !plan.server_per_target {
                     // Dropping it stops it.
                     *kept = None;

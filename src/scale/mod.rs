@@ -120,12 +120,7 @@ pub(crate) fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measur
                         target.label(),
                         scenario.name
                     ));
-                    let base = done_ms;
-                    let mut progress = |e: Duration| {
-                        bar.set_position(
-                            base + (e.as_millis() as u64).min(per_cell.as_millis() as u64),
-                        );
-                    };
+                    let mut progress = driver::cell_progress(&bar, done_ms, per_cell);
                     let cell = driver::run_cell(
                         &load,
                         scenario,

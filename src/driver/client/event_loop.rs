@@ -30,7 +30,7 @@ impl Worker<'_> {
         let mut events = Events::with_capacity(1024);
         let mut timer = match self.interval {
             None => None,
-            Some(_) => match DueTimer::new(poll.registry()) {
+            Some(_) => match due_timer(poll.registry()) {
                 Ok(t) => Some(t),
                 Err(e) => {
                     self.error(format!("timerfd: {e}"));
@@ -157,26 +157,12 @@ impl Worker<'_> {
 /// The token of the rate-mode timer; connections are numbered from 0.
 const TIMER: Token = Token(usize::MAX);
 
-/// Rate mode: a timerfd in the poll, armed at the next due send ([`TimerFd`] says why not the
-/// poll's timeout).
-struct DueTimer(TimerFd);
-
-impl DueTimer {
-    fn new(registry: &Registry) -> io::Result<DueTimer> {
-        let timer = TimerFd::new()?;
-        registry.register(&mut SourceFd(&timer.as_raw_fd()), TIMER, Interest::READABLE)?;
-        Ok(DueTimer(timer))
-    }
-
-    /// Arms it to fire at `due` (at once if that has passed).
-    fn arm(&mut self, now: Instant, due: Instant) {
-        self.0.arm(now, due);
-    }
-
-    /// It fired: reads its count, so that the next expiry is a new edge for epoll.
-    fn fired(&mut self) {
-        self.0.fired();
-    }
+/// Rate mode: a timerfd in the poll under [`TIMER`], armed at the next due send ([`TimerFd`]
+/// says why not the poll's timeout).
+fn due_timer(registry: &Registry) -> io::Result<TimerFd> {
+    let timer = TimerFd::new()?;
+    registry.register(&mut SourceFd(&timer.as_raw_fd()), TIMER, Interest::READABLE)?;
+    Ok(timer)
 }
 
 /// Closed loop on a pinned client: after each event, poll without sleeping for a short while
