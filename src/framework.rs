@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
-use crate::options::Options;
+use crate::options::{Options, Protocol};
 use crate::tools::Tool;
 
 /// An in-process request. Always a complete value: the body is already collected.
@@ -83,6 +83,9 @@ pub trait Framework: Sized + 'static {
     /// thread model of its own (actix, ntex, xitca, may, hyper 0.10's pool, Go, Rocket's own
     /// launch) keeps it, and docs/methodology/many-cores.md says which it is.
     const PER_CORE: bool = false;
+    /// Whether it takes `--runtime per-core` under `--protocol h2c` too: as [`Self::PER_CORE`]
+    /// unless its h2c server binds a listener of its own, one per server (hyperlane's).
+    const PER_CORE_H2C: bool = Self::PER_CORE;
     /// Its row in the README's framework table (`framebench list --markdown`). No default: a
     /// new framework states it.
     const ABOUT: About;
@@ -235,8 +238,10 @@ pub struct Entry {
     pub(crate) thread_per_connection: bool,
     /// See [`Framework::NOTE`].
     pub(crate) note: &'static str,
-    /// See [`Framework::PER_CORE`].
+    /// See [`Framework::PER_CORE`]; under h2c, [`Entry::takes_per_core`].
     pub per_core: bool,
+    /// See [`Framework::PER_CORE_H2C`].
+    per_core_h2c: bool,
     /// See [`Framework::ABOUT`].
     pub(crate) about: About,
     /// See [`Framework::H2C`].
@@ -269,6 +274,7 @@ impl Entry {
             thread_per_connection: F::THREAD_PER_CONNECTION,
             note: F::NOTE,
             per_core: F::PER_CORE,
+            per_core_h2c: F::PER_CORE_H2C,
             about: F::ABOUT,
             h2c: F::H2C,
             cannot: F::CANNOT,
@@ -276,6 +282,14 @@ impl Entry {
             serve_child: F::serve_child,
             available: F::available,
             version: F::version,
+        }
+    }
+
+    /// Whether its server takes `--runtime per-core` under `protocol`.
+    pub fn takes_per_core(&self, protocol: Protocol) -> bool {
+        match protocol {
+            Protocol::Http1 => self.per_core,
+            Protocol::H2c => self.per_core_h2c,
         }
     }
 

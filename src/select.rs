@@ -68,26 +68,38 @@ const NO_PER_CORE: &str =
     "a thread model of its own, not a tokio runtime framebench builds; docs/methodology/many-cores.md, \
      \"Threads and runtimes\"";
 
-/// `entries` under `runtime`: all of them for `work-stealing`; for `per-core`, those that take
-/// it ([`Entry::per_core`]). A framework the user named that cannot is refused with one line
-/// (exit 2); from the default list, the others are skipped with one line.
+/// Why hyperlane has no `--runtime per-core` under h2c ([`Entry::takes_per_core`]).
+const NO_PER_CORE_H2C: &str =
+    "under --protocol h2c its own server binds one listener; docs/methodology/http2.md";
+
+/// `entries` under `runtime` and each of `protocols`: all of them for `work-stealing`; for
+/// `per-core`, those that take it under every protocol ([`Entry::takes_per_core`]). A framework the user named that cannot is
+/// refused with one line (exit 2); from the default list, the others are skipped with one line.
 pub(crate) fn for_runtime(
     names: &[String],
     entries: Vec<&'static Entry>,
     runtime: Runtime,
+    protocols: &[Protocol],
 ) -> anyhow::Result<Vec<&'static Entry>> {
     if runtime == Runtime::WorkStealing {
         return Ok(entries);
     }
-    let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries.into_iter().partition(|e| e.per_core);
-    if !left.is_empty() {
+    let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries
+        .into_iter()
+        .partition(|e| protocols.iter().all(|&p| e.takes_per_core(p)));
+    // Two reasons, each with its own line: no per-core runtime at all, or none under h2c.
+    let (h2c_only, never): (Vec<&Entry>, Vec<&Entry>) = left.into_iter().partition(|e| e.per_core);
+    for (left, why) in [(never, NO_PER_CORE), (h2c_only, NO_PER_CORE_H2C)] {
+        if left.is_empty() {
+            continue;
+        }
         let list = left.iter().map(|e| e.name).collect::<Vec<_>>().join(", ");
         if !names.is_empty() {
             return Err(crate::error::usage(format!(
-                "--runtime {runtime}: {list} cannot take it ({NO_PER_CORE})"
+                "--runtime {runtime}: {list} cannot take it ({why})"
             )));
         }
-        eprintln!("--runtime {runtime}: skipping {list} ({NO_PER_CORE})");
+        eprintln!("--runtime {runtime}: skipping {list} ({why})");
     }
     Ok(keep)
 }

@@ -241,6 +241,28 @@ where
     ))
 }
 
+/// How long a framework that binds its own socket (Rocket, hyperlane under h2c) may take to say
+/// it is serving.
+const START: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits for a server started with [`spawn_work_stealing`] that binds the address itself to say
+/// it is bound (`Ok`) or could not start (`Err`), within [`START`]; `handle` is returned once it
+/// serves, and stopped otherwise.
+pub(crate) fn started(
+    handle: ServerHandle,
+    ready: &std::sync::mpsc::Receiver<anyhow::Result<()>>,
+    name: &str,
+) -> anyhow::Result<ServerHandle> {
+    match ready.recv_timeout(START) {
+        Ok(Ok(())) => Ok(handle),
+        Ok(Err(e)) => Err(e.context(format!("{name} failed to start"))),
+        Err(_) => Err(anyhow::anyhow!(
+            "{name} did not start within {} s",
+            START.as_secs()
+        )),
+    }
+}
+
 /// [`spawn_tokio`]'s `per-core`.
 fn spawn_per_core<F, Fut>(
     listener: TcpListener,

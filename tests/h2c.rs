@@ -130,6 +130,28 @@ fn raw_and_hyper_pass_the_oracle_over_h2c() {
     assert!(text.contains("match the oracle"), "{text}");
 }
 
+/// hyperlane's h2c server is its own `Server::run`, on the port bound again: it passes the
+/// oracle there, and `--runtime per-core` is refused for it under h2c alone, with one line.
+#[test]
+fn hyperlane_serves_h2c_from_its_own_bind_and_refuses_per_core_there() {
+    let out = run(&["check", "hyperlane", "--protocol", "h2c"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("hyperlane  loopback h2c"), "{text}");
+    let out = run(&[
+        "serve",
+        "hyperlane",
+        "--protocol",
+        "h2c",
+        "--runtime",
+        "per-core",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("its own server binds one listener"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 #[test]
 fn a_count_bounded_h2c_load_sends_exactly_its_count() {
     let json = std::env::temp_dir().join(format!("framebench-h2c-{}.json", std::process::id()));

@@ -67,7 +67,7 @@ fn check(
     redis: &RedisArg,
 ) -> anyhow::Result<std::process::ExitCode> {
     let entries = crate::select::frameworks(names, |_| true, "")?;
-    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime, &[opts.protocol])?;
     let variants: Vec<Options> = Options::variants(opts.threads.into())
         .into_iter()
         .map(|o| Options {
@@ -114,7 +114,7 @@ fn check(
 fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> {
     use crate::oracle::conformance::{Dates, DATE_MOVES, RULES};
     let entries = crate::select::frameworks(names, |_| true, "")?;
-    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime, &[opts.protocol])?;
     let (threads, runtime) = (opts.threads.into(), opts.runtime);
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
@@ -201,7 +201,7 @@ fn conformance_h2c(names: &[String], opts: &OptArgs) -> anyhow::Result<Conforman
     use crate::framework::H2c;
     use crate::oracle::h2c_rules::{self, GOAWAY_RULE, HTTP1_RULE, RULES};
     let entries = crate::select::frameworks(names, |e| e.loopback, "has no server")?;
-    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime, &[opts.protocol])?;
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
     let config = Config::new(fixtures, None).with(Options {

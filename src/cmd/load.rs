@@ -199,7 +199,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
 pub(crate) fn framework_targets(names: &[String], opts: &LoadOpts) -> anyhow::Result<Vec<Target>> {
     let entries =
         crate::select::frameworks(names, |e| e.loopback, "has no server (in-process only)")?;
-    let entries = crate::select::for_runtime(names, entries, opts.runtime)?;
+    let entries = crate::select::for_runtime(names, entries, opts.runtime, &opts.protocol)?;
     let mut out = Vec::new();
     for e in entries {
         for o in variants(opts) {

@@ -233,7 +233,12 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
     )?;
     // Only per-core asked for: the frameworks without it have nothing to run.
     let entries = if runtimes == [Runtime::PerCore] {
-        crate::select::for_runtime(&args.frameworks, entries, Runtime::PerCore)?
+        crate::select::for_runtime(
+            &args.frameworks,
+            entries,
+            Runtime::PerCore,
+            &[args.protocol],
+        )?
     } else {
         entries
     };
@@ -280,7 +285,7 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
         threads,
         sides,
         rounds: args.rounds.into(),
-        targets: plan::targets(&entries, &runtimes, &variants),
+        targets: plan::targets(&entries, &runtimes, &variants, args.protocol),
         scenarios,
         duration: args.duration,
         warmup: args.warmup,

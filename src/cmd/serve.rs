@@ -57,7 +57,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             "{name} has no server (in-process only)"
         )));
     }
-    crate::select::for_runtime(&[name.to_owned()], vec![entry], options.runtime)?;
+    crate::select::for_runtime(
+        &[name.to_owned()],
+        vec![entry],
+        options.runtime,
+        &[options.protocol],
+    )?;
     crate::select::speaks(entry, options.protocol)?;
     if let Some(max) = max_requests {
         install_limit(name, max)?;

@@ -18,17 +18,24 @@
 //! accepted from framebench's listener, on a tokio runtime of `threads` workers; in-process
 //! requests run its first request on a `Stream` over an in-memory transport that holds the
 //! request's bytes, on a current-thread runtime, without a socket.
+//!
+//! **Under `--protocol h2c`, hyperlane's own server.** Its HTTP/2 path (the h2 handshake, a task
+//! per stream, the pipeline writing into an in-memory pipe that a pump frames as HTTP/2) is
+//! private and much larger than the HTTP/1 loop, so it is not copied: [`serve_h2c`] closes
+//! framebench's listener and `Server::run` binds the same address with
+//! `ServerProtocol::Http2`, as Rocket's adapter does. The HTTP/1.1 path above is untouched.
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::task::{Context as TaskContext, Poll};
 
 use bytes::Bytes;
 use hyperlane::{
     is_get_method, is_post_method, Context, FutureBox, HttpVersion, RequestConfig, Server,
-    ServerHook, ServerHookHandler, Status, Stream, Transport, CLOSE, CONNECTION, CONTENT_TYPE,
+    ServerHook, ServerHookHandler, ServerProtocol, Status, Stream, Transport, CLOSE, CONNECTION,
+    CONTENT_TYPE,
 };
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -36,7 +43,8 @@ use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerH
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::http1;
 use crate::logging::{self, Started};
-use crate::options::KEEP_ALIVE;
+use crate::options::{Options, Protocol, Runtime, KEEP_ALIVE};
+use crate::server;
 use crate::store::AsyncStore;
 
 use super::built::Built;
@@ -126,11 +134,13 @@ impl Framework for Hyperlane {
         companions: &[("hyperlane-core", "22."), ("http-type", "22.")],
         static_files: "our own small static path (hyperlane has no facility)",
         in_process: "request bytes through hyperlane's parser on an in-memory `Transport`, then a copy of its private per-request pipeline (middleware, route, sender)",
-        server: "its per-connection pipeline (copied: `Server::run` binds its own address) on each connection of the prebound listener, tokio with `--threads` workers",
+        server: "its per-connection pipeline (copied: `Server::run` binds its own address) on each connection of the prebound listener, tokio with `--threads` workers; under `--protocol h2c`, `Server::run` itself on the same address",
     };
     const PER_CORE: bool = true;
+    // Under h2c it is hyperlane's own `Server::run`, which binds one listener ([`serve_h2c`]).
+    const PER_CORE_H2C: bool = false;
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::No("hyperlane serves h2c only through its own `Server::run`, and framebench's adapter drives hyperlane's HTTP/1 loop itself (src/frameworks/hyperlane.rs)");
+    const H2C: H2c = H2c::Serves("hyperlane's own `Server::run` with `ServerProtocol::Http2` (h2 0.4; each stream runs the HTTP/1 pipeline into an in-memory pipe that hyperlane frames as HTTP/2), under `--protocol h2c` only: it binds the address itself, so framebench closes its listener first, as for Rocket; one work-stealing runtime");
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "hyperlane's parser answers 400 to any request with a Transfer-Encoding header \
@@ -171,6 +181,9 @@ impl Framework for Hyperlane {
             app.get_mut_response_middleware()
                 .push(hook(move |_, _| limit.record()));
         }
+        if self.0.config.options.protocol == Protocol::H2c {
+            return serve_h2c(app, listener, self.0.config.options);
+        }
         let app = Arc::new(app);
         self.0.spawn(listener, move |listener, stop| {
             let app = Arc::clone(&app);
@@ -199,6 +212,50 @@ impl Framework for Hyperlane {
             }
         })
     }
+}
+
+/// `--protocol h2c`: hyperlane's own `Server::run` with `ServerProtocol::Http2` on the address
+/// of `listener`, on one work-stealing runtime of `threads` workers. Returns once it is bound.
+fn serve_h2c(
+    mut app: Server,
+    listener: TcpListener,
+    options: Options,
+) -> anyhow::Result<ServerHandle> {
+    // `Server::run` binds one listener of its own; per-core runtimes would each need one bound
+    // with SO_REUSEPORT, which it does not set.
+    if options.runtime == Runtime::PerCore {
+        anyhow::bail!(
+            "hyperlane serves h2c through its own `Server::run`, one listener on one runtime: \
+             --runtime per-core is not available with --protocol h2c"
+        );
+    }
+    let addr = listener.local_addr()?;
+    let mut server_config = app.get_server_config().clone();
+    server_config.address = addr.to_string();
+    server_config.protocol = ServerProtocol::Http2;
+    app.server_config(server_config);
+    let (ready, started) = mpsc::channel::<anyhow::Result<()>>();
+    let handle = server::spawn_work_stealing(listener, options.threads, move |listener, stop| {
+        async move {
+            // Fairness: `Server::run` binds its own socket from the config's address and takes
+            // no listener. framebench closes its listener and hyperlane binds the same loopback
+            // address again (tokio sets SO_REUSEADDR), so the port is free for the few
+            // microseconds between the two (docs/methodology/http2.md).
+            drop(listener);
+            let control = match app.run().await {
+                Ok(control) => control,
+                Err(e) => {
+                    let _ = ready.send(Err(anyhow::anyhow!("{e}")));
+                    return;
+                }
+            };
+            let _ = ready.send(Ok(()));
+            stop.await;
+            // Stops accepting; open connections end with the runtime, after its grace.
+            control.shutdown().await;
+        }
+    })?;
+    server::started(handle, &started, "hyperlane")
 }
 
 struct Hello;

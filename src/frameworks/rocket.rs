@@ -10,7 +10,6 @@
 use std::io::Cursor;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::mpsc;
-use std::time::Duration;
 
 use anyhow::anyhow;
 use bytes::Bytes;
@@ -189,11 +188,7 @@ impl Framework for Rocket {
                 let _ = failed.send(Err(anyhow!("{e}")));
             }
         })?;
-        match ready_rx.recv_timeout(Duration::from_secs(10)) {
-            Ok(Ok(())) => Ok(handle),
-            Ok(Err(e)) => Err(e.context("rocket failed to start")),
-            Err(_) => Err(anyhow!("rocket did not start within 10 s")),
-        }
+        server::started(handle, &ready_rx, "rocket")
     }
 }
 

@@ -3,7 +3,7 @@
 //! arguments and the machine's [`Sides`], so that tests check them on any machine.
 
 use crate::framework::Entry;
-use crate::options::{Options, Runtime};
+use crate::options::{Options, Protocol, Runtime};
 use crate::pinning::{format_cpus, Pinning, Sides};
 
 /// The widest default T: 64 server threads, HttpArena's.
@@ -129,15 +129,16 @@ impl Target {
 }
 
 /// The targets: every framework × the runtimes asked for (both by default) where it takes
-/// them, else its own × every logging and io variant.
+/// them under `protocol`, else its own × every logging and io variant.
 pub(crate) fn targets(
     entries: &[&'static Entry],
     runtimes: &[Runtime],
     variants: &[Options],
+    protocol: Protocol,
 ) -> Vec<Target> {
     let mut out = Vec::new();
     for &entry in entries {
-        let runtimes: Vec<Option<Runtime>> = if entry.per_core {
+        let runtimes: Vec<Option<Runtime>> = if entry.takes_per_core(protocol) {
             runtimes.iter().copied().map(Some).collect()
         } else {
             vec![None]
