@@ -4,12 +4,15 @@
 # rate of the same run (`compare --protocol h2c,http1`), one server thread, server and client
 # pinned to separate CPUs. The h2c servers are read from `framebench list --h2c`.
 #
-#   scripts/h2c-results.sh                       # release build, 8 connections, 3 s cells
+#   scripts/h2c-results.sh                       # release build, 8 connections, 3 s cells, 3 rounds
 #   DURATION=1s CONNS=4 scripts/h2c-results.sh   # shorter
 #   FRAMEBENCH=target/release/framebench scripts/h2c-results.sh
 #
+# Each cell runs ROUNDS times, the servers interleaved (`--rounds`): one run on this VM fell in a
+# slow spell that moved some servers' cells by a quarter, which a cell's own spread cannot show.
+#
 # Variables: FRAMEBENCH, DURATION (3s), WARMUP (1s), CONNS (8), STREAMS (1,10,100), THREADS (1),
-# OUT (docs/generated).
+# ROUNDS (3), OUT (docs/generated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +25,7 @@ WARMUP=${WARMUP:-1s}
 CONNS=${CONNS:-8}
 STREAMS=${STREAMS:-1,10,100}
 THREADS=${THREADS:-1}
+ROUNDS=${ROUNDS:-3}
 OUT=${OUT:-docs/generated}
 
 servers=$("$FRAMEBENCH" list --h2c | awk -F'|' '$3 ~ /yes/ { gsub(/[ `]/, "", $2); print $2 }' | paste -sd, -)
@@ -29,5 +33,5 @@ servers=$("$FRAMEBENCH" list --h2c | awk -F'|' '$3 ~ /yes/ { gsub(/[ `]/, "", $2
 echo "h2c servers: $servers" >&2
 "$FRAMEBENCH" compare --frameworks "$servers" --protocol h2c,http1 \
   --scenarios hello,json,static -c "$CONNS" -m "$STREAMS" --threads "$THREADS" \
-  -d "$DURATION" --warmup "$WARMUP" --quiet \
+  -d "$DURATION" --warmup "$WARMUP" --rounds "$ROUNDS" --quiet \
   --json "$OUT/h2c.json" --markdown "$OUT/h2c.md" --bars "$OUT/h2c.svg"

@@ -564,3 +564,71 @@ fn churn_counts_connects_and_catches_a_server_that_ignores_close() {
     let out = load("raw", "--requests-per-connection 2 --pipeline 4 --quiet");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--rounds 3`: each cell runs three times, and reports its median round whole, with every
+/// round's rate and their range as its interval; a round that fails is not hidden by the rounds
+/// that pass; and rounds cannot be mixed with one aligned run of several processes.
+#[test]
+fn rounds_report_the_median_round_and_never_hide_a_failure() {
+    let json = json_path("rounds");
+    let out = load(
+        "raw",
+        &format!(
+            "-d 200ms --warmup 0s --rounds 3 --quiet --json {}",
+            json.display()
+        ),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("rounds: every cell ran 3 times"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    let cell = &v["detail"]["cells"][0];
+    let mut rates: Vec<f64> = cell["round_rps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    assert_eq!(rates.len(), 3, "{cell}");
+    rates.sort_by(f64::total_cmp);
+    let figure = &v["figures"][0];
+    assert_eq!(figure["value"].as_f64(), Some(rates[1]), "{figure}");
+    assert_eq!(cell["rps"].as_f64(), Some(rates[1]), "{cell}");
+    assert_eq!(figure["lo"].as_f64(), Some(rates[0]), "{figure}");
+    assert_eq!(figure["hi"].as_f64(), Some(rates[2]), "{figure}");
+    assert_eq!(figure["rounds"].as_u64(), Some(3), "{figure}");
+
+    // Right for the first round's requests (its precheck and 40), wrong from then on.
+    let flaky = || {
+        tiny_server(2, false, |n| {
+            if n < 50 {
+                HELLO.to_vec()
+            } else {
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 13\r\n\r\nHello, Wrold!"
+                    .to_vec()
+            }
+        })
+        .0
+    };
+    let flags = "-c 2 --requests 40 --sample-every 1 -d 2s --quiet";
+    // One round passes...
+    let out = load(&format!("http://{}", flaky()), flags);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    // ... and the second round's failure is the cell reported.
+    let out = load(
+        &format!("http://{}", flaky()),
+        &format!("{flags} --rounds 2"),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL"), "{text}");
+
+    let out = load("raw", "--rounds 2 --shard 1/2 -c 2 -d 100ms");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--rounds"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -101,6 +101,12 @@ pub(crate) struct LoadOpts {
     /// Check one response in this many per connection against the oracle (plus the first).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) sample_every: u64,
+    /// Run every cell this many times, the targets interleaved with their order rotated each
+    /// round; each cell reports its median round by rate, whole, with the rounds' range as its
+    /// interval. One cell on a shared machine can fall in a slow spell that its own spread
+    /// cannot show.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=20))]
+    pub(crate) rounds: u16,
     /// Write the results as JSON, with the environment.
     #[arg(long)]
     pub(crate) json: Option<PathBuf>,
@@ -283,6 +289,7 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
             .requests
             .map(|n| opts.shard.map_or(n, |s| s.part(n).max(1))),
         sample_every: opts.sample_every,
+        rounds: opts.rounds.into(),
         hdr_interval: opts
             .hdr_log
             .as_ref()
@@ -352,6 +359,12 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
     opts.baselines.check(command)?;
     let fixtures = Fixtures::load_default()?;
     interrupted();
+    if opts.rounds > 1 && (opts.start_at.is_some() || opts.shard.is_some()) {
+        return Err(crate::error::usage(
+            "--rounds runs each cell several times; --start-at and --shard align one run of \
+             several processes: give one or the other",
+        ));
+    }
     if plan.params.start_at.is_some() && plan.cells() > 1 {
         return Err(crate::error::usage(format!(
             "--start-at aligns one cell; this run has {} (one scenario, one -c)",

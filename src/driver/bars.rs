@@ -1,6 +1,7 @@
 //! `load --bars` and `compare --bars`: one bar chart per scenario, protocol and stream count
 //! (and connection count, when a run has several), one bar per target with its rate and the
-//! cell's spread as a whisker ([`crate::chart`]). This is how the h2c results read: each server's
+//! cell's interval as a whisker ([`super::output::rate_interval`]: its spread, or its rounds'
+//! range; [`crate::chart`]). This is how the h2c results read: each server's
 //! h2c rates at M = 1, 10 and 100 beside its HTTP/1.1 rate of the same run, each panel sorted.
 //! A rate the server did not set (a cell marked `unsat` or `client-bound`) is drawn pale, and
 //! its panel says so.
@@ -44,9 +45,7 @@ fn panels(cells: &[CellResult]) -> Vec<Panel> {
                 out.len() - 1
             }
         };
-        let interval = c
-            .rps_spread
-            .map(|e| (c.rps - (e.point - e.lo), c.rps + (e.hi - e.point)));
+        let interval = super::output::rate_interval(c).map(|e| (e.lo, e.hi));
         let mut bar = Bar::new(&c.target, c.rps, interval);
         bar.faded = !bound_mark(c).is_empty();
         out[at].2.bars.push(bar);

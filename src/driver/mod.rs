@@ -18,6 +18,7 @@ pub(crate) mod output;
 mod params;
 mod plan;
 pub(crate) mod plot;
+pub(crate) mod rounds;
 pub(crate) mod stats;
 pub(crate) mod threads;
 
@@ -490,6 +491,7 @@ impl CellResult {
             hdr_tag: None,
             intervals: intervals::Intervals::default(),
             thread_check: None,
+            round_rps: Vec::new(),
         }
     }
 

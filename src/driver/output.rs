@@ -133,7 +133,8 @@ impl Report {
             } else {
                 String::new()
             }
-        ) + match p.requests_per_connection {
+        ) + rounds_line(p.rounds).as_str()
+            + match p.requests_per_connection {
             Some(1) => "\nchurn: a new connection for every request (`Connection: close`); \
                         connects and connect time are in the details, apart from the latency"
                 .to_owned(),
@@ -148,8 +149,9 @@ impl Report {
     }
 
     /// This report as a results file of `command` (`load` or `compare`), of what `provenance`
-    /// says: its figures are the measured cells' rates, each with its spread as the interval
-    /// ([`CellResult::rps_spread`]), and its detail is this whole report; `--json` writes it.
+    /// says: its figures are the measured cells' rates, each with its interval
+    /// ([`rate_interval`]: the rounds' range, or the spread within the cell), and its detail is
+    /// this whole report; `--json` writes it.
     pub(crate) fn results(
         &self,
         command: &str,
@@ -168,28 +170,23 @@ impl Report {
                     c.pipeline,
                     c.rate.map_or(String::new(), |r| format!(",rate{r}"))
                 );
-                let spread = c.rps_spread.map_or(
-                    crate::interval::Estimate {
-                        point: c.rps,
-                        lo: f64::NEG_INFINITY,
-                        hi: f64::INFINITY,
-                    },
-                    // The slices' interval is around their median rate; moved onto the cell's
-                    // rate (the mean over the window), it keeps its width.
-                    |e| crate::interval::Estimate {
-                        point: c.rps,
-                        lo: c.rps - (e.point - e.lo),
-                        hi: c.rps + (e.hi - e.point),
-                    },
-                );
-                Figure::timed(
+                let interval = rate_interval(c).unwrap_or(crate::interval::Estimate {
+                    point: c.rps,
+                    lo: f64::NEG_INFINITY,
+                    hi: f64::INFINITY,
+                });
+                let mut figure = Figure::timed(
                     "load",
                     &c.target,
                     &c.scenario,
                     &variant,
                     Metric::Rps,
-                    spread,
-                )
+                    interval,
+                );
+                if c.round_rps.len() > 1 {
+                    figure.rounds = Some(c.round_rps.len());
+                }
+                figure
             })
             .collect();
         let mut results = Results::new(command, figures, provenance);
@@ -347,9 +344,14 @@ impl Report {
                 c.variant.clone(),
                 c.connections.to_string(),
                 format!("{:.0}", c.rps),
-                c.rps_spread.map_or("–".into(), |e| {
-                    format!("{:.0}–{:.0} (median {:.0})", e.lo, e.hi, e.point)
-                }),
+                match (c.round_rps.len(), c.rps_spread) {
+                    (n, _) if n > 1 => {
+                        let e = rate_interval(c).expect("rounds give an interval");
+                        format!("{:.0}–{:.0} over {n} rounds", e.lo, e.hi)
+                    }
+                    (_, Some(e)) => format!("{:.0}–{:.0} (median {:.0})", e.lo, e.hi, e.point),
+                    (_, None) => "–".into(),
+                },
                 format!("{:.2}", c.bytes_per_sec / 1e6),
                 us(c.latency.mean_us),
                 us(c.latency.p50_us),
@@ -468,7 +470,9 @@ const DETAILS: [(&str, Align); 28] = [
 pub(crate) const SPREAD_LEGEND: &str =
     "±: how steady the rate was within the cell: the 95 % interval \
      of the median rate over 20 slices of the recorded window, as a share of the rate (not a \
-     rerun's interval: a slow spell longer than the cell moves all of it)";
+     rerun's interval: a slow spell longer than the cell moves all of it). −a/+b: with \
+     --rounds, the cell's figures are its median round's, and a and b how far its lowest and \
+     highest rounds fell below and rose above it";
 
 /// Under every table with rates: what the marks mean.
 pub(crate) const BOUND_LEGEND: &str =
@@ -494,18 +498,62 @@ fn bound_text(c: &CellResult) -> &'static str {
     }
 }
 
-/// ` ±2 %` after a rate: the half-width of its spread ([`CellResult::rps_spread`]) as a share
-/// of the rate, or nothing when the cell has no spread.
+/// The header's line for `--rounds`, or nothing for one round.
+fn rounds_line(rounds: usize) -> String {
+    if rounds < 2 {
+        return String::new();
+    }
+    format!(
+        "\nrounds: every cell ran {rounds} times, the targets interleaved with their order \
+         rotated each round; each cell's figures are its median round's (by rate), whole, and \
+         its interval is the rounds' range"
+    )
+}
+
+/// A cell's interval around its rate: the rounds' range when it ran several
+/// ([`CellResult::round_rps`]), else its spread over the slices of its window
+/// ([`CellResult::rps_spread`]) moved onto its rate (the mean over the window), keeping its
+/// width; `None` when it has neither.
+pub(crate) fn rate_interval(c: &CellResult) -> Option<crate::interval::Estimate> {
+    if c.round_rps.len() > 1 {
+        let lo = c.round_rps.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = c
+            .round_rps
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        return Some(crate::interval::Estimate {
+            point: c.rps,
+            lo,
+            hi,
+        });
+    }
+    c.rps_spread.map(|e| crate::interval::Estimate {
+        point: c.rps,
+        lo: c.rps - (e.point - e.lo),
+        hi: c.rps + (e.hi - e.point),
+    })
+}
+
+/// After a rate: ` ±2 %`, the half-width of its spread ([`CellResult::rps_spread`]) as a share
+/// of the rate; ` −8/+5 %`, the lowest and highest round against the median round, when it ran
+/// in rounds; or nothing when the cell has neither.
 pub(crate) fn spread(c: &CellResult) -> String {
-    match c.rps_spread {
-        Some(e) if e.point > 0.0 => {
-            let pct = 100.0 * e.half_width() / e.point;
-            if pct < 1.0 {
-                format!(" ±{pct:.1} %")
-            } else {
-                format!(" ±{pct:.0} %")
-            }
+    let share = |pct: f64| {
+        if pct < 1.0 {
+            format!("{pct:.1}")
+        } else {
+            format!("{pct:.0}")
         }
+    };
+    if c.round_rps.len() > 1 && c.rps > 0.0 {
+        let e = rate_interval(c).expect("rounds give an interval");
+        let below = 100.0 * (c.rps - e.lo) / c.rps;
+        let above = 100.0 * (e.hi - c.rps) / c.rps;
+        return format!(" −{}/+{} %", share(below), share(above));
+    }
+    match c.rps_spread {
+        Some(e) if e.point > 0.0 => format!(" ±{} %", share(100.0 * e.half_width() / e.point)),
         _ => String::new(),
     }
 }

@@ -57,6 +57,11 @@ pub(crate) struct LoadParams {
     /// those scenarios read as the default.
     #[serde(default = "default_body_size")]
     pub(crate) body_size: usize,
+    /// Times each cell runs (`--rounds`; at least 1): the targets' order rotates each round,
+    /// and each cell is reduced to its median round ([`super::rounds::reduce`]). Results from
+    /// before rounds read as one.
+    #[serde(default = "one")]
+    pub(crate) rounds: usize,
 }
 
 fn one() -> usize {
@@ -129,6 +134,7 @@ impl LoadParams {
             shard: None,
             check_threads: false,
             body_size: crate::oracle::BODY_SIZE,
+            rounds: 1,
         }
     }
 }

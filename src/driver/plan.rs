@@ -1,6 +1,6 @@
 //! A sweep ([`Plan`]): targets × scenarios × connection counts (× streams, for h2c), each cell
-//! run by [`super::run_cell`] in turn under one progress bar: `load`, `compare` and the quick
-//! compare's loopback passes.
+//! run by [`super::run_cell`] in turn under one progress bar, in rounds when asked
+//! ([`super::rounds`]): `load`, `compare` and the quick compare's loopback passes.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -31,13 +31,14 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Number of cells.
+    /// Number of cells, each counted once however many rounds it runs.
     pub(crate) fn cells(&self) -> usize {
-        let per_target = self.scenarios.len() * self.connections.len();
-        self.targets
-            .iter()
-            .map(|t| per_target * self.streams_of(t).len())
-            .sum()
+        (0..self.targets.len()).map(|i| self.cells_of(i)).sum()
+    }
+
+    /// The cells of the target at `i`.
+    fn cells_of(&self, i: usize) -> usize {
+        self.scenarios.len() * self.connections.len() * self.streams_of(&self.targets[i]).len()
     }
 
     /// The protocol `target` is loaded with: its server's, or the run's for a URL.
@@ -96,7 +97,8 @@ pub(crate) fn run_plan(plan: &Plan, fixtures: &Fixtures, quiet: bool) -> Vec<Cel
 
 /// [`run_plan`] with the servers of a `server_per_target` plan left in `servers` (one slot
 /// per target, in order) when it returns, so that another pass over the same plan reuses them
-/// instead of starting each again. Dropping them stops them.
+/// instead of starting each again. Dropping them stops them. The cells come back in the plan's
+/// order, each reduced over its rounds.
 pub(crate) fn run_plan_on(
     plan: &Plan,
     fixtures: &Fixtures,
@@ -105,58 +107,129 @@ pub(crate) fn run_plan_on(
 ) -> Vec<CellResult> {
     servers.resize_with(plan.targets.len(), || None);
     let per_cell = plan.params.warmup + plan.params.duration;
-    let bar = progress_bar(per_cell, plan.cells(), quiet);
+    let rounds = plan.params.rounds.max(1);
+    let bar = progress_bar(per_cell, plan.cells() * rounds, quiet);
     // Build what the targets need (the Go peers) now, before the first cell starts a server.
     for target in &plan.targets {
         if let Target::Framework(e, _) = target {
             let _ = e.available();
         }
     }
-    let mut out = Vec::new();
-    let mut done_ms = 0u64;
-    let n = plan.cells();
-    for (target, kept) in plan.targets.iter().zip(servers.iter_mut()) {
-        for &scenario in &plan.scenarios {
-            let protocol = plan.protocol_of(target);
-            for (c, m) in plan
-                .connections
-                .iter()
-                .flat_map(|&c| plan.streams_of(target).iter().map(move |&m| (c, m)))
-            {
-                if interrupted().load(Ordering::Relaxed) {
-                    bar.abandon_with_message("interrupted");
-                    return out;
-                }
-                let streams = match protocol {
-                    Protocol::Http1 => String::new(),
-                    Protocol::H2c => format!(" m={m}"),
-                };
-                bar.set_message(format!(
-                    "cell {}/{n}: {} {} c={c}{streams}",
-                    out.len() + 1,
-                    target.name(),
-                    scenario.name
-                ));
-                let mut progress = cell_progress(&bar, done_ms, per_cell);
-                if !plan.server_per_target {
-                    // Dropping it stops it.
-                    *kept = None;
-                }
-                let params = LoadParams {
-                    protocol,
-                    streams: m,
-                    ..plan.params.clone()
-                };
-                let cell = run_cell(target, scenario, fixtures, c, &params, &mut progress, kept);
-                done_ms += per_cell.as_millis() as u64;
-                bar.set_position(done_ms);
-                out.push(cell);
+    // Every round's cells, per target: `runs[target][cell]` holds one entry per round run.
+    let mut runs: Vec<Vec<Vec<CellResult>>> = (0..plan.targets.len())
+        .map(|i| (0..plan.cells_of(i)).map(|_| Vec::new()).collect())
+        .collect();
+    let mut progress = Progress {
+        bar: &bar,
+        per_cell,
+        done: 0,
+        cells: plan.cells() * rounds,
+    };
+    'rounds: for round in 0..rounds {
+        for i in super::rounds::round_order(plan.targets.len(), round) {
+            let round_label = if rounds > 1 {
+                format!("round {}/{rounds} ", round + 1)
+            } else {
+                String::new()
+            };
+            let done = run_target(
+                plan,
+                i,
+                fixtures,
+                &round_label,
+                &mut servers[i],
+                &mut progress,
+            );
+            for (slot, cell) in runs[i].iter_mut().zip(done.cells) {
+                slot.push(cell);
+            }
+            if done.interrupted {
+                bar.abandon_with_message("interrupted");
+                break 'rounds;
             }
         }
-        if !plan.server_per_target {
-            *kept = None;
+    }
+    if !bar.is_finished() {
+        bar.finish_and_clear();
+    }
+    runs.into_iter()
+        .flatten()
+        .filter_map(super::rounds::reduce)
+        .collect()
+}
+
+/// Where the progress bar stands: `done` cells of `cells`, `per_cell` each.
+struct Progress<'a> {
+    bar: &'a indicatif::ProgressBar,
+    per_cell: Duration,
+    done: usize,
+    cells: usize,
+}
+
+/// What one round of one target gave: its cells in the plan's order, and whether Ctrl-C cut it.
+struct TargetRun {
+    cells: Vec<CellResult>,
+    interrupted: bool,
+}
+
+/// The cells of the target at `i`, once: each scenario × connection count × stream count.
+fn run_target(
+    plan: &Plan,
+    i: usize,
+    fixtures: &Fixtures,
+    round_label: &str,
+    kept: &mut Option<ServerProcess>,
+    progress: &mut Progress,
+) -> TargetRun {
+    let target = &plan.targets[i];
+    let protocol = plan.protocol_of(target);
+    let per_cell_ms = progress.per_cell.as_millis() as u64;
+    let mut out = TargetRun {
+        cells: Vec::new(),
+        interrupted: false,
+    };
+    for &scenario in &plan.scenarios {
+        for (c, m) in plan
+            .connections
+            .iter()
+            .flat_map(|&c| plan.streams_of(target).iter().map(move |&m| (c, m)))
+        {
+            if interrupted().load(Ordering::Relaxed) {
+                out.interrupted = true;
+                return out;
+            }
+            let streams = match protocol {
+                Protocol::Http1 => String::new(),
+                Protocol::H2c => format!(" m={m}"),
+            };
+            progress.bar.set_message(format!(
+                "{round_label}cell {}/{}: {} {} c={c}{streams}",
+                progress.done + 1,
+                progress.cells,
+                target.name(),
+                scenario.name
+            ));
+            let base = progress.done as u64 * per_cell_ms;
+            let mut moved = cell_progress(progress.bar, base, progress.per_cell);
+            if !plan.server_per_target {
+                // Dropping it stops it.
+                *kept = None;
+            }
+            let params = LoadParams {
+                protocol,
+                streams: m,
+                ..plan.params.clone()
+            };
+            let cell = run_cell(target, scenario, fixtures, c, &params, &mut moved, kept);
+            progress.done += 1;
+            progress
+                .bar
+                .set_position(progress.done as u64 * per_cell_ms);
+            out.cells.push(cell);
         }
     }
-    bar.finish_and_clear();
+    if !plan.server_per_target {
+        *kept = None;
+    }
     out
 }

@@ -318,6 +318,10 @@ pub(crate) struct CellResult {
     /// ([`super::threads`]); absent for a URL target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) thread_check: Option<super::threads::ThreadCheck>,
+    /// With `--rounds N` above 1: every round's rate that measured, in the order they ran;
+    /// the cell's other figures are its median round's ([`super::rounds::reduce`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) round_rps: Vec<f64>,
 }
 
 #[cfg(test)]

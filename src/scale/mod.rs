@@ -101,7 +101,7 @@ pub(crate) fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measur
     for round in 0..sweep.rounds {
         for &t in &sweep.threads {
             let params = sweep.params(t);
-            let order = plan::round_order(sweep.targets.len(), round);
+            let order = driver::rounds::round_order(sweep.targets.len(), round);
             for (position, &i) in order.iter().enumerate() {
                 let target = sweep.targets[i];
                 let load =

@@ -156,13 +156,6 @@ pub(crate) fn targets(
     out
 }
 
-/// The order of `n` targets in round `round` (from 0): the list rotated by the round, so that
-/// every target runs at a different place in each of up to `n` rounds and none always runs
-/// first, right after another's load, or last.
-pub(crate) fn round_order(n: usize, round: usize) -> Vec<usize> {
-    (0..n).map(|i| (i + round) % n.max(1)).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,23 +193,6 @@ mod tests {
         assert_eq!(connections(None, 8), 256);
         assert_eq!(connections(None, 16), 512);
         assert_eq!(connections(Some(10), 16), 10);
-    }
-
-    #[test]
-    fn the_order_rotates_each_round() {
-        assert_eq!(round_order(3, 0), vec![0, 1, 2]);
-        assert_eq!(round_order(3, 1), vec![1, 2, 0]);
-        assert_eq!(round_order(3, 2), vec![2, 0, 1]);
-        // Over n rounds each target takes every place once.
-        for n in 1..6 {
-            for target in 0..n {
-                let mut places: Vec<usize> = (0..n)
-                    .map(|r| round_order(n, r).iter().position(|&t| t == target).unwrap())
-                    .collect();
-                places.sort_unstable();
-                assert_eq!(places, (0..n).collect::<Vec<_>>());
-            }
-        }
     }
 
     #[test]
