@@ -356,7 +356,12 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
             rows.push(Row {
                 framework: entry.name,
                 mode: Mode::InProcess,
-                options,
+                // In-process dispatch has no wire: its row is labelled without the protocol,
+                // which the same check under `--protocol h2c` does not change.
+                options: Options {
+                    protocol: Protocol::Http1,
+                    ..options
+                },
                 cells,
             });
         }
