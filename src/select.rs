@@ -73,8 +73,9 @@ const NO_PER_CORE_H2C: &str =
     "under --protocol h2c its own server binds one listener; docs/methodology/http2.md";
 
 /// `entries` under `runtime` and each of `protocols`: all of them for `work-stealing`; for
-/// `per-core`, those that take it under every protocol ([`Entry::takes_per_core`]). A framework the user named that cannot is
-/// refused with one line (exit 2); from the default list, the others are skipped with one line.
+/// `per-core`, those that take it under every protocol ([`Entry::takes_per_core`]). A framework
+/// the user named that cannot is refused with one line (exit 2); from the default list, the
+/// others are skipped with one line.
 pub(crate) fn for_runtime(
     names: &[String],
     entries: Vec<&'static Entry>,

@@ -198,12 +198,7 @@ impl Report {
     pub(crate) fn failures(&self) -> Vec<String> {
         self.cells
             .iter()
-            .filter(|c| {
-                !matches!(
-                    c.status,
-                    Status::Ok | Status::Skipped(_) | Status::Unsupported(_)
-                )
-            })
+            .filter(|c| c.status.is_failure())
             .map(|c| {
                 let reason = c.status.reason();
                 format!(

@@ -108,7 +108,8 @@ pub(crate) fn run_plan_on(
     servers.resize_with(plan.targets.len(), || None);
     let per_cell = plan.params.warmup + plan.params.duration;
     let rounds = plan.params.rounds.max(1);
-    let bar = progress_bar(per_cell, plan.cells() * rounds, quiet);
+    let cells = plan.cells() * rounds;
+    let bar = progress_bar(per_cell, cells, quiet);
     // Build what the targets need (the Go peers) now, before the first cell starts a server.
     for target in &plan.targets {
         if let Target::Framework(e, _) = target {
@@ -123,15 +124,15 @@ pub(crate) fn run_plan_on(
         bar: &bar,
         per_cell,
         done: 0,
-        cells: plan.cells() * rounds,
+        cells,
     };
     'rounds: for round in 0..rounds {
+        let round_label = if rounds > 1 {
+            format!("round {}/{rounds} ", round + 1)
+        } else {
+            String::new()
+        };
         for i in super::rounds::round_order(plan.targets.len(), round) {
-            let round_label = if rounds > 1 {
-                format!("round {}/{rounds} ", round + 1)
-            } else {
-                String::new()
-            };
             let done = run_target(
                 plan,
                 i,

@@ -21,26 +21,16 @@ pub(crate) fn round_order(n: usize, round: usize) -> Vec<usize> {
 ///
 /// with every round's rate in [`CellResult::round_rps`] when there were several.
 pub(crate) fn reduce(mut rounds: Vec<CellResult>) -> Option<CellResult> {
-    let rates: Vec<f64> = rounds
-        .iter()
-        .filter(|c| c.status == Status::Ok)
-        .map(|c| c.rps)
+    let mut ok: Vec<usize> = (0..rounds.len())
+        .filter(|&i| rounds[i].status == Status::Ok)
         .collect();
-    let failed = rounds.iter().position(|c| {
-        !matches!(
-            c.status,
-            Status::Ok | Status::Skipped(_) | Status::Unsupported(_)
-        )
-    });
-    let chosen = match failed {
-        Some(i) => i,
+    let rates: Vec<f64> = ok.iter().map(|&i| rounds[i].rps).collect();
+    let chosen = match rounds.iter().position(|c| c.status.is_failure()) {
+        Some(failed) => failed,
         None => {
-            let mut ok: Vec<usize> = (0..rounds.len())
-                .filter(|&i| rounds[i].status == Status::Ok)
-                .collect();
             ok.sort_by(|&a, &b| rounds[a].rps.total_cmp(&rounds[b].rps));
             // None ok: all skipped or unsupported alike; the first says why.
-            ok.get((ok.len().max(1) - 1) / 2).copied().unwrap_or(0)
+            ok.get(ok.len().saturating_sub(1) / 2).copied().unwrap_or(0)
         }
     };
     if chosen >= rounds.len() {

@@ -105,6 +105,15 @@ pub(crate) enum Status {
 }
 
 impl Status {
+    /// Whether the cell failed: anything but `ok` and the two kinds of not run (`skip`, `–`),
+    /// Ctrl-C included. `load` and `compare` exit 1 on one.
+    pub(crate) fn is_failure(&self) -> bool {
+        !matches!(
+            self,
+            Status::Ok | Status::Skipped(_) | Status::Unsupported(_)
+        )
+    }
+
     /// Why a cell did not end `ok`, as its status carries it (empty for `ok`).
     pub(crate) fn reason(&self) -> &str {
         match self {
