@@ -100,6 +100,9 @@ fn command(framework: &str, n: u64) -> Command {
     cmd.args(["serve", framework, "--threads", "1"])
         .args(["--addr", &addr().to_string()])
         .args(["--max-requests", &n.to_string()])
+        // raw sleeps in epoll_wait at once rather than polling for 20 µs: under the frozen
+        // clock its spin never ends, and the count would be its idle polling, not its work.
+        .env("FRAMEBENCH_RAW_NO_SPIN", "1")
         .setup_parallel(true);
     if let Ok(faketime) = Tool::Faketime.path() {
         cmd.envs(framebench::bench::faketime_env(faketime));

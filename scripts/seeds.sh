@@ -20,7 +20,7 @@ if [[ -z "${FRAMEBENCH:-}" ]]; then
   cargo build --release --quiet
   FRAMEBENCH=${CARGO_TARGET_DIR:-target}/release/framebench
 fi
-out=docs/generated/seeds
+out=${OUT:-docs/generated/seeds}
 mkdir -p "$out"
 
 run() { # output name, then the compare arguments; D=… before it sets that run's duration

@@ -51,18 +51,35 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// `text` with the markdown stamp as its first line, in place of an older one.
+/// `text` with the markdown stamp as its first line, in place of an older one, and a
+/// `Measured at: <full commit>` line after it unless the text names its build within its first
+/// lines already (a report of several sources names each): `scripts/publish.sh` and
+/// docs/generated/README.md read that line.
 pub(crate) fn markdown(text: &str) -> String {
     let body = match text.split_once('\n') {
         Some((first, rest)) if first.starts_with(MARKDOWN_START) => rest,
         _ => text,
     };
+    let named = body
+        .lines()
+        .take(MEASURED_WITHIN - 1)
+        .any(|l| l.contains(MEASURED_AT));
+    let measured = if named {
+        String::new()
+    } else {
+        format!("{MEASURED_AT}{}\n\n", crate::env::GIT_REVISION)
+    };
     format!(
-        "{MARKDOWN_START}`{}` at {}; do not edit -->\n{body}",
+        "{MARKDOWN_START}`{}` at {}; do not edit -->\n{measured}{body}",
         command_line(),
         commit()
     )
 }
+
+/// The line that names the build a generated file was measured at.
+pub(crate) const MEASURED_AT: &str = "Measured at: ";
+/// Within how many first lines of a generated Markdown file it stands.
+pub(crate) const MEASURED_WITHIN: usize = 30;
 
 /// An SVG document with the stamp: an XML comment naming the commit before the root element,
 /// and the command line in a `<metadata>` element first inside it. An older stamp is replaced.
@@ -140,8 +157,17 @@ mod tests {
             first.ends_with(&format!(" at {}; do not edit -->", commit())),
             "{first}"
         );
-        assert_eq!(rest, "# Results\n\nbody\n");
+        assert_eq!(
+            rest,
+            format!(
+                "Measured at: {}\n\n# Results\n\nbody\n",
+                crate::env::GIT_REVISION
+            )
+        );
         assert_eq!(markdown(&once), once);
+        // A text that names its build keeps its own line.
+        let named = markdown("# Report\n\n- Measured at: abc (x)\n");
+        assert_eq!(named.matches("Measured at:").count(), 1, "{named}");
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub mod serve;
 pub(crate) mod server;
 pub(crate) mod store;
 pub(crate) mod table;
+pub(crate) mod timing;
 pub mod tools;
 pub(crate) mod units;
 pub(crate) mod versioned;

@@ -59,6 +59,10 @@ enum Command {
     /// Compares two results files (`--json` of allocs, load or compare, or docs/generated/results.json),
     /// or two frameworks of one with --pair; exits 1 when a --fail-if gate is crossed.
     Diff(cmd::diff::DiffArgs),
+    /// Times frameworks × scenarios in interleaved rounds (in-process, or over loopback with
+    /// --loopback): each cell's median with its interval, its ratio to the floor within each
+    /// round, and ranks shared where the rounds do not separate two cells.
+    Time(cmd::time::TimeArgs),
     /// Times two framebench builds against each other in paired rounds (in-process cells):
     /// NEW's time over OLD's with its interval, `≈` when it holds 1.00.
     Ab(cmd::ab::AbArgs),
@@ -137,6 +141,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Profile(args)) => cmd::profile::run(args),
         Some(Command::Allocs(args)) => cmd::allocs::run(args),
         Some(Command::Deltas(args)) => cmd::deltas::run(args),
+        Some(Command::Time(args)) => cmd::time::run(args),
         Some(Command::Diff(args)) => cmd::diff::run(args),
         Some(Command::Ab(args)) => cmd::ab::run(args),
         Some(Command::AbWorker) => cmd::ab_worker::run(),

@@ -455,6 +455,127 @@ fn deltas_measures_pairs_that_the_report_prints_and_rejects_bad_input() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `framebench time` times frameworks in interleaved rounds, in-process and over loopback, and
+/// writes results files that `diff` compares and `report` publishes in place of criterion's
+/// times; bad input is one line.
+#[test]
+fn time_interleaves_rounds_that_diff_and_report_read() {
+    assert_usage_error(
+        &run(&["time", "--frameworks", "nosuch"]),
+        "unknown framework 'nosuch'",
+    );
+    assert_usage_error(&run(&["time", "--rounds", "5"]), "--rounds");
+    assert_usage_error(&run(&["time", "--logging", "loud"]), "loud");
+    assert_usage_error(
+        &run(&["time", "--scenarios", "nope"]),
+        "unknown scenario 'nope'",
+    );
+    let Some(fw) = REGISTRY
+        .iter()
+        .find(|e| e.in_process && e.loopback && !e.baseline)
+    else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("framebench-time-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let time = |loopback: bool, file: &str| {
+        let json = dir.join(file);
+        let mut args = vec![
+            "time",
+            "--frameworks",
+            fw.name,
+            "--scenarios",
+            "hello,json",
+            "--logging",
+            "off",
+            "--io",
+            "memory",
+            "--rounds",
+            "6",
+            "--batch-ms",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        if loopback {
+            args.push("--loopback");
+        }
+        let out = run(&args);
+        assert!(out.status.success(), "{out:?}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), doc)
+    };
+    let (stdout, doc) = time(false, "time/in_process.json");
+    // The floor is added: every ratio is taken to it.
+    let floor = frameworks::floor().unwrap().name;
+    assert!(stdout.contains(&format!("× {floor}")), "{stdout}");
+    let figures = doc["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 4, "{doc}");
+    for f in figures {
+        assert_eq!(f["bench"], "time/in_process");
+        assert_eq!(f["metric"], "time");
+        assert!(
+            f["lo"].as_f64().unwrap() <= f["value"].as_f64().unwrap(),
+            "{f}"
+        );
+        assert!(
+            f["value"].as_f64().unwrap() <= f["hi"].as_f64().unwrap(),
+            "{f}"
+        );
+    }
+    for c in doc["detail"]["cells"].as_array().unwrap() {
+        assert_eq!(c["ns"].as_array().unwrap().len(), 6, "{c}");
+        if c["framework"] == fw.name {
+            assert!(c["vs_floor"]["point"].as_f64().unwrap() > 1.0, "{c}");
+        }
+    }
+    let (stdout, doc) = time(true, "time/loopback.json");
+    assert!(
+        stdout.contains("× raw") && stdout.contains("pinned"),
+        "{stdout}"
+    );
+    assert!(
+        doc["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["bench"] == "time/loopback"),
+        "{doc}"
+    );
+    // `diff` reads it: the same file against itself changes nothing.
+    let same = dir.join("time/in_process.json");
+    let out = run(&["diff", same.to_str().unwrap(), same.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    // `report` publishes these times in place of criterion's, and says so.
+    let out_file = dir.join("results.md");
+    let out = report(&dir, &out_file, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(
+        text.contains("## In-process: time per request (`framebench time`, interleaved rounds)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`framebench time --loopback`, interleaved rounds"),
+        "{text}"
+    );
+    // A results file that is not `time`'s is refused with one line.
+    std::fs::write(
+        &same,
+        r#"{"schema":"framebench-results/1","command":"allocs","environment":null,"figures":[]}"#,
+    )
+    .unwrap();
+    let out = report(&dir, &out_file, &[]);
+    assert_eq!(out.status.code().map(|c| c != 0), Some(true), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().count(),
+        1,
+        "{out:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// gungraun's ids are literals, so `benches/callgrind.rs` names the scenarios once more, one
 /// `#[bench]` line per scenario and logging: it must name every scenario of the oracle that
 /// runs without Redis and has an in-process cell (not `upload_chunked`, which exists only on

@@ -23,6 +23,7 @@ pub mod quick_cell;
 pub mod report;
 pub mod scale;
 pub mod serve;
+pub mod time;
 
 use crate::frameworks::REGISTRY;
 

@@ -247,6 +247,20 @@ const WAKE: Token = Token(usize::MAX - 1);
 /// keeps raw ahead at low concurrency, and its CPU figures there include up to 20 µs of
 /// polling per idle gap (docs/methodology/loopback.md).
 const SPIN: Duration = Duration::from_micros(20);
+/// Set to `1` (by the callgrind loopback bench) to sleep in `epoll_wait` at once after the last
+/// event. Under libfaketime's frozen clock the spin never ends, so the count of a spinning raw
+/// was its idle polling between two requests, not its work: 42,486 instructions per request in
+/// the run of 78d4afe, more than every framework but trillium.
+pub(crate) const NO_SPIN_ENV: &str = "FRAMEBENCH_RAW_NO_SPIN";
+
+/// [`SPIN`], or none when [`NO_SPIN_ENV`] is set to `1`.
+fn spin() -> Duration {
+    static SPIN_NOW: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *SPIN_NOW.get_or_init(|| match std::env::var(NO_SPIN_ENV).as_deref() {
+        Ok("1") => Duration::ZERO,
+        _ => SPIN,
+    })
+}
 /// How often a loop looks for connections idle longer than [`KEEP_ALIVE`].
 const SWEEP: Duration = Duration::from_millis(500);
 /// Unsent answers above which a connection is not read until its client reads (a client that
@@ -292,9 +306,10 @@ fn event_loop(
     let mut date = DateLine::new(now);
     let mut last_sweep = now;
     let mut last_busy = now;
+    let spin = spin();
     while !stop.load(Ordering::SeqCst) {
         // Poll without sleeping for SPIN after the last event, then sleep in epoll_wait.
-        let wait = if now.duration_since(last_busy) < SPIN {
+        let wait = if now.duration_since(last_busy) < spin {
             Duration::ZERO
         } else {
             SWEEP

@@ -10,7 +10,6 @@ use crate::cell::CellError;
 use crate::chart::Kind;
 use crate::driver::output::bound_mark;
 use crate::driver::stats::{CellResult, Status};
-use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
 use crate::oracle;
@@ -19,10 +18,10 @@ use crate::quick::QUICK_SCENARIOS;
 use super::hello;
 use super::loopback::QuickLoopback;
 
-/// One in-process batch of the quick compare: five of them per cell, median taken. 40 ms since
-/// the query and body scenarios joined (60 ms before, 100 ms before 2026-11-23 09:48): ten
-/// in-process columns rather than seven in about the same time.
-pub(crate) const SAMPLE: Duration = Duration::from_millis(40);
+/// One in-process batch of the quick compare: one per cell in each of [`ROUNDS`] interleaved
+/// rounds, median taken. 25 ms: eight rounds of it cost each cell what five batches of 40 ms
+/// did when the cells were timed one after another.
+pub(crate) const SAMPLE: Duration = Duration::from_millis(25);
 
 /// One measured cell.
 #[derive(Debug, Clone)]
@@ -68,48 +67,89 @@ pub(crate) struct Timed {
     pub(crate) spread_pct: f64,
 }
 
-/// Measures every in-process framework in `entries` on every scenario.
+/// Rounds of the quick compare's in-process cells: more than the six a distribution-free
+/// interval needs, so that its ends are the rounds' extremes (8 rounds: the lowest and highest
+/// bound the median at 99 %).
+pub(crate) const ROUNDS: usize = 8;
+
+/// Measures every in-process framework in `entries` on every quick scenario, in interleaved
+/// rounds ([`crate::timing`]): every cell's response is checked against the oracle, then each
+/// round times one batch of every cell, so that a drift of the host lands on every framework
+/// alike rather than on the ones measured last.
 pub(crate) fn run(
     entries: &[&Entry],
     config: &Config,
     sample: Duration,
 ) -> Vec<(&'static str, Vec<Cell>)> {
-    let mut rows = Vec::new();
     let stop = crate::tools::interrupted();
-    for entry in entries.iter().filter(|e| e.in_process) {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        let cells = match entry.build(config) {
+    let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let entries: Vec<&Entry> = entries.iter().copied().filter(|e| e.in_process).collect();
+    let apps: Vec<anyhow::Result<Box<dyn App>>> = entries.iter().map(|e| e.build(config)).collect();
+    let rings: Vec<Vec<oracle::Instance>> = QUICK_SCENARIOS
+        .iter()
+        .map(|s| s.instances(crate::cell::RING))
+        .collect();
+    let mut rows: Vec<(&'static str, Vec<Cell>)> = Vec::new();
+    let mut timers: Vec<crate::timing::Timer<'_>> = Vec::new();
+    // (row, column) of each timer.
+    let mut slots: Vec<(usize, usize)> = Vec::new();
+    for (row, (entry, app)) in entries.iter().zip(&apps).enumerate() {
+        let cells = match app {
             Ok(app) => QUICK_SCENARIOS
                 .iter()
-                .map(|s| match s.skip_reason(config) {
-                    Some(why) => Cell::Failed(CellError::Skipped(why)),
-                    None => match crate::cell::supported(entry, s, true) {
+                .enumerate()
+                .map(|(k, s)| {
+                    let checked = match s.skip_reason(config) {
+                        Some(why) => Err(CellError::Skipped(why)),
+                        None => crate::cell::supported(entry, s, true)
+                            .and_then(|()| crate::cell::verify(&**app, &config.fixtures, s)),
+                    };
+                    match checked {
                         Err(e) => Cell::Failed(e),
-                        Ok(()) => measure_cell(&*app, s, &config.fixtures, sample),
-                    },
+                        Ok(_) => {
+                            let (app, ring) = (&**app, &rings[k]);
+                            timers.push(Box::new(move |n| crate::bench::timed_batch(app, ring, n)));
+                            slots.push((row, k));
+                            // Replaced by its rounds below.
+                            Cell::Failed(CellError::Io("not timed".into()))
+                        }
+                    }
                 })
                 .collect(),
-            Err(e) => vec![Cell::Failed(CellError::build(&e)); QUICK_SCENARIOS.len()],
+            Err(e) => vec![Cell::Failed(CellError::build(e)); QUICK_SCENARIOS.len()],
         };
         rows.push((entry.name, cells));
+    }
+    let measured = crate::timing::interleave(&mut timers, ROUNDS, sample, &interrupted);
+    drop(timers);
+    for ((row, k), m) in slots.into_iter().zip(measured) {
+        rows[row].1[k] = match m {
+            Ok(r) if r.ns.is_empty() => Cell::Failed(CellError::Io("interrupted".into())),
+            Ok(r) => Cell::Time(Timed::of_rounds(&r.ns)),
+            Err(e) => Cell::Failed(CellError::io(&e)),
+        };
     }
     rows
 }
 
-fn measure_cell(
-    app: &dyn App,
-    s: &'static oracle::Scenario,
-    fixtures: &Fixtures,
-    sample: Duration,
-) -> Cell {
-    if let Err(e) = crate::cell::verify(app, fixtures, s) {
-        return Cell::Failed(e);
-    }
-    match time_per_request(app, &s.instances(crate::cell::RING), sample, 5) {
-        Ok(t) => Cell::Time(t),
-        Err(e) => Cell::Failed(CellError::io(&e)),
+impl Timed {
+    /// The median of a cell's rounds, with the farthest end of its interval as the spread (at
+    /// [`ROUNDS`] rounds, the fastest and slowest round).
+    pub(crate) fn of_rounds(ns: &[f64]) -> Timed {
+        let e = crate::interval::median_interval(ns).expect("at least one round");
+        let ends = if e.bounded() {
+            [e.lo, e.hi]
+        } else {
+            [
+                ns.iter().copied().fold(f64::INFINITY, f64::min),
+                ns.iter().copied().fold(0.0, f64::max),
+            ]
+        };
+        let spread = ends.iter().map(|t| (t - e.point).abs()).fold(0.0, f64::max);
+        Timed {
+            median: Duration::from_secs_f64(e.point / 1e9),
+            spread_pct: spread / e.point * 100.0,
+        }
     }
 }
 

@@ -178,12 +178,13 @@ pub(super) fn write_consistency(
 ) {
     out.push_str(
         "## Consistency: time against the exact counts\n\n\
-         Four checks, each of a figure against another witness of the same thing, each listing \
+         Five checks, each of a figure against another witness of the same thing, each listing \
          what disagrees with the figures of both. docs/methodology/callgrind.md (\"Time against \
          the counts\") gives their rules and explains the findings of the published run.\n\n",
     );
     write_count_findings(out, deltas, counts, allocs);
     write_time_against_ratios(out, &time_against_ratios(timings, deltas));
+    super::scenario_ratios::write(out, &super::scenario_ratios::pairs(timings, counts));
     let baselines: Vec<&str> = crate::frameworks::REGISTRY
         .iter()
         .filter(|e| e.baseline)

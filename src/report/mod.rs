@@ -16,6 +16,7 @@ mod gungraun;
 mod orders;
 mod outliers;
 mod read;
+pub(crate) mod scenario_ratios;
 mod sections;
 
 use findings::write_consistency;
@@ -107,6 +108,7 @@ pub(crate) fn generate(
         text: shards_text,
         sources,
         machines,
+        interleaved,
     } = read_shards(target_dirs)?;
     let target_dir = target_dirs.first().context("no target folder")?.as_path();
     anyhow::ensure!(
@@ -139,10 +141,15 @@ pub(crate) fn generate(
         };
         charts::write(&mut out, &sources, dir, link)?;
     }
-    write_in_process(&mut out, &timings);
+    write_in_process(&mut out, &timings, interleaved.contains(&"in_process"));
     write_differences(&mut out, &deltas);
     write_counts(&mut out, &counts, "loopback");
-    write_loopback(&mut out, &timings, &deltas);
+    write_loopback(
+        &mut out,
+        &timings,
+        &deltas,
+        interleaved.contains(&"loopback"),
+    );
     write_counts(&mut out, &counts, "in_process");
     write_allocs(&mut out, &allocs);
     write_consistency(&mut out, timings.0, &deltas, &counts, &allocs);

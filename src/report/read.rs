@@ -69,6 +69,9 @@ pub(super) struct Shards {
     pub(super) sources: Vec<Source>,
     /// The machines the sources were measured on, as they recorded them.
     pub(super) machines: Vec<Environment>,
+    /// The groups (`in_process`, `loopback`) whose times came from `framebench time`'s
+    /// interleaved rounds rather than criterion's.
+    pub(super) interleaved: Vec<&'static str>,
 }
 
 impl Shards {
@@ -117,10 +120,28 @@ pub(super) fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
         text: String::new(),
         sources: Vec::new(),
         machines: Vec::new(),
+        interleaved: Vec::new(),
     };
     let mut names: Vec<Vec<String>> = Vec::new();
     for (shard, dir) in dirs.iter().enumerate() {
         let (mut timings, newest) = criterion::read(&dir.join("criterion"))?;
+        // `framebench time`'s interleaved rounds replace criterion's times of their groups.
+        for (group, file) in [
+            ("in_process", crate::cmd::time::IN_PROCESS_JSON),
+            ("loopback", crate::cmd::time::LOOPBACK_JSON),
+        ] {
+            let path = dir.join(file);
+            if !path.exists() {
+                continue;
+            }
+            let results = crate::results::Results::read(&path)?;
+            all.add_source(&path, results.provenance.as_ref(), &results.environment);
+            timings.retain(|t| !t.group.starts_with(&format!("{group}/")));
+            timings.extend(interleaved_timings(&results, group, &path)?);
+            if !all.interleaved.contains(&group) {
+                all.interleaved.push(group);
+            }
+        }
         let counts = gungraun::read(&dir.join("gungraun"))?;
         // The baselines are built into every shard (`null`, `raw`): the tables show the first
         // shard's figures.
@@ -183,6 +204,37 @@ pub(super) fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
         table(&mut all.text, &["shard".into(), "frameworks".into()], &rows);
     }
     Ok(all)
+}
+
+/// The times of a `framebench time` file as the report's timings: group `in_process/hello`,
+/// variant `log=off,io=memory` (in-process) or `raw-client` (loopback, criterion's name for
+/// the same client).
+fn interleaved_timings(
+    results: &crate::results::Results,
+    group: &str,
+    path: &Path,
+) -> anyhow::Result<Vec<Timing>> {
+    let detail = crate::cmd::time::detail_of(results)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(detail
+        .cells
+        .into_iter()
+        .filter_map(|c| {
+            let ns = c.time?;
+            let value = if group == "loopback" {
+                "raw-client".to_owned()
+            } else {
+                c.variant
+            };
+            Some(Timing {
+                group: format!("{group}/{}", c.scenario),
+                function: c.framework,
+                value,
+                ns,
+                shard: 0,
+            })
+        })
+        .collect())
 }
 
 /// The figures of a bench run as one results file (`framebench diff` reads it): criterion's

@@ -171,12 +171,23 @@ pub(super) fn write_environment(
 }
 
 /// The in-process timings: frameworks × scenarios, and the floor's ratio.
-pub(super) fn write_in_process(out: &mut String, timings: &Timings) {
+pub(super) fn write_in_process(out: &mut String, timings: &Timings, interleaved: bool) {
     let names = timings.frameworks("in_process/");
     if names.is_empty() {
         return;
     }
-    out.push_str("## In-process: time per request (criterion)\n\n");
+    if interleaved {
+        out.push_str(
+            "## In-process: time per request (`framebench time`, interleaved rounds)\n\n\
+             Every cell timed once per round, the rounds rotated and alternately reversed, so \
+             that a drift of the host lands on every framework alike; the median of the \
+             rounds with its distribution-free 95 % interval. The criterion benches \
+             (`cargo bench --bench in_process`) time the same cells one group after another, \
+             for a framework's own history, and are not published here.\n\n",
+        );
+    } else {
+        out.push_str("## In-process: time per request (criterion)\n\n");
+    }
     out.push_str(
         "`log=off,io=memory`. `null` and `null-hyper010` are the floors: no routing, no \
          handler, a canned response.\n\n",
@@ -256,7 +267,12 @@ pub(super) fn difference_text(d: &Delta) -> String {
 
 /// One table per loopback client: each framework's time per request, and (for the pre-encoded
 /// client) its speed as a fraction of `raw`'s from paired rounds.
-pub(super) fn write_loopback(out: &mut String, timings: &Timings, deltas: &[Delta]) {
+pub(super) fn write_loopback(
+    out: &mut String,
+    timings: &Timings,
+    deltas: &[Delta],
+    interleaved: bool,
+) {
     let names = timings.frameworks("loopback/");
     if names.is_empty() {
         return;
@@ -267,9 +283,14 @@ pub(super) fn write_loopback(out: &mut String, timings: &Timings, deltas: &[Delt
         ("raw-client", "pre-encoded requests, exact-length reads"),
         ("reqwest", "reqwest blocking client"),
     ] {
+        let source = if interleaved && client == "raw-client" {
+            "`framebench time --loopback`, interleaved rounds"
+        } else {
+            "criterion"
+        };
         let _ = writeln!(
             out,
-            "## Loopback: time per request, {title} (criterion)\n\n\
+            "## Loopback: time per request, {title} ({source})\n\n\
              One keep-alive connection, one request at a time: most of a round trip here is \
              the kernel and two wake-ups, and frameworks differ by a few µs of it, so the \
              instruction counts above are the headline loopback cost and these times the \

@@ -109,12 +109,13 @@ fn long_header(out: &mut String, setup: &QuickLoopback, options: Options, sample
     let _ = writeln!(out, "environment: {}", Environment::current());
     let _ = writeln!(
         out,
-        "options: {}; in-process: median time per request of 5 batches of ~{sample:?} (± the \
-         farthest batch), one thread; \
+        "options: {}; in-process: median time per request of {} interleaved rounds of one \
+         ~{sample:?} batch per cell (± the farthest round), one thread; \
          allocs/req: alloc calls of one dispatch (+ reallocs), every thread, `framebench allocs` \
          (`~`: its repeats agreed on these calls but not on the bytes; `varies`: not on the \
          calls either)",
         options.label(),
+        crate::quick::ROUNDS,
     );
     let pooled = if setup.pooled.is_empty() {
         String::new()

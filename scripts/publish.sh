@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# One publication: regenerates the files of docs/generated/ that this machine can produce, all
+# from one clean commit taken at the start, part by part, into a scratch folder
+# (target/publish/<commit>/), and moves them into docs/generated/ only at the end, so that no
+# part sees a tree an earlier part dirtied. Each part records the commit it measured and its
+# window; a rerun at the same commit skips the parts already done (they may run on different
+# days), and a run at another commit is refused while a publication of another commit is
+# unfinished (remove its folder to abandon it).
+#
+#   scripts/publish.sh                     # every part, then the move and docs/generated/README.md
+#   scripts/publish.sh results quick       # only these parts (then the move of what is done)
+#   scripts/publish.sh --status            # per published file: its commit, and how many commits
+#                                          # have changed src/, benches/, peers/ or Cargo.lock since
+#   scripts/publish.sh --list              # the parts, in order, with what each writes
+#
+# The parts, in order, with their wall time on this project's 2-core machine (the README's and
+# the guides' generated blocks are refreshed by scripts/readme.sh at the end):
+#   fresh-clone  scripts/fresh-clone.sh: first, since it needs a clean tree (about 20 min)
+#   results      the callgrind counts (in-process and loopback), `allocs`, `deltas`, `time`
+#                and `time --loopback`, then `framebench report`: results.md, results.json and
+#                the charts (about 15 min; criterion's benches are not run: the published times
+#                are `time`'s interleaved rounds)
+#   quick        the quick compare: quick/screen.md, long.md, results.json, summary.svg (4 min)
+#   drift        scripts/drift.sh, the full run: drift.md (2 min)
+#   conformance  `check --conformance`, HTTP/1.1 and h2c (2 min)
+#   h2c          scripts/h2c-results.sh with 2 s cells and 3 rounds (cut from 3 s: 25 min)
+#   vs-h2load    scripts/vs-h2load.sh (3 min)
+#   scaling      `scale --threads 1`, 2 s cells: scaling/2-cpus.* (10 min)
+#   seeds        scripts/seeds.sh with 3 s cells (cut from 5 s: 25 min) and scripts/pipeline.sh
+#                with 2 s cells (5 min)
+# Files that need a lent many-core machine keep their own commit and have `16-cpus` in their
+# names; they are not regenerated here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds)
+root=${CARGO_TARGET_DIR:-target}/publish
+
+changed_since() { # commits that changed what is measured since $1
+  git rev-list --count "$1..HEAD" -- src benches peers Cargo.lock 2>/dev/null || echo "?"
+}
+
+if [ "${1:-}" = --list ]; then
+  sed -n '/^# The parts, in order/,/^# names;/p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+
+if [ "${1:-}" = --status ]; then
+  printf '%-58s %-9s %s\n' "file" "commit" "commits since that changed src/, benches/, peers/ or Cargo.lock"
+  find docs/generated -name '*.md' ! -name README.md | sort | while read -r f; do
+    sha=$(head -30 "$f" | grep -oE 'Measured at: [0-9a-f]{40}' | head -1 | awk '{ print $3 }' || true)
+    if [ -z "$sha" ]; then
+      printf '%-58s %-9s %s\n' "${f#docs/generated/}" "-" "no Measured at: line"
+    else
+      printf '%-58s %-9s %s\n' "${f#docs/generated/}" "${sha:0:7}" "$(changed_since "$sha")"
+    fi
+  done
+  exit 0
+fi
+
+for arg in "$@"; do
+  [[ " ${PARTS[*]} " == *" $arg "* ]] || { echo "publish.sh: unknown part '$arg' (one of: ${PARTS[*]})" >&2; exit 2; }
+done
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=("${PARTS[@]}")
+
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+  echo "publish.sh: the tree has changes: commit them first (a publication names one clean commit)" >&2
+  exit 1
+fi
+commit=$(git rev-parse HEAD)
+for other in "$root"/*/; do
+  [ -d "$other" ] || continue
+  other=$(basename "$other")
+  if [ "$other" != "$commit" ] && [ ! -e "$root/$other/moved" ]; then
+    echo "publish.sh: an unfinished publication of $other is in $root/$other; HEAD is $commit: check out $other to go on, or remove that folder" >&2
+    exit 1
+  fi
+done
+state=$root/$commit
+out=$state/generated
+mkdir -p "$out" "$state/done"
+echo "publication of $commit into $out"
+
+bin=${CARGO_TARGET_DIR:-target}/release/framebench
+build() {
+  cargo build --release --locked --quiet
+  # The binary must be of this commit, not a dirty tree's.
+  "$bin" --version >/dev/null
+}
+
+now() { date -u '+%d %b %Y %H:%M'; }
+
+part_fresh_clone() {
+  OUT="$out/fresh-clone.md" scripts/fresh-clone.sh
+}
+
+part_results() {
+  build
+  local t=$state/target
+  rm -rf "$t"
+  mkdir -p "$t"
+  # The callgrind targets write under the target folder cargo uses; their summaries are copied.
+  FRAMEBENCH_REQUIRE=callgrind cargo bench --locked --bench callgrind
+  FRAMEBENCH_REQUIRE=callgrind cargo bench --locked --bench callgrind_loopback
+  mkdir -p "$t/gungraun"
+  cp -r "${CARGO_TARGET_DIR:-target}/gungraun/." "$t/gungraun/"
+  "$bin" allocs --json "$t/allocs/allocs.json" >/dev/null
+  "$bin" deltas --json "$t/deltas/deltas.json" >/dev/null
+  "$bin" time --json "$t/time/in_process.json" >/dev/null
+  "$bin" time --loopback --json "$t/time/loopback.json" >/dev/null
+  "$bin" report --target-dir "$t" --out "$out/results.md"
+}
+
+part_quick() {
+  build
+  "$bin" --out "$out/quick" >/dev/null
+}
+
+part_drift() {
+  build
+  FRAMEBENCH=$bin OUT="$out/drift.md" scripts/drift.sh >/dev/null
+}
+
+part_conformance() {
+  build
+  "$bin" check --conformance --markdown "$out/conformance.md" >/dev/null
+  "$bin" check --conformance --protocol h2c --markdown "$out/conformance-h2c.md" >/dev/null
+}
+
+part_h2c() {
+  build
+  FRAMEBENCH=$bin DURATION=2s OUT="$out" scripts/h2c-results.sh
+}
+
+part_vs_h2load() {
+  build
+  FRAMEBENCH=$bin scripts/vs-h2load.sh >"$out/vs-h2load.md"
+}
+
+part_scaling() {
+  build
+  mkdir -p "$out/scaling"
+  "$bin" scale --threads 1 --io disk -d 2s --warmup 1s --json "$out/scaling/2-cpus.json" \
+    --markdown "$out/scaling/2-cpus.md" >/dev/null
+}
+
+part_seeds() {
+  build
+  FRAMEBENCH=$bin DURATION=3s OUT="$out/seeds" scripts/seeds.sh
+  FRAMEBENCH=$bin DURATION=2s OUT="$out/seeds/pipeline" scripts/pipeline.sh
+}
+
+# docs/generated/README.md: the publication's commit and parts, then per Markdown file the
+# commit it names and its window.
+index() {
+  local commit=$1 manifest=$2
+  echo "<!-- generated by \`scripts/publish.sh\`; do not edit -->"
+  echo "# Generated files"
+  echo
+  echo "Every file in this folder was written by a command; nothing here is hand-edited. They are"
+  echo "published together by \`scripts/publish.sh\`, from one clean commit, part by part; each file"
+  echo "names the commit it was measured at on a \`Measured at:\` line within its first 30 lines."
+  echo "\`scripts/publish.sh --status\` says how many commits have changed what is measured since."
+  echo "Files whose names contain \`16-cpus\` need a lent many-core machine and keep their own commit."
+  echo
+  echo "Publication: $commit. Parts and their windows (UTC):"
+  echo
+  echo "| part | window |"
+  echo "|---|---|"
+  while read -r part window; do echo "| $part | $window |"; done <"$manifest"
+  echo
+  echo "| file | measured at | window |"
+  echo "|---|---|---|"
+  find docs/generated -name '*.md' ! -path docs/generated/README.md | sort | while read -r f; do
+    local sha window
+    sha=$(head -30 "$f" | grep -oE 'Measured at: [0-9a-f]{40}' | head -1 | awk '{ print $3 }' || true)
+    window=$(head -30 "$f" | grep -m1 -oE 'Window: [^,]*' | sed 's/Window: //' || true)
+    echo "| \`${f#docs/generated/}\` | ${sha:0:7}${sha:+} | ${window:-–} |"
+  done
+}
+
+for part in "${PARTS[@]}"; do
+  [[ " ${want[*]} " == *" $part "* ]] || continue
+  if [ -e "$state/done/$part" ]; then
+    echo "== $part: done at $commit ($(cat "$state/done/$part")), skipped"
+    continue
+  fi
+  echo "== $part (from $(now) UTC)"
+  started=$(now)
+  "part_${part//-/_}"
+  [ "$(git rev-parse HEAD)" = "$commit" ] || { echo "publish.sh: HEAD moved during $part" >&2; exit 1; }
+  echo "$started–$(date -u '+%H:%M') UTC" >"$state/done/$part"
+done
+
+# The move: every part done so far replaces its files in docs/generated/.
+for part in "${PARTS[@]}"; do
+  [ -e "$state/done/$part" ] || continue
+  echo "$part $(cat "$state/done/$part")"
+done >"$state/manifest"
+cp -r "$out/." docs/generated/
+scripts/readme.sh
+index "$commit" "$state/manifest" >docs/generated/README.md
+touch "$state/moved"
+echo "moved the files of $(wc -l <"$state/manifest") part(s) into docs/generated/; commit them"
