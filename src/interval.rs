@@ -71,6 +71,43 @@ pub(crate) fn median_interval(samples: &[f64]) -> Option<Estimate> {
     Some(Estimate { point, lo, hi })
 }
 
+/// Ranks (1 = best) of figures with intervals, best first by figure (the highest when
+/// `highest`, else the lowest): a figure shares the rank of the one before it unless its
+/// interval lies wholly on the worse side of the interval of every figure of that rank, so that
+/// no rank claims an order its data does not separate. Returns each input's rank, in input
+/// order; an unbounded interval separates from nothing.
+pub(crate) fn shared_ranks(items: &[(f64, f64, f64)], highest: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..items.len()).collect();
+    idx.sort_by(|&a, &b| {
+        let (a, b) = (items[a].0, items[b].0);
+        if highest {
+            b.total_cmp(&a)
+        } else {
+            a.total_cmp(&b)
+        }
+    });
+    let worse = |best: usize, other: usize| {
+        let ((_, blo, bhi), (_, olo, ohi)) = (items[best], items[other]);
+        if highest {
+            ohi < blo
+        } else {
+            olo > bhi
+        }
+    };
+    let mut rank = vec![0; items.len()];
+    let mut group: Vec<usize> = Vec::new();
+    let mut current = 0;
+    for (pos, &i) in idx.iter().enumerate() {
+        if group.is_empty() || group.iter().all(|&g| worse(g, i)) {
+            current = pos + 1;
+            group.clear();
+        }
+        group.push(i);
+        rank[i] = current;
+    }
+    rank
+}
+
 /// The largest rank `k ≥ 1` with P(Binomial(n, ½) < k) ≤ α/2, so that the `k`-th smallest and
 /// `k`-th largest of `n` samples bound their median with probability at least 1 − α; `None`
 /// when even the smallest and largest do not (n < 6 at α = 0.05).
@@ -146,6 +183,22 @@ mod tests {
 
     fn est(point: f64, lo: f64, hi: f64) -> Estimate {
         Estimate { point, lo, hi }
+    }
+
+    #[test]
+    fn ranks_are_shared_where_intervals_overlap() {
+        // a and b overlap; c lies wholly below both; d overlaps c only.
+        let items = [
+            (100.0, 95.0, 105.0),
+            (98.0, 90.0, 101.0),
+            (80.0, 78.0, 82.0),
+            (79.0, 70.0, 81.0),
+        ];
+        assert_eq!(shared_ranks(&items, true), [1, 1, 3, 3]);
+        assert_eq!(shared_ranks(&items, false), [3, 3, 1, 1]);
+        // No interval: one shared rank.
+        let open = [(3.0, f64::NEG_INFINITY, f64::INFINITY), (1.0, 0.5, 1.5)];
+        assert_eq!(shared_ranks(&open, true), [1, 1]);
     }
 
     #[test]

@@ -227,25 +227,34 @@ impl Run {
         self.names().filter(|n| self.hello.churn(n).is_some())
     }
 
-    /// Whether the bill ranks the frameworks as saturated hello req/s does: Spearman's ρ over
-    /// the frameworks with both figures (a saturated rate and a sustained bill), and each one's
-    /// rank in both (1 = most req/s, 1 = cheapest).
-    pub(super) fn hello_ranks(&self) -> Option<(f64, Vec<hello::RankPair>)> {
-        let frameworks = || {
-            self.hello_names()
-                .filter(|n| Kind::of(n) == Kind::Framework)
-        };
-        let mut by_rate: Vec<(&'static str, f64)> = frameworks()
+    /// The frameworks' ranks by saturated hello req/s (1 = most), shared where their
+    /// intervals overlap: each rate compared by its ratio to the reference over the passes
+    /// (the interval [`Run::busiest`] compares by), or by none when it has none. A rate the
+    /// server did not set is not ranked.
+    pub(super) fn hello_ranks(&self) -> Vec<(&'static str, usize)> {
+        let rated: Vec<(&'static str, (f64, f64, f64))> = self
+            .hello_names()
+            .filter(|n| Kind::of(n) == Kind::Framework)
             .filter_map(|n| match self.rate(n, "hello") {
-                Some((rps, true)) => Some((n, rps)),
+                Some((rps, true)) => Some((n, (rps, self.reference_interval(n, "hello")))),
                 _ => None,
             })
+            .map(|(n, (rps, (lo, hi)))| (n, (rps, lo, hi)))
             .collect();
-        by_rate.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let mut by_bill: Vec<(&'static str, f64)> = frameworks()
-            .filter_map(|n| Some((n, hello::cpu_us_per_request(self.hello.bill(n)?).ok()?)))
-            .collect();
-        by_bill.sort_by(|a, b| a.1.total_cmp(&b.1));
-        hello::rank_agreement(&by_rate, &by_bill)
+        let figures: Vec<(f64, f64, f64)> = rated.iter().map(|(_, f)| *f).collect();
+        let ranks = crate::interval::shared_ranks(&figures, true);
+        rated.iter().map(|(n, _)| *n).zip(ranks).collect()
+    }
+
+    /// `name` × `scenario`'s ratio to the reference over the quick compare's passes, as the
+    /// interval its rate is compared by: infinite when it has none.
+    pub(super) fn reference_interval(&self, name: &str, scenario: &str) -> (f64, f64) {
+        self.setup
+            .of_reference
+            .iter()
+            .find(|r| r.target == name && r.scenario == scenario)
+            .map(|r| r.ratio)
+            .filter(crate::interval::Estimate::bounded)
+            .map_or((f64::NEG_INFINITY, f64::INFINITY), |r| (r.lo, r.hi))
     }
 }

@@ -142,14 +142,7 @@ impl Run {
             .frameworks()
             .filter_map(|name| {
                 let (rps, own) = self.rate(name, scenario)?;
-                let (lo, hi) = self
-                    .setup
-                    .of_reference
-                    .iter()
-                    .find(|r| r.target == name && r.scenario == scenario)
-                    .map(|r| r.ratio)
-                    .filter(crate::interval::Estimate::bounded)
-                    .map_or((f64::NEG_INFINITY, f64::INFINITY), |r| (r.lo, r.hi));
+                let (lo, hi) = self.reference_interval(name, scenario);
                 Some(Candidate {
                     name,
                     figure: rps,

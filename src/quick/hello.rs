@@ -217,46 +217,6 @@ pub(crate) fn cheapest_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
         .collect()
 }
 
-/// A name with its rank in two orders (1 = first in each).
-pub(crate) type RankPair = (&'static str, usize, usize);
-
-/// Spearman's rank correlation of two lists of figures over the same names, and the names
-/// whose ranks differ most, each with its rank in `a` and in `b` (1 = first). `a` and `b` are
-/// sorted best first by the caller's order: rank 1 is the first of each.
-pub(crate) fn rank_agreement(
-    a: &[(&'static str, f64)],
-    b: &[(&'static str, f64)],
-) -> Option<(f64, Vec<RankPair>)> {
-    let names: Vec<&str> = a
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| b.iter().any(|(m, _)| m == n))
-        .collect();
-    let n = names.len();
-    if n < 3 {
-        return None;
-    }
-    let rank = |list: &[(&'static str, f64)], name: &str| {
-        list.iter()
-            .filter(|(m, _)| names.contains(m))
-            .position(|(m, _)| *m == name)
-            .expect("a name in both lists")
-            + 1
-    };
-    let mut moves: Vec<(&'static str, usize, usize)> = a
-        .iter()
-        .filter(|(m, _)| names.contains(m))
-        .map(|(m, _)| (*m, rank(a, m), rank(b, m)))
-        .collect();
-    let d2: f64 = moves
-        .iter()
-        .map(|(_, ra, rb)| (*ra as f64 - *rb as f64).powi(2))
-        .sum();
-    let n = n as f64;
-    let rho = 1.0 - 6.0 * d2 / (n * (n * n - 1.0));
-    moves.sort_by_key(|(_, ra, rb)| std::cmp::Reverse(ra.abs_diff(*rb)));
-    Some((rho, moves))
-}
 
 #[cfg(test)]
 mod tests {
@@ -328,24 +288,5 @@ mod tests {
         assert_eq!(best[1].server_cpu_pct, Some(40.0));
         // A cheaper later pass does not hide a wrong answer.
         assert_eq!(best[2].status, bad());
-    }
-
-    #[test]
-    fn rank_agreement_is_spearman_over_the_common_names() {
-        let a = [("x", 3.0), ("y", 2.0), ("z", 1.0), ("w", 0.5)];
-        let same = [("x", 9.0), ("y", 8.0), ("z", 7.0), ("w", 6.0)];
-        let (rho, moves) = rank_agreement(&a, &same).unwrap();
-        assert!((rho - 1.0).abs() < 1e-12);
-        assert!(moves.iter().all(|(_, ra, rb)| ra == rb));
-        // Reversed: ρ = -1; `v` is in one list only and left out.
-        let reversed = [("w", 1.0), ("z", 2.0), ("y", 3.0), ("x", 4.0), ("v", 5.0)];
-        let (rho, moves) = rank_agreement(&a, &reversed).unwrap();
-        assert!((rho + 1.0).abs() < 1e-12, "{rho}");
-        assert_eq!(moves[0].1.abs_diff(moves[0].2), 3);
-        // Two swapped neighbours of four: 1 - 6·2/(4·15) = 0.8.
-        let swapped = [("y", 1.0), ("x", 1.0), ("z", 1.0), ("w", 1.0)];
-        let (rho, _) = rank_agreement(&a, &swapped).unwrap();
-        assert!((rho - 0.8).abs() < 1e-12, "{rho}");
-        assert!(rank_agreement(&a[..2], &same).is_none());
     }
 }

@@ -499,7 +499,8 @@ mod tests {
         assert_eq!(cells(a)[1..4], ["30.0", "20.0", "200"], "{text}");
         assert_eq!(cells(b)[1..4], ["20.0", "10.0", "100"], "{text}");
         assert_eq!(cells(reference)[1], "OPEN", "{text}");
-        assert!(text.contains("rank: fewer than 3"), "{text}");
+        assert!(text.contains("rank k/s: "), "{text}");
+        assert!(!text.contains("rank bill") && !text.contains("rho"), "{text}");
         assert_eq!(long.failed, 0, "{text}");
         assert!(long.notes.contains("kept open"), "{}", long.notes);
     }

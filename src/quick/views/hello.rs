@@ -14,7 +14,7 @@ use super::notes::Notes;
 use super::{wrap, SCREEN_WIDTH};
 
 /// The long table's hello columns.
-const HELLO_COLUMNS: [(&str, Align); 12] = [
+const HELLO_COLUMNS: [(&str, Align); 11] = [
     ("framework", Align::Left),
     ("churn/s", Align::Right),
     ("bound", Align::Left),
@@ -26,30 +26,24 @@ const HELLO_COLUMNS: [(&str, Align); 12] = [
     ("p99 at rate", Align::Right),
     ("standing/s", Align::Right),
     ("rank k/s", Align::Right),
-    ("rank bill", Align::Right),
 ];
 
 impl Run {
-    /// One sentence on how the bill ranks the frameworks against saturated req/s.
+    /// One sentence on what the rank column claims, and what is not ranked.
     fn hello_ranking_text(&self) -> String {
-        let Some((rho, moves)) = self.hello_ranks() else {
-            return "rank: fewer than 3 frameworks have both a saturated hello rate and a bill"
-                .into();
-        };
-        let far: Vec<String> = moves
-            .iter()
-            .filter(|(_, a, b)| a.abs_diff(*b) >= 3)
-            .map(|(n, a, b)| format!("{n} ({a} by req/s, {b} by bill)"))
-            .collect();
+        let ranks = self.hello_ranks();
+        if ranks.is_empty() {
+            return "rank k/s: no framework has a saturated hello rate".into();
+        }
+        let mut distinct: Vec<usize> = ranks.iter().map(|(_, r)| *r).collect();
+        distinct.dedup();
         format!(
-            "rank: the bill orders the {} frameworks with both figures as saturated hello req/s \
-             does with Spearman's rho = {rho:.2}; {}.",
-            moves.len(),
-            if far.is_empty() {
-                "no framework moves 3 places or more".to_owned()
-            } else {
-                format!("3 places or more apart: {}", far.join(", "))
-            }
+            "rank k/s: by saturated hello req/s, 1 = most; a rank is shared (=) where the \
+             intervals (each rate's ratio to raw over the passes) overlap: the {} frameworks \
+             ranked fall in {} group(s). The bill is one pass's figure with no interval, so it \
+             is not ranked, nor is the order of the two compared.",
+            ranks.len(),
+            distinct.len()
         )
     }
 
@@ -67,17 +61,15 @@ impl Run {
             ("bill µs/req", Align::Right),
             ("standing ms/s", Align::Right),
             ("rank k/s", Align::Right),
-            ("rank bill", Align::Right),
         ]);
         for name in self.hello_names() {
-            let (by_rate, by_bill) = rank_texts(ranks.as_ref(), name);
+            let by_rate = rank_text(&ranks, name);
             table.row([
                 name.to_owned(),
                 churn_short(self.hello.churn(name)),
                 open_short(self.hello.bill(name), hello::cpu_us_per_request),
                 open_short(self.hello.standing(name), hello::cpu_ms_per_second),
                 by_rate,
-                by_bill,
             ]);
         }
         out.push_str(&table.terminal(""));
@@ -123,7 +115,7 @@ impl Run {
         let ranks = self.hello_ranks();
         let mut table = Table::new(HELLO_COLUMNS);
         for name in self.hello_names() {
-            table.row(self.hello_long_row(name, ranks.as_ref()));
+            table.row(self.hello_long_row(name, &ranks));
             for (kind, cell) in [
                 ("churn", self.hello.churn(name)),
                 ("bill", self.hello.bill(name)),
@@ -143,8 +135,8 @@ impl Run {
     fn hello_long_row(
         &self,
         name: &str,
-        ranks: Option<&(f64, Vec<hello::RankPair>)>,
-    ) -> [String; 12] {
+        ranks: &[(&'static str, usize)],
+    ) -> [String; 11] {
         let dash = || "–".to_owned();
         let churn = self.hello.churn(name);
         let (rate, bound, connects, connect) = match churn {
@@ -176,7 +168,7 @@ impl Run {
             Some(Ok(ms)) => format!("{ms:.2} ms"),
             _ => open_short(self.hello.standing(name), hello::cpu_ms_per_second),
         };
-        let (by_rate, by_bill) = rank_texts(ranks, name);
+        let by_rate = rank_text(ranks, name);
         [
             name.to_owned(),
             rate,
@@ -189,18 +181,17 @@ impl Run {
             p99,
             standing,
             by_rate,
-            by_bill,
         ]
     }
 }
 
-/// The two ranks of `name` (by saturated req/s, by the bill), or dashes.
-fn rank_texts(ranks: Option<&(f64, Vec<hello::RankPair>)>, name: &str) -> (String, String) {
-    ranks
-        .and_then(|(_, m)| m.iter().find(|(n, _, _)| *n == name))
-        .map_or(("–".to_owned(), "–".to_owned()), |(_, a, b)| {
-            (a.to_string(), b.to_string())
-        })
+/// `name`'s rank by saturated req/s, `=` before a shared one, or a dash.
+fn rank_text(ranks: &[(&'static str, usize)], name: &str) -> String {
+    let Some(&(_, rank)) = ranks.iter().find(|(n, _)| *n == name) else {
+        return "–".to_owned();
+    };
+    let shared = ranks.iter().filter(|(_, r)| *r == rank).count() > 1;
+    format!("{}{rank}", if shared { "=" } else { "" })
 }
 
 /// A churn cell in a few characters: thousands of requests per second (`~` when the rate is
