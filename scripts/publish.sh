@@ -101,6 +101,7 @@ part_results() {
   rm -rf "$t"
   mkdir -p "$t"
   # The callgrind targets write under the target folder cargo uses; their summaries are copied.
+  rm -rf "${CARGO_TARGET_DIR:-target}/gungraun"
   FRAMEBENCH_REQUIRE=callgrind cargo bench --locked --bench callgrind
   FRAMEBENCH_REQUIRE=callgrind cargo bench --locked --bench callgrind_loopback
   mkdir -p "$t/gungraun"

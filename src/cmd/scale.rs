@@ -76,7 +76,7 @@ pub struct ScaleArgs {
     /// Write the results as Markdown, stamped with the machine and the commit.
     #[arg(long)]
     markdown: Option<PathBuf>,
-    /// Draw req/s against T (.svg or .png), and the efficiency beside it (`NAME-efficiency.svg`).
+    /// Draw req/s against T (.svg or .png), and the speed-up beside it (`NAME-speedup.svg`), both as small multiples by thread model.
     #[arg(long)]
     plot: Option<PathBuf>,
     /// No progress bar.

@@ -217,7 +217,6 @@ pub(crate) fn cheapest_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
         .collect()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,11 @@
-//! A sweep's charts: req/s against T on a log₂ axis, one line per target, each point's rounds'
-//! range as a whisker and raw, the reference, in black; and the efficiency (speed-up over T)
-//! the same way, in a file of its own beside it. A framework keeps one colour on both runtimes:
-//! work-stealing is a solid line, per-core a dashed one, so the two read as a pair.
+//! A sweep's charts, as small multiples: one row of panels per scenario × variant, one panel
+//! per thread model (thread per core, one work-stealing runtime, per-core runtimes, the rest;
+//! docs/methodology/many-cores.md), so that a reader can follow one framework among a few.
+//! The rate chart draws req/s against T on log–log axes (labelled in k and M); the speed-up
+//! chart beside it (`NAME-speedup.svg`) draws the rate over the narrowest T's against T on
+//! log–log axes with the ideal line (speed-up = T ÷ the narrowest T), on which a framework that
+//! scales perfectly lies. Every point is the rounds' median with their range as a whisker; raw,
+//! the reference, is drawn in black in every panel.
 
 use std::path::{Path, PathBuf};
 
@@ -17,40 +21,98 @@ use super::summary::{Range, Row};
 #[derive(Clone, Copy)]
 enum Measure {
     Rate,
-    Efficiency,
+    Speedup,
 }
 
 impl Measure {
+    /// The row's figure, as log₂ of it (the speed-up) or log₁₀ (the rate).
     fn of(self, r: &Row) -> Option<Range> {
-        match self {
-            Measure::Rate => r.rps,
-            // The narrowest T, the base, is 100 % by definition.
-            Measure::Efficiency => r.efficiency.or_else(|| {
+        let range = match self {
+            Measure::Rate => r.rps?,
+            // The narrowest T, the base, is 1× by definition.
+            Measure::Speedup => r.speedup.or_else(|| {
                 r.rps.map(|_| Range {
                     median: 1.0,
                     lo: 1.0,
                     hi: 1.0,
                 })
-            }),
-        }
+            })?,
+        };
+        let log = |v: f64| match self {
+            Measure::Rate => v.max(1.0).log10(),
+            Measure::Speedup => v.max(1e-3).log2(),
+        };
+        Some(Range {
+            median: log(range.median),
+            lo: log(range.lo),
+            hi: log(range.hi),
+        })
     }
 
     fn axis(self) -> &'static str {
         match self {
-            Measure::Rate => "req/s (median; whisker: the rounds' range)",
-            Measure::Efficiency => "efficiency, % (speed-up ÷ T; whisker: the rounds' range)",
+            Measure::Rate => "req/s (log; whisker: the rounds' range)",
+            Measure::Speedup => "speed-up over the narrowest T (log₂)",
+        }
+    }
+
+    /// A tick's label: the figure itself, in k and M for a rate.
+    fn label(self, v: f64) -> String {
+        match self {
+            Measure::Rate => {
+                let rps = 10f64.powf(v);
+                if rps >= 1e6 {
+                    format!("{:.1}M", rps / 1e6)
+                } else if rps >= 1e3 {
+                    format!("{:.0}k", rps / 1e3)
+                } else {
+                    format!("{rps:.0}")
+                }
+            }
+            Measure::Speedup => {
+                let x = 2f64.powf(v);
+                if x >= 1.0 {
+                    format!("{x:.0}×")
+                } else {
+                    format!("{x:.2}×")
+                }
+            }
         }
     }
 }
 
-/// One line: a target's points (log₂ T, range).
+/// The thread models the panels of a row show, in order (docs/methodology/many-cores.md).
+const MODELS: [&str; 4] = [
+    "thread per core",
+    "one work-stealing runtime",
+    "per-core runtimes",
+    "the rest",
+];
+
+/// The servers with a thread per core of their own: each worker its own runtime and app
+/// (actix, ntex, xitca), or its own event loop (raw, drawn in every panel as the reference).
+const THREAD_PER_CORE: [&str; 4] = ["actix", "ntex", "xitca", "raw"];
+
+/// Which of [`MODELS`] a target's runtime and framework belong to.
+fn model(framework: &str, runtime: &str) -> usize {
+    match runtime {
+        "work-stealing" => 1,
+        "per-core" => 2,
+        _ if THREAD_PER_CORE.contains(&framework) => 0,
+        _ => 3,
+    }
+}
+
+/// One line: a target's points (log₂ T, range of the measure's log).
+#[derive(Clone)]
 struct Line {
+    /// The target (`hyper (per-core)`).
+    target: String,
+    /// Its legend label: the framework alone where the panel names its runtime.
     label: String,
     reference: bool,
     /// Index of its framework among the panel's, for its colour.
     framework: usize,
-    /// Per-core runtime: drawn dashed.
-    dashed: bool,
     points: Vec<(f64, Range)>,
 }
 
@@ -87,95 +149,132 @@ fn color(i: usize) -> RGBAColor {
     RGBColor(shade(r), shade(g), shade(b)).to_rgba()
 }
 
-/// One scenario × variant.
+/// One scenario × variant × thread model.
 struct Panel {
     title: String,
     lines: Vec<Line>,
-    /// Its frameworks but raw, in the order they first appear: a line's colour is its index.
-    frameworks: Vec<String>,
 }
 
-fn panels(rows: &[Row], measure: Measure) -> Vec<Panel> {
-    let mut out: Vec<Panel> = Vec::new();
+/// A row of panels: one scenario × variant, a panel per thread model that has a target.
+struct PanelRow {
+    title: String,
+    panels: Vec<Panel>,
+    /// The narrowest and widest log₂ T of the row, and its lowest and highest figure.
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+fn rows_of(rows: &[Row], measure: Measure) -> Vec<PanelRow> {
+    let mut out: Vec<PanelRow> = Vec::new();
     for r in rows {
         let Some(range) = measure.of(r) else { continue };
         let title = format!("{} ({})", r.scenario, r.variant);
         let p = match out.iter().position(|p| p.title == title) {
             Some(p) => p,
             None => {
-                out.push(Panel {
+                out.push(PanelRow {
                     title,
-                    lines: Vec::new(),
-                    frameworks: Vec::new(),
+                    panels: MODELS
+                        .iter()
+                        .map(|m| Panel {
+                            title: (*m).to_owned(),
+                            lines: Vec::new(),
+                        })
+                        .collect(),
+                    x: (f64::INFINITY, f64::NEG_INFINITY),
+                    y: (f64::INFINITY, f64::NEG_INFINITY),
                 });
                 out.len() - 1
             }
         };
-        let Panel {
-            lines, frameworks, ..
-        } = &mut out[p];
-        let i = match lines.iter().position(|l| l.label == r.target) {
+        let row = &mut out[p];
+        let x = (r.threads as f64).log2();
+        row.x = (row.x.0.min(x), row.x.1.max(x));
+        row.y = (row.y.0.min(range.lo), row.y.1.max(range.hi));
+        let panel = &mut row.panels[model(&r.framework, &r.runtime)];
+        let i = match panel.lines.iter().position(|l| l.target == r.target) {
             Some(i) => i,
             None => {
-                let reference = r.framework == "raw";
-                let framework = match frameworks.iter().position(|f| *f == r.framework) {
-                    Some(f) => f,
-                    None if reference => 0,
-                    None => {
-                        frameworks.push(r.framework.clone());
-                        frameworks.len() - 1
+                let framework = panel.lines.iter().filter(|l| !l.reference).count();
+                // The panel names the runtime: `hyper (per-core)` is `hyper` there.
+                let label = match r.target.split_once(" (") {
+                    Some((name, _))
+                        if matches!(r.runtime.as_str(), "work-stealing" | "per-core") =>
+                    {
+                        name.to_owned()
                     }
+                    _ => r.target.clone(),
                 };
-                lines.push(Line {
-                    label: r.target.clone(),
-                    reference,
+                panel.lines.push(Line {
+                    target: r.target.clone(),
+                    label,
+                    reference: r.framework == "raw",
                     framework,
-                    dashed: r.runtime == "per-core",
                     points: Vec::new(),
                 });
-                lines.len() - 1
+                panel.lines.len() - 1
             }
         };
-        lines[i].points.push(((r.threads as f64).log2(), range));
+        panel.lines[i].points.push((x, range));
     }
+    // raw, the reference, in every panel of its row; a thread model without a target leaves.
+    for row in &mut out {
+        let raw: Vec<Line> = row
+            .panels
+            .iter()
+            .flat_map(|p| p.lines.iter().filter(|l| l.reference).cloned())
+            .collect();
+        row.panels.retain(|p| p.lines.iter().any(|l| !l.reference));
+        for p in &mut row.panels {
+            for line in &raw {
+                if !p.lines.iter().any(|l| l.target == line.target) {
+                    p.lines.insert(0, line.clone());
+                }
+            }
+        }
+    }
+    out.retain(|r| !r.panels.is_empty());
     out
 }
 
-/// Draws the rate chart to `path` and the efficiency chart beside it (`NAME-efficiency.EXT`).
+/// Draws the rate chart to `path` and the speed-up chart beside it (`NAME-speedup.EXT`).
 pub(crate) fn draw(rows: &[Row], path: &Path) -> anyhow::Result<()> {
-    let rate = panels(rows, Measure::Rate);
+    let rate = rows_of(rows, Measure::Rate);
     if rate.is_empty() {
         bail!("nothing to plot: no cell was measured successfully");
     }
-    let size = |n: usize| (1300, 60 + 560 * n as u32);
+    let size = |r: &[PanelRow]| {
+        let columns = r.iter().map(|r| r.panels.len()).max().unwrap_or(1) as u32;
+        (470 * columns, 60 + 520 * r.len() as u32)
+    };
     to_file(
         path,
-        size(rate.len()),
+        size(&rate),
         &Figure {
-            panels: rate,
+            rows: rate,
             measure: Measure::Rate,
         },
     )?;
-    let efficiency = panels(rows, Measure::Efficiency);
+    let speedup = rows_of(rows, Measure::Speedup);
     to_file(
-        &efficiency_path(path),
-        size(efficiency.len()),
+        &speedup_path(path),
+        size(&speedup),
         &Figure {
-            panels: efficiency,
-            measure: Measure::Efficiency,
+            rows: speedup,
+            measure: Measure::Speedup,
         },
     )
 }
 
-/// `scaling.svg` → `scaling-efficiency.svg`.
-pub(crate) fn efficiency_path(path: &Path) -> PathBuf {
+/// `scaling.svg` → `scaling-speedup.svg`.
+pub(crate) fn speedup_path(path: &Path) -> PathBuf {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scale");
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("svg");
-    path.with_file_name(format!("{stem}-efficiency.{ext}"))
+    path.with_file_name(format!("{stem}-speedup.{ext}"))
 }
 
 struct Figure {
-    panels: Vec<Panel>,
+    rows: Vec<PanelRow>,
     measure: Measure,
 }
 
@@ -184,15 +283,21 @@ impl Drawing for Figure {
         root.fill(&WHITE).map_err(plot_error)?;
         let title = match self.measure {
             Measure::Rate => "framebench scale: requests per second against server threads T",
-            Measure::Efficiency => "framebench scale: efficiency against server threads T",
+            Measure::Speedup => {
+                "framebench scale: speed-up against server threads T (dashed: ideal)"
+            }
         };
         let root = root.titled(title, (FONT, 22)).map_err(plot_error)?;
-        for (area, panel) in root
-            .split_evenly((self.panels.len(), 1))
+        for (area, row) in root
+            .split_evenly((self.rows.len(), 1))
             .iter()
-            .zip(&self.panels)
+            .zip(&self.rows)
         {
-            draw_panel(area, panel, self.measure)?;
+            let area = area.titled(&row.title, (FONT, 18)).map_err(plot_error)?;
+            let columns = area.split_evenly((1, row.panels.len()));
+            for (cell, panel) in columns.iter().zip(&row.panels) {
+                draw_panel(cell, panel, row, self.measure)?;
+            }
         }
         Ok(())
     }
@@ -201,32 +306,23 @@ impl Drawing for Figure {
 fn draw_panel<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
+    row: &PanelRow,
     measure: Measure,
 ) -> anyhow::Result<()> {
-    let (plot, legend) = area.split_horizontally(900);
-    let xs = || {
-        panel
-            .lines
-            .iter()
-            .flat_map(|l| l.points.iter().map(|p| p.0))
-    };
-    let x_max = xs().fold(0.0f64, f64::max);
-    let y_max = panel
-        .lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1.hi))
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let y_top = match measure {
-        Measure::Rate => y_max * 1.1,
-        Measure::Efficiency => (y_max * 1.1).max(1.1),
-    };
-    let mut chart = ChartBuilder::on(&plot)
-        .caption(&panel.title, (FONT, 18))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(90)
-        .build_cartesian_2d(-0.4f64..(x_max + 0.4), 0.0..y_top)
+    let (x_min, x_max) = row.x;
+    // One y range per row, so that its panels compare; the ideal line's top is in it.
+    let (mut y_min, mut y_max) = row.y;
+    if let Measure::Speedup = measure {
+        y_min = y_min.min(0.0);
+        y_max = y_max.max(x_max - x_min);
+    }
+    let pad = ((y_max - y_min) * 0.08).max(0.05);
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.title, (FONT, 15))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d((x_min - 0.3)..(x_max + 0.3), (y_min - pad)..(y_max + pad))
         .map_err(plot_error)?;
     // The x axis is log₂ T: label the whole powers with T itself.
     let t_label = |v: &f64| {
@@ -239,30 +335,40 @@ fn draw_panel<DB: Backend>(
     };
     chart
         .configure_mesh()
-        .x_desc("server threads T (log₂ scale)")
+        .x_desc("server threads T (log₂)")
         .y_desc(measure.axis())
-        .x_labels((x_max as usize + 2).max(2))
+        .x_labels((x_max - x_min) as usize + 2)
+        .y_labels(6)
         .x_label_formatter(&t_label)
-        .y_label_formatter(&|v| match measure {
-            Measure::Rate => format!("{v:.0}"),
-            Measure::Efficiency => format!("{:.0}", v * 100.0),
-        })
-        .label_style((FONT, 14))
+        .y_label_formatter(&|v| measure.label(*v))
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 12))
+        .light_line_style(TRANSPARENT)
         .draw()
         .map_err(plot_error)?;
-    let mut legend_entries = Vec::new();
-    for line in &panel.lines {
-        legend_entries.push(draw_line(&mut chart, line)?);
+    if let Measure::Speedup = measure {
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x_min, 0.0), (x_max, x_max - x_min)],
+                6,
+                4,
+                RGBColor(0x99, 0x99, 0x99).stroke_width(2),
+            ))
+            .map_err(plot_error)?;
     }
-    draw_legend(&legend, &legend_entries)
+    let mut entries = Vec::new();
+    for line in &panel.lines {
+        entries.push(draw_line(&mut chart, line)?);
+    }
+    draw_legend(area, &entries)
 }
 
-/// One framework's line: its medians joined (dashed where `line.dashed`), a dot at each and
-/// the rounds' range as a whisker; returns its legend entry.
+/// One target's line: its medians joined, a dot at each and the rounds' range as a whisker;
+/// returns its legend entry.
 fn draw_line<DB: Backend>(
     chart: &mut Plot<'_, DB>,
     line: &Line,
-) -> anyhow::Result<(String, RGBAColor, u32, bool)> {
+) -> anyhow::Result<(String, RGBAColor, u32)> {
     let color = if line.reference {
         BLACK.to_rgba()
     } else {
@@ -272,28 +378,16 @@ fn draw_line<DB: Backend>(
     let mut points = line.points.clone();
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
     let medians = points.iter().map(|(x, r)| (*x, r.median));
-    if line.dashed {
-        chart
-            .draw_series(DashedLineSeries::new(
-                medians,
-                8,
-                5,
-                color.stroke_width(width),
-            ))
-            .map_err(plot_error)?;
-    } else {
-        chart
-            .draw_series(LineSeries::new(medians, color.stroke_width(width)))
-            .map_err(plot_error)?;
-    }
+    chart
+        .draw_series(LineSeries::new(medians, color.stroke_width(width)))
+        .map_err(plot_error)?;
     chart
         .draw_series(
             points
                 .iter()
-                .map(|(x, r)| Circle::new((*x, r.median), 4, color.filled())),
+                .map(|(x, r)| Circle::new((*x, r.median), 3, color.filled())),
         )
         .map_err(plot_error)?;
-    // The rounds' range: a whisker from the lowest round to the highest.
     chart
         .draw_series(
             points.iter().map(|(x, r)| {
@@ -301,33 +395,25 @@ fn draw_line<DB: Backend>(
             }),
         )
         .map_err(plot_error)?;
-    Ok((line.label.clone(), color, width, line.dashed))
+    Ok((line.label.clone(), color, width))
 }
 
-/// The legend as a column of its own beside the plot: a sweep has many lines.
+/// The legend in the panel's upper left, over the plot: a panel has a few lines.
 fn draw_legend<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
-    entries: &[(String, RGBAColor, u32, bool)],
+    entries: &[(String, RGBAColor, u32)],
 ) -> anyhow::Result<()> {
-    let step = ((area.dim_in_pixel().1 as i32 - 40) / entries.len().max(1) as i32).clamp(8, 20);
-    for (i, (label, color, width, dashed)) in entries.iter().enumerate() {
-        let y = 40 + i as i32 * step;
-        let segments: &[(i32, i32)] = if *dashed {
-            &[(10, 18), (22, 30), (34, 40)]
-        } else {
-            &[(10, 40)]
-        };
-        for &(from, to) in segments {
-            area.draw(&PathElement::new(
-                vec![(from, y), (to, y)],
-                color.stroke_width(*width),
-            ))
-            .map_err(plot_error)?;
-        }
+    for (i, (label, color, width)) in entries.iter().enumerate() {
+        let y = 45 + i as i32 * 15;
+        area.draw(&PathElement::new(
+            vec![(75, y), (95, y)],
+            color.stroke_width(*width),
+        ))
+        .map_err(plot_error)?;
         area.draw(&Text::new(
             label.clone(),
-            (48, y - 7),
-            (FONT, 13).into_font(),
+            (100, y - 6),
+            (FONT, 11).into_font(),
         ))
         .map_err(plot_error)?;
     }
@@ -381,7 +467,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("scaling.svg");
         draw(&sweep_rows(), &path).unwrap();
-        for file in [path.clone(), efficiency_path(&path)] {
+        for file in [path.clone(), speedup_path(&path)] {
             let text = std::fs::read_to_string(&file).unwrap();
             let doc = roxmltree::Document::parse(&text).unwrap();
             let texts: Vec<&str> = doc
@@ -389,11 +475,15 @@ mod tests {
                 .filter_map(|n| n.text())
                 .map(str::trim)
                 .collect();
+            // One panel per thread model with a framework in it, each naming its runtime, and
+            // raw, the reference, in each; a framework is named alone where its panel says the
+            // runtime.
             for label in [
                 "raw",
-                "hyper (work-stealing)",
-                "hyper (per-core)",
-                "server threads T (log₂ scale)",
+                "hyper",
+                "one work-stealing runtime",
+                "per-core runtimes",
+                "server threads T (log₂)",
             ] {
                 assert!(
                     texts.contains(&label),
@@ -401,6 +491,9 @@ mod tests {
                     file.display()
                 );
             }
+            assert!(!texts.contains(&"thread per core"), "{texts:?}");
+            let count = |label: &str| texts.iter().filter(|t| **t == label).count();
+            assert_eq!(count("raw"), count("hyper"), "{texts:?}");
             // The T axis is labelled with T itself.
             assert!(texts.contains(&"8"), "{texts:?}");
             // A line per target (polylines), and a whisker per point.

@@ -500,7 +500,10 @@ mod tests {
         assert_eq!(cells(b)[1..4], ["20.0", "10.0", "100"], "{text}");
         assert_eq!(cells(reference)[1], "OPEN", "{text}");
         assert!(text.contains("rank k/s: "), "{text}");
-        assert!(!text.contains("rank bill") && !text.contains("rho"), "{text}");
+        assert!(
+            !text.contains("rank bill") && !text.contains("rho"),
+            "{text}"
+        );
         assert_eq!(long.failed, 0, "{text}");
         assert!(long.notes.contains("kept open"), "{}", long.notes);
     }

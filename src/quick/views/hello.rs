@@ -132,11 +132,7 @@ impl Run {
     }
 
     /// One server's row of the long hello table ([`HELLO_COLUMNS`]).
-    fn hello_long_row(
-        &self,
-        name: &str,
-        ranks: &[(&'static str, usize)],
-    ) -> [String; 11] {
+    fn hello_long_row(&self, name: &str, ranks: &[(&'static str, usize)]) -> [String; 11] {
         let dash = || "–".to_owned();
         let churn = self.hello.churn(name);
         let (rate, bound, connects, connect) = match churn {
