@@ -101,7 +101,7 @@ impl Framework for Rocket {
     // Fairness: Rocket's `http2` feature sends every plaintext connection through hyper-util's
     // auto builder, HTTP/1.1 ones too (a read for the preface first). Rocket is not counted
     // under callgrind (below), so its HTTP/1.1 cost was timed before and after instead:
-    // docs/generated/rocket-http2-ab.md.
+    // docs/history/rocket-http2-ab.md.
     const H2C: H2c = H2c::Serves("Rocket's `http2` feature (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)");
     // Not counted (false, the default): a counting `on_response` fairing was tried on
     // 2026-11-27. Under libfaketime alone, `serve rocket --max-requests 20` exited after 20
