@@ -35,7 +35,7 @@ fn main() {
     ));
     // framebench's own revision and features, for the environment of every results file. The
     // build script reruns after a commit (HEAD or a branch ref moves) and whenever the sources
-    // change, so `-dirty` (tracked files changed since the commit) is current for every build
+    // change, so `-dirty` (tracked files of the build changed since the commit) is current for every build
     // of changed sources. Only paths that exist are watched: cargo reruns a script on every
     // build when a watched path is missing.
     println!("cargo:rerun-if-changed=src");
@@ -58,8 +58,23 @@ fn main() {
     }
     let revision = match git(&["rev-parse", "HEAD"]) {
         Some(rev) => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.trim().is_empty());
+            // Dirty only where what is built or measured changed: a publication's own output
+            // (docs/, README.md) or a test beside the build does not make the binary another.
+            let dirty = git(&[
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                "src",
+                "benches",
+                "build.rs",
+                "Cargo.toml",
+                "Cargo.lock",
+                "fixtures",
+                "peers",
+                ".cargo",
+            ])
+            .is_some_and(|s| !s.trim().is_empty());
             format!("{}{}", rev.trim(), if dirty { "-dirty" } else { "" })
         }
         None => "unknown".to_owned(),

@@ -4,10 +4,9 @@
 # - `<!-- framebench ARGS: begin -->` … `<!-- framebench ARGS: end -->`: the output of
 #   `framebench ARGS` (inside a ```text fence when the block holds one), e.g. the framework
 #   table (`list --markdown`) and usage.md's diff example, recomputed from committed data;
-# - `<!-- FILE: begin -->` … `<!-- FILE: end -->` for a generated FILE the README quotes: the
-#   first screen (docs/generated/quick/screen.md, from `cargo run --release -- --out
-#   docs/generated/quick`) and the newcomer's times (docs/generated/fresh-clone.md, from
-#   scripts/fresh-clone.sh), each less its stamp line.
+# - `<!-- FILE: begin -->` … `<!-- FILE: end -->` for a generated FILE a guide quotes (the
+#   README's first screen and newcomer's times, driver.md's run against h2load, …), each less
+#   its stamp line.
 # FRAMEBENCH names the binary (default target/release/framebench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,8 +42,13 @@ for doc in README.md docs/*.md docs/methodology/*.md; do
     echo "$doc: framebench $args"
   done
 done
-for file in docs/generated/quick/screen.md docs/generated/fresh-clone.md; do
-  tail -n +2 "$file" >"$with"
-  replace README.md "<!-- $file: begin -->" "<!-- $file: end -->"
-  echo "README.md: $file"
+# Every guide's quotes of generated files, each less its stamp line.
+for doc in README.md docs/*.md docs/methodology/*.md; do
+  { grep -E '^<!-- docs/generated/.*: begin -->$' "$doc" || true; } | while IFS= read -r begin; do
+    file=${begin#<!-- }
+    file=${file%: begin -->}
+    tail -n +2 "$file" >"$with"
+    replace "$doc" "$begin" "<!-- $file: end -->"
+    echo "$doc: $file"
+  done
 done

@@ -19,9 +19,9 @@ use super::hello;
 use super::loopback::QuickLoopback;
 
 /// One in-process batch of the quick compare: one per cell in each of [`ROUNDS`] interleaved
-/// rounds, median taken. 25 ms: eight rounds of it cost each cell what five batches of 40 ms
+/// rounds, median taken. 20 ms: ten rounds of it cost each cell what five batches of 40 ms
 /// did when the cells were timed one after another.
-pub(crate) const SAMPLE: Duration = Duration::from_millis(25);
+pub(crate) const SAMPLE: Duration = Duration::from_millis(20);
 
 /// One measured cell.
 #[derive(Debug, Clone)]
@@ -67,10 +67,11 @@ pub(crate) struct Timed {
     pub(crate) spread_pct: f64,
 }
 
-/// Rounds of the quick compare's in-process cells: more than the six a distribution-free
-/// interval needs, so that its ends are the rounds' extremes (8 rounds: the lowest and highest
-/// bound the median at 99 %).
-pub(crate) const ROUNDS: usize = 8;
+/// Rounds of the quick compare's in-process cells: ten, the fewest whose distribution-free
+/// 95 % interval leaves out the lowest and the highest round (the 2nd and 9th bound the median
+/// at 97.9 %), so that one round caught in a hiccup of the host does not widen a cell's
+/// interval to a tie with every other (at 8 rounds one such round read iron's json ±89 %).
+pub(crate) const ROUNDS: usize = 10;
 
 /// Measures every in-process framework in `entries` on every quick scenario, in interleaved
 /// rounds ([`crate::timing`]): every cell's response is checked against the oracle, then each
@@ -133,8 +134,8 @@ pub(crate) fn run(
 }
 
 impl Timed {
-    /// The median of a cell's rounds, with the farthest end of its interval as the spread (at
-    /// [`ROUNDS`] rounds, the fastest and slowest round).
+    /// The median of a cell's rounds, with the farthest end of its 95 % interval as the spread
+    /// (at [`ROUNDS`] rounds, the second fastest and second slowest round).
     pub(crate) fn of_rounds(ns: &[f64]) -> Timed {
         let e = crate::interval::median_interval(ns).expect("at least one round");
         let ends = if e.bounded() {

@@ -107,7 +107,7 @@ impl Run {
     }
 
     /// Scenario `k`'s fastest in-process framework: the lowest median, each compared by its
-    /// median ± its farthest batch (the long table's `±`), which holds all five batches.
+    /// median ± the farther end of its rounds' 95 % interval (the long table's `±`).
     pub(crate) fn fastest(&self, k: usize) -> Lead {
         let candidates = self
             .frameworks()

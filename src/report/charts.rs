@@ -1,5 +1,5 @@
 //! The charts of `framebench report`: for each scenario, one sorted bar chart per metric
-//! (in-process time with criterion's interval as whiskers, instructions per request,
+//! (in-process time with its interval as whiskers, instructions per request,
 //! allocations per request, loopback time per request with its interval), written as SVG
 //! beside the report (`docs/generated/results/` for `docs/generated/results.md`) and embedded in it above the
 //! tables.
@@ -56,6 +56,9 @@ pub(crate) struct Sources<'a> {
     pub(crate) timings: &'a [Timing],
     pub(crate) counts: &'a [Count],
     pub(crate) allocs: &'a [crate::allocs::Measured],
+    /// The groups (`in_process`, `loopback`) whose times are `framebench time`'s interleaved
+    /// rounds rather than criterion's.
+    pub(crate) interleaved: &'a [&'static str],
 }
 
 impl Sources<'_> {
@@ -114,8 +117,20 @@ pub(crate) fn write(
                 continue;
             }
             let file = format!("{}-{}.svg", s.name, metric.slug);
+            // A time taken in interleaved rounds says so, in place of criterion's name.
+            let group = if metric.slug == "loopback" {
+                "loopback"
+            } else {
+                "in_process"
+            };
+            let title =
+                if metric.title.contains("criterion") && sources.interleaved.contains(&group) {
+                    metric.title.replace("criterion", "interleaved rounds")
+                } else {
+                    metric.title.to_owned()
+                };
             let panel = Panel {
-                title: format!("{}: {}", s.name, metric.title),
+                title: format!("{}: {title}", s.name),
                 axis: metric.axis.to_owned(),
                 higher_is_better: false,
                 format: metric.format,
@@ -129,6 +144,11 @@ pub(crate) fn write(
         }
     }
     if !sections.is_empty() {
+        let whiskers = if sources.interleaved.is_empty() {
+            "criterion's, for one run: see above for what it does not cover"
+        } else {
+            "of the median of `framebench time`'s interleaved rounds"
+        };
         let _ = writeln!(
             out,
             "## Charts\n\n\
@@ -136,8 +156,8 @@ pub(crate) fn write(
              loopback round trip, each sorted with the cheapest on top. Blue: frameworks; grey: \
              the floors (no routing, no handler); orange: the reference server `raw`, which answers \
              with bytes encoded at startup (no routing, no handler work, so its bar is what HTTP \
-             over the socket costs with nothing behind it). Whiskers: criterion's 95 % interval (one run; see above for what it does not cover). The \
-             tables below hold the same figures.\n\n{sections}"
+             over the socket costs with nothing behind it). Whiskers: the time's 95 % interval \
+             ({whiskers}). The tables below hold the same figures.\n\n{sections}"
         );
     }
     Ok(())

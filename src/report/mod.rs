@@ -138,6 +138,7 @@ pub(crate) fn generate(
             timings: timings.0,
             counts: &counts,
             allocs: &allocs,
+            interleaved: &interleaved,
         };
         charts::write(&mut out, &sources, dir, link)?;
     }

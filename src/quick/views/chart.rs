@@ -26,7 +26,10 @@ impl Run {
                 .collect();
             panels.push(Panel {
                 title: format!("{}: in-process time per request", s.name),
-                axis: "median of 5 batches, one thread (lower is better)".into(),
+                axis: format!(
+                    "median of {} interleaved rounds, one thread (lower is better)",
+                    crate::quick::ROUNDS
+                ),
                 higher_is_better: false,
                 format: crate::units::fmt_ns,
                 bars: times,

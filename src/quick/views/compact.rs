@@ -136,16 +136,18 @@ impl Run {
     fn compact_legend(&self, out: &mut String) {
         let setup = &self.setup;
         let legend = format!(
-            "µs: in-process time per request, median of 5 batches, one thread, no socket. \
+            "µs: in-process time per request, median of {} interleaved rounds (every cell once \
+             per round), one thread, no socket. \
              k/s: thousands of requests per second over loopback, {} connections, server {}, \
              {}. *: the best framework in the column, its interval clear of every other \
-             framework's (µs: median ± farthest batch; k/s: ratio to raw over the passes; as in \
+             framework's (µs: the rounds' 95 % interval; k/s: ratio to raw over the passes; as in \
              the long table). =: tied leaders, no single best: the best figure and each \
              framework whose interval overlaps it (floors and raw are not frameworks; a ~ rate \
              never leads). ~: the server was not saturated, so the rate is not its own \
              (client-bound or unsat in the long table). Every cell was checked against the \
              oracle first. Allocations, CPU per request, p99, the ratio to raw and the marks \
              explained: the long table.",
+            crate::quick::ROUNDS,
             setup.connections,
             server_threads(setup),
             setup.params.pinning.label(),

@@ -110,7 +110,7 @@ fn long_header(out: &mut String, setup: &QuickLoopback, options: Options, sample
     let _ = writeln!(
         out,
         "options: {}; in-process: median time per request of {} interleaved rounds of one \
-         ~{sample:?} batch per cell (± the farthest round), one thread; \
+         ~{sample:?} batch per cell (± the farthest end of the rounds' 95 % interval), one thread; \
          allocs/req: alloc calls of one dispatch (+ reallocs), every thread, `framebench allocs` \
          (`~`: its repeats agreed on these calls but not on the bytes; `varies`: not on the \
          calls either)",
