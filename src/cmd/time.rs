@@ -282,7 +282,7 @@ pub(crate) fn table(results: &Results) -> anyhow::Result<String> {
     let _ = writeln!(
         out,
         "{} rounds; median per request with its 95 % interval over the rounds; × {}: the ratio \
-         to {} within each round; a rank is shared (=) where the rounds do not separate two cells",
+         to {} within each round; a rank is shared (=) unless the rounds put two cells more than 5 % apart",
         detail.rounds, detail.floor, detail.floor
     );
     let _ = writeln!(out, "{}", detail.pinning);

@@ -36,6 +36,7 @@ impl Run {
             return "rank k/s: no framework has a saturated hello rate".into();
         }
         let mut distinct: Vec<usize> = ranks.iter().map(|(_, r)| *r).collect();
+        distinct.sort_unstable();
         distinct.dedup();
         format!(
             "rank k/s: by saturated hello req/s, 1 = most; a rank is shared (=) where the \
