@@ -38,6 +38,11 @@ cd "$(dirname "$0")/.."
 PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds)
 root=${CARGO_TARGET_DIR:-target}/publish
 
+# The full commit a generated Markdown file names within its first 30 lines, or nothing.
+measured_at() {
+  head -30 "$1" | grep -oE 'Measured at: [0-9a-f]{40}' | head -1 | awk '{ print $3 }' || true
+}
+
 changed_since() { # commits that changed what is measured since $1
   git rev-list --count "$1..HEAD" -- src benches peers Cargo.lock 2>/dev/null || echo "?"
 }
@@ -50,7 +55,7 @@ fi
 if [ "${1:-}" = --status ]; then
   printf '%-58s %-9s %s\n' "file" "commit" "commits since that changed src/, benches/, peers/ or Cargo.lock"
   find docs/generated -name '*.md' ! -name README.md | sort | while read -r f; do
-    sha=$(head -30 "$f" | grep -oE 'Measured at: [0-9a-f]{40}' | head -1 | awk '{ print $3 }' || true)
+    sha=$(measured_at "$f")
     if [ -z "$sha" ]; then
       printf '%-58s %-9s %s\n' "${f#docs/generated/}" "-" "no Measured at: line"
     else
@@ -207,7 +212,7 @@ index() {
   echo "|---|---|---|"
   find docs/generated -name '*.md' ! -path docs/generated/README.md | sort | while read -r f; do
     local sha window
-    sha=$(head -30 "$f" | grep -oE 'Measured at: [0-9a-f]{40}' | head -1 | awk '{ print $3 }' || true)
+    sha=$(measured_at "$f")
     window=$(head -30 "$f" | grep -m1 -oE 'Window: [^,]*' | sed 's/Window: //' || true)
     echo "| \`${f#docs/generated/}\` | ${sha:0:7}${sha:+} | ${window:-–} |"
   done

@@ -77,28 +77,43 @@ pub(crate) fn median_interval(samples: &[f64]) -> Option<Estimate> {
 /// no rank claims an order its data does not separate. Returns each input's rank, in input
 /// order; an unbounded interval separates from nothing.
 pub(crate) fn shared_ranks(items: &[(f64, f64, f64)], highest: bool) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..items.len()).collect();
-    idx.sort_by(|&a, &b| {
-        let (a, b) = (items[a].0, items[b].0);
-        if highest {
-            b.total_cmp(&a)
-        } else {
-            a.total_cmp(&b)
-        }
-    });
-    let worse = |best: usize, other: usize| {
-        let ((_, blo, bhi), (_, olo, ohi)) = (items[best], items[other]);
-        if highest {
-            ohi < blo
-        } else {
-            olo > bhi
-        }
-    };
-    let mut rank = vec![0; items.len()];
+    ranks_by(
+        items.len(),
+        |a, b| {
+            let (a, b) = (items[a].0, items[b].0);
+            if highest {
+                b.total_cmp(&a)
+            } else {
+                a.total_cmp(&b)
+            }
+        },
+        |best, other| {
+            let ((_, blo, bhi), (_, olo, ohi)) = (items[best], items[other]);
+            if highest {
+                ohi < blo
+            } else {
+                olo > bhi
+            }
+        },
+    )
+}
+
+/// The shared ranking of `n` items, in input order: sorted best first by `order`, an item
+/// opens a new rank (its place in that order) only when `apart(g, it)` holds for every item `g`
+/// of the current rank, and shares that rank otherwise. Every ranking framebench prints is
+/// made here ([`shared_ranks`], [`crate::timing::shared_ranks`]).
+pub(crate) fn ranks_by(
+    n: usize,
+    order: impl Fn(usize, usize) -> std::cmp::Ordering,
+    apart: impl Fn(usize, usize) -> bool,
+) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| order(a, b));
+    let mut rank = vec![0; n];
     let mut group: Vec<usize> = Vec::new();
     let mut current = 0;
     for (pos, &i) in idx.iter().enumerate() {
-        if group.is_empty() || group.iter().all(|&g| worse(g, i)) {
+        if group.is_empty() || group.iter().all(|&g| apart(g, i)) {
             current = pos + 1;
             group.clear();
         }

@@ -93,12 +93,22 @@ pub fn run(args: TimeArgs) -> anyhow::Result<ExitCode> {
         let out = cells::in_process(&plan, &config, rounds, batch, &interrupted);
         ("time/in_process", "null", label, out)
     };
-    let results = results_of(bench, floor, pinning, rounds, batch, cells, started);
+    let detail = Detail {
+        rounds,
+        batch_ms: batch.as_secs_f64() * 1e3,
+        floor: floor.to_owned(),
+        order: "every cell once per round; each round the last rotated by one, every other \
+                round reversed"
+            .into(),
+        pinning,
+        cells,
+    };
+    let results = results_of(bench, &detail, started);
     let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
     if to_stdout {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", table(&results)?);
+        print!("{}", table(&detail));
     }
     if let Some(path) = args.json.as_deref().filter(|_| !to_stdout) {
         results.write(path)?;
@@ -108,7 +118,6 @@ pub fn run(args: TimeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("interrupted: the rounds measured so far are above");
         return Ok(ExitCode::from(130));
     }
-    let detail = detail_of(&results)?;
     let failed: Vec<String> = detail
         .cells
         .iter()
@@ -221,16 +230,9 @@ fn announce(plan: &[Plan], rounds: usize, batch: std::time::Duration, pinning: &
 }
 
 /// The results file: one `time` figure per timed cell, and the rounds themselves in `detail`.
-fn results_of(
-    bench: &str,
-    floor: &str,
-    pinning: String,
-    rounds: usize,
-    batch: std::time::Duration,
-    cells: Vec<CellRounds>,
-    started: std::time::SystemTime,
-) -> Results {
-    let figures = cells
+fn results_of(bench: &str, detail: &Detail, started: std::time::SystemTime) -> Results {
+    let figures = detail
+        .cells
         .iter()
         .filter_map(|c| {
             let t = c.time?;
@@ -249,16 +251,6 @@ fn results_of(
         figures,
         crate::provenance::Provenance::here(crate::provenance::Window::since(started)),
     );
-    let detail = Detail {
-        rounds,
-        batch_ms: batch.as_secs_f64() * 1e3,
-        floor: floor.to_owned(),
-        order: "every cell once per round; each round the last rotated by one, every other \
-                round reversed"
-            .into(),
-        pinning,
-        cells,
-    };
     results.detail = serde_json::to_value(detail).ok();
     results
 }
@@ -275,9 +267,8 @@ pub(crate) fn detail_of(results: &Results) -> anyhow::Result<Detail> {
 
 /// The terminal table: per scenario and variant, the cells fastest first with their shared
 /// rank, median and interval, and ratio to the floor.
-pub(crate) fn table(results: &Results) -> anyhow::Result<String> {
+pub(crate) fn table(detail: &Detail) -> String {
     use std::fmt::Write as _;
-    let detail = detail_of(results)?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -338,5 +329,5 @@ pub(crate) fn table(results: &Results) -> anyhow::Result<String> {
             let _ = writeln!(out, "{:>5}  {:<14} {why}", "–", c.framework);
         }
     }
-    Ok(out)
+    out
 }

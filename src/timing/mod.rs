@@ -132,23 +132,11 @@ pub(crate) fn separated(a: &[f64], b: &[f64]) -> Option<std::cmp::Ordering> {
 /// Returns each input's rank, in input order.
 pub(crate) fn shared_ranks(cells: &[&[f64]]) -> Vec<usize> {
     let median = |v: &[f64]| interval::median_interval(v).map_or(f64::INFINITY, |e| e.point);
-    let mut idx: Vec<usize> = (0..cells.len()).collect();
-    idx.sort_by(|&a, &b| median(cells[a]).total_cmp(&median(cells[b])));
-    let mut rank = vec![0; cells.len()];
-    let mut group: Vec<usize> = Vec::new();
-    let mut current = 0;
-    for (pos, &i) in idx.iter().enumerate() {
-        let apart = group
-            .iter()
-            .all(|&g| separated(cells[g], cells[i]) == Some(std::cmp::Ordering::Less));
-        if group.is_empty() || apart {
-            current = pos + 1;
-            group.clear();
-        }
-        group.push(i);
-        rank[i] = current;
-    }
-    rank
+    interval::ranks_by(
+        cells.len(),
+        |a, b| median(cells[a]).total_cmp(&median(cells[b])),
+        |g, i| separated(cells[g], cells[i]) == Some(std::cmp::Ordering::Less),
+    )
 }
 
 /// One timed cell as `--json` keeps it beside its figure: the rounds themselves, so that a
