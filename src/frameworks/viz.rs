@@ -147,8 +147,8 @@ impl Framework for Viz {
             async move {
                 // viz's default builder (hyper-util's auto, which also answers HTTP/2 with
                 // prior knowledge wherever the build turns on hyper's `http2`, as the default
-                // build does through other frameworks: docs/http2-research.md; the driver speaks
-                // HTTP/1.1, and the preface check costs once per connection) with the
+                // build does through other frameworks: docs/history/http2-research.md; the
+                // driver speaks HTTP/1.1, and the preface check costs once per connection) with the
                 // keep-alive bound every server has: how long a connection may wait for a
                 // request head.
                 let mut builder = Builder::new(TokioExecutor::new());

@@ -23,8 +23,8 @@ pub(crate) const QUICK_BUDGET: Duration = Duration::from_secs(225);
 
 /// Connections per server thread in the quick compare's loopback cells. On this project's
 /// 2-core machine, `load --threads 1` keeps event-driven servers at 93–98 % of their core from
-/// 8 connections on, against 45–70 % at 2 (docs/driver.md); 16 leaves a margin. A cell whose
-/// server still is not saturated is marked ([`super::stats::Bound`]).
+/// 8 connections on, against 45–70 % at 2 (docs/history/driver.md); 16 leaves a margin. A
+/// cell whose server still is not saturated is marked ([`super::stats::Bound`]).
 pub(crate) const QUICK_CONNECTIONS_PER_THREAD: usize = 16;
 
 /// Passes over every loopback cell in the quick compare; each cell reports its best pass. This

@@ -23,6 +23,7 @@ pub(crate) use cells::{run, time_per_request, Run, ROUNDS, SAMPLE};
 
 /// The scenarios the quick compare measures: every one, the seven fixed `GET`s and the four that
 /// read a query or a body (issue 42). Taking in the four cost the other columns some of their
-/// time: in-process batches of 40 ms rather than 60 (now [`ROUNDS`] interleaved rounds of [`SAMPLE`]) and 6 loopback passes rather
-/// than 8 ([`loopback::QUICK_PASSES`]); docs/driver.md ("Best of 6 passes") gives the figures.
+/// time: in-process batches of 40 ms rather than 60 (now [`ROUNDS`] interleaved rounds of
+/// [`SAMPLE`]) and 6 loopback passes rather than 8 ([`loopback::QUICK_PASSES`]);
+/// docs/history/driver.md ("Best of 6 passes") gives the figures.
 pub(crate) const QUICK_SCENARIOS: &[crate::oracle::Scenario] = crate::oracle::SCENARIOS;

@@ -175,6 +175,7 @@ pub(super) fn write_consistency(
     deltas: &[Delta],
     counts: &[Count],
     allocs: &[crate::allocs::Measured],
+    loopback_source: &str,
 ) {
     out.push_str(
         "## Consistency: time against the exact counts\n\n\
@@ -183,7 +184,7 @@ pub(super) fn write_consistency(
          the counts\") gives their rules and explains the findings of the published run.\n\n",
     );
     write_count_findings(out, deltas, counts, allocs);
-    write_time_against_ratios(out, &time_against_ratios(timings, deltas));
+    write_time_against_ratios(out, &time_against_ratios(timings, deltas), loopback_source);
     super::scenario_ratios::write(out, &super::scenario_ratios::pairs(timings, counts));
     let baselines: Vec<&str> = crate::frameworks::REGISTRY
         .iter()
@@ -191,7 +192,11 @@ pub(super) fn write_consistency(
         .map(|e| e.name)
         .collect();
     write_baseline_outliers(out, &baseline_outliers(timings, &baselines));
-    write_instructions_against_time(out, &instructions_against_time(timings, counts));
+    write_instructions_against_time(
+        out,
+        &instructions_against_time(timings, counts),
+        loopback_source,
+    );
 }
 
 /// [`findings`] as a table, contradictions first.

@@ -153,7 +153,19 @@ pub(crate) fn generate(
     );
     write_counts(&mut out, &counts, "in_process");
     write_allocs(&mut out, &allocs);
-    write_consistency(&mut out, timings.0, &deltas, &counts, &allocs);
+    let loopback_source = if interleaved.contains(&"loopback") {
+        "`framebench time --loopback`, interleaved rounds"
+    } else {
+        "criterion, pre-encoded client"
+    };
+    write_consistency(
+        &mut out,
+        timings.0,
+        &deltas,
+        &counts,
+        &allocs,
+        loopback_source,
+    );
     Ok((out, results))
 }
 
@@ -260,7 +272,7 @@ mod tests {
         );
         assert_eq!(found[0].counts, "+5,838 instructions");
         let mut out = String::new();
-        write_consistency(&mut out, &[], &deltas, &counts, &[]);
+        write_consistency(&mut out, &[], &deltas, &counts, &[], "criterion");
         assert!(
             out.contains("1 contradiction(s), 0 other finding(s)"),
             "{out}"
@@ -350,7 +362,7 @@ mod tests {
             count("quick", "loopback/hello", 9_865.0),
         ];
         let mut out = String::new();
-        write_consistency(&mut out, &timings, &[ratio], &counts, &[]);
+        write_consistency(&mut out, &timings, &[ratio], &counts, &[], "criterion");
         for expected in [
             "### Differences against the counts",
             "| hello | 1 | 1 |",

@@ -250,19 +250,24 @@ pub(crate) fn instructions_against_time(timings: &[Timing], counts: &[Count]) ->
 }
 
 /// The time-against-ratios part of the consistency section.
-pub(super) fn write_time_against_ratios(out: &mut String, columns: &[Column]) {
+/// `source` names where the loopback times come from (`framebench time --loopback`'s
+/// interleaved rounds, or criterion's).
+pub(super) fn write_time_against_ratios(out: &mut String, columns: &[Column], source: &str) {
     out.push_str("### Loopback time order against the paired ratios\n\n");
     if columns.is_empty() {
         out.push_str("No paired ratios to `raw`: `framebench deltas` has not run.\n\n");
         return;
     }
-    out.push_str(
-        "Two servers of one column disagree when their loopback times (criterion, pre-encoded \
-         client) order them one way, the two intervals not overlapping, and their paired ratios \
-         to `raw` the other way, the two ratios' intervals not overlapping (so that the pair's \
-         own ratio, `[R_A.lo / R_B.hi, R_A.hi / R_B.lo]`, excludes 1; against `raw` itself, \
-         whose ratio is 1, the other's ratio excludes 1). The ratios are paired and the times \
-         are not: where they disagree, read the ratio.\n\n",
+    let _ = writeln!(
+        out,
+        "Two servers of one column disagree when their loopback times ({source}) order them one \
+         way, the two intervals not overlapping, and their paired ratios to `raw` (`framebench \
+         deltas`, run at another time, one connection held for its rounds) the other way, the \
+         two ratios' intervals not overlapping (so that the pair's own ratio, `[R_A.lo / \
+         R_B.hi, R_A.hi / R_B.lo]`, excludes 1; against `raw` itself, whose ratio is 1, the \
+         other's ratio excludes 1). The two runs differ in when they ran and in the connection \
+         (the times open one per batch), so a disagreement names the pair to measure again, \
+         not which witness is right.\n"
     );
     table_of(
         out,
@@ -284,16 +289,22 @@ pub(super) fn write_time_against_ratios(out: &mut String, columns: &[Column]) {
 }
 
 /// The instructions-against-time part of the consistency section.
-pub(super) fn write_instructions_against_time(out: &mut String, found: &[Disagreement]) {
+/// `source` as in [`write_time_against_ratios`].
+pub(super) fn write_instructions_against_time(
+    out: &mut String,
+    found: &[Disagreement],
+    source: &str,
+) {
     out.push_str("### Loopback instructions against loopback time\n\n");
     let _ = writeln!(
         out,
         "Two servers disagree when one counts at least {:.0} % more loopback instructions per \
          request than the other (callgrind, whole server process) yet takes less time over \
-         loopback (criterion, pre-encoded client), the two time intervals not overlapping. The \
+         loopback ({}), the two time intervals not overlapping. The \
          counts hold user-space instructions only; the time holds the kernel and the wake-ups \
          too. {} disagreement(s).\n",
         (INSTRUCTION_MARGIN - 1.0) * 100.0,
+        source,
         found.len()
     );
     write_disagreements(out, found, "instructions per request");
@@ -380,7 +391,7 @@ mod tests {
         assert!(found[1].times.starts_with("quick 12.00 µs"), "{found:?}");
         assert!(found[1].against.starts_with("quick 0.830"), "{found:?}");
         let mut out = String::new();
-        write_time_against_ratios(&mut out, &columns);
+        write_time_against_ratios(&mut out, &columns, "criterion");
         assert!(out.contains("| hello | 3 | 2 |"), "{out}");
         assert!(out.contains("| hello | quick 12.00 µs"), "{out}");
     }
@@ -423,7 +434,7 @@ mod tests {
         assert_eq!(found[0].times, "quick 12.00 µs ±<1 % < raw 15.36 µs ±<1 %");
         assert_eq!(found[0].against, "quick 9,865 > raw 2,216 (×4.45)");
         let mut out = String::new();
-        write_instructions_against_time(&mut out, &found);
+        write_instructions_against_time(&mut out, &found, "criterion");
         assert!(out.contains("at least 20 % more"), "{out}");
         assert!(out.contains("1 disagreement(s)"), "{out}");
         assert!(out.contains("| hello | quick 12.00 µs"), "{out}");

@@ -130,9 +130,10 @@ pub(crate) fn parse_gates(text: &str) -> anyhow::Result<Vec<Gate>> {
 }
 
 /// The largest move of a timed figure between two sequential runs of one build on this
-/// project's machine: criterion put identical builds −27 % and +31 % apart (docs/usage.md,
-/// "Differences"). A timed change counts, prints as a number and can cross a gate only beyond
-/// it, and only when the two intervals separate (docs/methodology/README.md, "Comparing runs").
+/// project's machine: criterion put identical builds −27 % and +31 % apart
+/// (docs/history/usage.md, "Differences"). A timed change counts, prints as a number and can
+/// cross a gate only beyond it, and only when the two intervals separate
+/// (docs/methodology/README.md, "Comparing runs").
 pub(crate) const TIME_NOISE_PCT: f64 = 31.0;
 
 /// One cell present in both files.
