@@ -244,18 +244,10 @@ fn every_generated_file_names_what_produced_it() {
     );
 }
 
-/// The files of docs/generated/ not yet written by a run of `scripts/publish.sh`: the h2c
-/// results and the seeds, whose guides (docs/methodology/http2.md, docs/seeds.md) still quote
-/// their figures by hand, so that a new run would contradict them until those guides are
-/// rewritten around generated blocks; the fresh clone and the 2-CPU sweep, not run in the
-/// first publication for want of time. Each keeps the commit it names; the list only shrinks.
-const NOT_REPUBLISHED: &[&str] = &["h2c.md", "seeds/", "fresh-clone.md", "scaling/2-cpus.md"];
-
 /// One publication, one commit (`scripts/publish.sh`): every Markdown file in docs/generated/
 /// names the commit it was measured at on a `Measured at: <40 hex>` line within its first 30
 /// lines, and every one names the same commit, but for the files that need a lent many-core
-/// machine, which keep their own and say so in their names (`16-cpus`), and those of
-/// [`NOT_REPUBLISHED`], which must name another.
+/// machine, which keep their own and say so in their names (`16-cpus`).
 #[test]
 fn every_published_file_names_one_commit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/generated");
@@ -271,17 +263,12 @@ fn every_published_file_names_one_commit() {
     };
     let mut commits: Vec<(String, String)> = Vec::new();
     let mut unnamed = Vec::new();
-    let mut older = Vec::new();
     for path in files_under(&root) {
         let name = path.strip_prefix(&root).unwrap().display().to_string();
         if path.extension().is_none_or(|e| e != "md") || name == "README.md" {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        if NOT_REPUBLISHED.iter().any(|p| name.starts_with(p)) {
-            older.push((name, measured_at(&text)));
-            continue;
-        }
         match measured_at(&text) {
             Some(sha) => commits.push((name, sha)),
             None => unnamed.push(name),
@@ -304,16 +291,6 @@ fn every_published_file_names_one_commit() {
     assert!(
         other.is_empty(),
         "docs/generated/ mixes commits: most name {}, these another: {other:?}",
-        &first[..7]
-    );
-    let republished: Vec<&String> = older
-        .iter()
-        .filter(|(_, sha)| sha.as_ref() == Some(first))
-        .map(|(n, _)| n)
-        .collect();
-    assert!(
-        republished.is_empty(),
-        "republished at {}: take these off NOT_REPUBLISHED: {republished:?}",
         &first[..7]
     );
 }
