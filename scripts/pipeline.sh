@@ -19,13 +19,9 @@ else
   cargo build --quiet
   bin=${CARGO_TARGET_DIR:-target}/debug/framebench
 fi
-# compare: exit 1 means a cell failed (ohkami answers no pipelined batch), which the table records
-# as FAIL and is part of the result; any other non-zero exit (a bad flag, no build) stops here.
-compare() {
-  local status=0
-  flock /tmp/measure.lock "$bin" compare "$@" || status=$?
-  [ "$status" -le 1 ] || exit "$status"
-}
+# shellcheck source=scripts/lib/cells.sh
+source scripts/lib/cells.sh
+compare() { cells_recorded flock /tmp/measure.lock "$bin" compare "$@"; }
 for depth in 16 128; do
   compare --scenarios hello --pipeline "$depth" -c "$conns" -d "$duration" --quiet \
     --markdown "$out/pipeline-$depth.md"

@@ -13,6 +13,8 @@
 # belong to the scaling sweep: docs/scaling.md and docs/generated/scaling/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/cells.sh
+source scripts/lib/cells.sh
 DURATION=${DURATION:-5s}
 ARTICLE=${ARTICLE:-1}
 SEEDS=${SEEDS:-000 001 002 003 004}
@@ -27,9 +29,10 @@ run() { # output name, then the compare arguments; D=… before it sets that run
   local seed=$1; shift
   local cmd=(compare "$@" -d "${D:-$DURATION}" --quiet --markdown "$out/$seed.md" --json "$out/$seed.json" --plot "$out/$seed.png")
   echo "== seed $seed: framebench ${cmd[*]}"
-  # A cell that fails the oracle or crashes is part of the result, not an error of the script.
-  # Each file's first line names this exact command and the commit (docs/generated/README.md).
-  "$FRAMEBENCH" "${cmd[@]}" || true
+  # A cell that fails the oracle or crashes is part of the result, not an error of the script
+  # (cells_recorded). Each file's first line names this exact command and the commit
+  # (docs/generated/README.md).
+  cells_recorded "$FRAMEBENCH" "${cmd[@]}"
 }
 
 # best_of NAME N ARGS...: the article's best of N runs of one compare; the runs' JSON files are
@@ -40,7 +43,7 @@ best_of() {
   mkdir -p "$out/$name"
   for i in $(seq "$n"); do
     echo "== seed $name, run $i of $n: framebench compare $* --quiet --json $out/$name/run-$i.json"
-    "$FRAMEBENCH" compare "$@" --quiet --json "$out/$name/run-$i.json" >/dev/null || true
+    cells_recorded "$FRAMEBENCH" compare "$@" --quiet --json "$out/$name/run-$i.json" >/dev/null
   done
   scripts/best-of.py "$out/$name.md" "framebench compare $*" "$out/$name"/run-*.json
 }
