@@ -19,9 +19,9 @@
 //! (`framebench::registry!`, the same lines that build `REGISTRY`): a framework added there gets
 //! its function here, and a framework whose feature is off gets a function with no cells. The
 //! scenarios are named once more below, one `#[bench]` line per scenario and logging; everything
-//! else about a cell is read from the oracle and the registry. `tests/bench_cli.rs` checks that
-//! the lines name every scenario of the oracle that runs without Redis, so a new scenario cannot
-//! be left uncounted.
+//! else about a cell is read from the oracle and the registry. `tests/testsuite/bench_cli.rs`
+//! checks that the lines name every scenario of the oracle that runs without Redis, so a new
+//! scenario cannot be left uncounted.
 
 use gungraun::{library_benchmark, library_benchmark_group, main, LibraryBenchmarkConfig};
 

@@ -8,7 +8,7 @@
 # on a VM whose speed moves: the README's 10-minute build bound is stated with it.
 #
 # Writes docs/generated/fresh-clone.md (or $OUT), stamped with the commit; scripts/readme.sh
-# copies its time box into the README, and tests/docs.rs fails while the two differ.
+# copies its time box into the README, and tests/testsuite/docs.rs fails while the two differ.
 #
 #   scripts/fresh-clone.sh                 # about 25 min on this project's 2-core machine
 #   KEEP=1 scripts/fresh-clone.sh          # keep the temporary folder (its path is printed)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Rewrites the generated blocks of README.md and docs/*.md (tests/docs.rs fails while one is
-# stale):
+# Rewrites the generated blocks of README.md and docs/*.md (tests/testsuite/docs.rs fails while one
+# is stale):
 # - `<!-- framebench ARGS: begin -->` … `<!-- framebench ARGS: end -->`: the output of
 #   `framebench ARGS` (inside a ```text fence when the block holds one), e.g. the framework
 #   table (`list --markdown`) and usage.md's diff example, recomputed from committed data;

@@ -8,8 +8,8 @@
 //!   that does not exist hides the tool, which is how CI runs the suite as a fresh machine sees
 //!   it: `FRAMEBENCH_REDIS_SERVER=/nonexistent cargo test`.
 //! - `FRAMEBENCH_REQUIRE=redis,go,…` (or `all`) turns a missing tool into a failure: commands
-//!   exit 1 with one line, `cargo test` fails (`tests/tools.rs`), the callgrind benches exit 1.
-//!   CI sets it for its full run, so a silently skipped suite cannot pass there.
+//!   exit 1 with one line, `cargo test` fails (`tests/testsuite/tools.rs`), the callgrind benches
+//!   exit 1. CI sets it for its full run, so a silently skipped suite cannot pass there.
 //!
 //! [`build_step`] runs a build (the Go peers' `go build`) under a bound of its own, never inside
 //! a server's start-up timeout, and leaves nothing half-written behind.

@@ -1,6 +1,9 @@
+//! A test binary of its own, apart from tests/testsuite: it installs the counting allocator as
+//! the process's `#[global_allocator]`, whose counters are process-global, so no other test may
+//! run beside it.
+//!
 //! The counting allocator counts what other threads allocate while a region is open, and
-//! nothing outside a region. One test in its own binary: the counters are process-global, so no other test may run
-//! beside it.
+//! nothing outside a region.
 
 #[global_allocator]
 static GLOBAL: framebench::allocs::Global = framebench::allocs::Global;

@@ -1,6 +1,9 @@
+//! A test binary of its own, apart from tests/testsuite: it installs the counting allocator as
+//! the process's `#[global_allocator]`, whose counters are process-global, so no other test may
+//! run beside it.
+//!
 //! A cell whose repeats allocate differently is reported as failed, with every count seen,
-//! never averaged; the same harness counts a steady one. One test in its own binary: the
-//! counters are process-global, so no other test may run beside it.
+//! never averaged; the same harness counts a steady one.
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,10 +1,12 @@
+//! A test binary of its own, apart from tests/testsuite: it installs the counting allocator as
+//! the process's `#[global_allocator]`, which counts every thread of the process, so no other
+//! test may run beside it (and the server runs as a child process).
+//!
 //! The load driver's hot loop allocates nothing per request, with bodies too: the client run
 //! for 2,000 requests allocates what it allocates for 200 (its threads, histograms and
 //! connection state), within one buffer per connection for an answer cut across two reads. Its
 //! requests are encoded once, into a ring, before its threads start (`driver::client::Ring`).
-//! `framebench allocs` counts in-process dispatch, not the driver, hence this test. One binary
-//! of its own: the counting allocator counts every thread of the process, so the server runs as
-//! a child process.
+//! `framebench allocs` counts in-process dispatch, not the driver, hence this test.
 
 use std::path::Path;
 

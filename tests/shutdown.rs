@@ -1,6 +1,8 @@
+//! A test binary of its own, apart from tests/testsuite: it counts the process's threads
+//! (`/proc/self/task`), so no other test's threads may change the count.
+//!
 //! `ServerHandle::shutdown` stops the server and joins every thread it started, even with
-//! keep-alive connections still open. Alone in its own test binary, so that no other test's
-//! threads change the count.
+//! keep-alive connections still open.
 
 use std::io::Write;
 use std::net::TcpStream;

@@ -358,8 +358,8 @@ const BODIES_HEAD: &str = "hostile bodies, each `POST /upload` on a new connecti
     (docs/methodology/bodies.md): a 4xx (its status) or `closed` refuses it; `read all`: a 200 \
     whose answer is the digest of the body the client sent; `WRONG`: a 200 for another body, \
     one the framework handed its handler though the client did not send it; `HANG`: no answer \
-    and no close within 8 s. A report, not a gate: tests/bodies.rs gates them, with the wrong \
-    bodies docs/methodology/bodies.md records.";
+    and no close within 8 s. A report, not a gate: tests/testsuite/bodies.rs gates them, with \
+    the wrong bodies docs/methodology/bodies.md records.";
 
 /// The line before the h2c rules' legend.
 const H2C_RULES_HEAD: &str = "h2c rules (a report, not a gate: docs/methodology/http2.md):";

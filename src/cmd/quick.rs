@@ -121,7 +121,7 @@ fn write_files(
 }
 
 /// The screen file: the stamp, the commit and the window on lines of their own, then the screen
-/// as a text block. The README quotes it whole but for the stamp (tests/docs.rs).
+/// as a text block. The README quotes it whole but for the stamp (tests/testsuite/docs.rs).
 fn screen_file(screen: &str, window: Window) -> String {
     crate::generated::markdown(&format!(
         "{}\n\n```text\n{}\n```\n",

@@ -102,7 +102,7 @@ macro_rules! registry {
 /// spares `cargo test --release` compiling every framework's code a second time for the unit
 /// test harness (docs/history.md, "CI": that second build was 252 s beside the lib's 272 s).
 /// The tests that need the whole registry (the README's table, the methodology's rows) are in
-/// tests/docs.rs, against the lib as users build it.
+/// tests/testsuite/docs.rs, against the lib as users build it.
 macro_rules! entries {
     ($([$($feature:literal)?] $kind:ident $module:ident: $($ty:ident$(<$generic:ty>)?),+;)*) => {
         $(
@@ -151,7 +151,7 @@ macro_rules! features {
         #[cfg(test)]
         const FEATURES: &[&str] = &[$($($feature,)?)*];
         /// How many entries the registry's lines name: [`REGISTRY`]'s length with every
-        /// feature on (tests/docs.rs tells a full build from a partial one by it).
+        /// feature on (tests/testsuite/docs.rs tells a full build from a partial one by it).
         pub const ENTRIES: usize = [$($(stringify!($ty)),+),*].len();
     };
 }

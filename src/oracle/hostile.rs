@@ -1,6 +1,6 @@
 //! Hostile request bodies sent to `POST /upload` (issue 42): the cases, sending one to a server,
 //! and judging what came back. `framebench check --conformance` reports them per server, beside
-//! what each does with a body far over its limit; tests/bodies.rs gates them against the
+//! what each does with a body far over its limit; tests/testsuite/bodies.rs gates them against the
 //! outcomes docs/methodology/bodies.md records.
 //!
 //! A server must refuse each case (a 4xx, or closing the connection) within [`TIMEOUT`], and no
@@ -225,7 +225,7 @@ impl Verdict {
 }
 
 /// What a server did, in a few words: `closed`, the status and the start of the body, or the
-/// hang. tests/bodies.rs matches its recorded outcomes against this.
+/// hang. tests/testsuite/bodies.rs matches its recorded outcomes against this.
 pub fn said(outcome: &anyhow::Result<Outcome>) -> String {
     match outcome {
         Ok(Outcome::Status(s, body)) => format!("{s} {}", start(body)),

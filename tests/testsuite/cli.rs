@@ -11,9 +11,7 @@ use framebench::check::raw_get;
 use framebench::frameworks::REGISTRY;
 use framebench::oracle::SCENARIOS;
 
-mod common;
-
-use common::{assert_one_line_error, run, BIN};
+use crate::common::{assert_one_line_error, run, BIN};
 
 #[test]
 fn list_shows_every_framework_with_version_and_every_scenario() {

@@ -1,5 +1,7 @@
 //! What the tests of the `framebench` binary share: running it, and checking that a refusal is
-//! one line with the right exit code.
+//! one line with the right exit code; and [`plant`], the report's planted sources.
+
+pub(crate) mod plant;
 
 use std::process::{Command, Output};
 

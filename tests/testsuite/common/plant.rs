@@ -1,6 +1,6 @@
 //! Sources of `framebench report` planted in a target folder as the benches leave them, and the
-//! report run on them: shared by the tests of the report (tests/bench_cli.rs,
-//! tests/provenance.rs).
+//! report run on them: shared by the tests of the report (tests/testsuite/bench_cli.rs,
+//! tests/testsuite/provenance.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

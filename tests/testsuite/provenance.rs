@@ -3,10 +3,7 @@
 
 use std::path::Path;
 
-#[path = "common/plant.rs"]
-mod plant;
-
-use plant::{plant_criterion_cell, plant_summary, report};
+use crate::common::plant::{plant_criterion_cell, plant_summary, report};
 
 /// The file a bench target writes when it starts measuring (`framebench::bench::record_run`):
 /// `commit` measured `bench` of `tool`, from an hour ago, on a machine named `Planted CPU`.

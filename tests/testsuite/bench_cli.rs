@@ -15,9 +15,7 @@ use framebench::oracle;
 
 const BIN: &str = env!("CARGO_BIN_EXE_framebench");
 
-#[path = "common/plant.rs"]
-mod plant;
-use plant::{plant_criterion_cell, plant_summary, report, SUMMARY};
+use crate::common::plant::{plant_criterion_cell, plant_summary, report, SUMMARY};
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
@@ -583,7 +581,7 @@ fn time_interleaves_rounds_that_diff_and_report_read() {
 /// every such scenario (`Framework::CANNOT` names only `upload_chunked`).
 #[test]
 fn callgrind_bench_counts_every_scenario() {
-    let source = include_str!("../benches/callgrind.rs");
+    let source = include_str!("../../benches/callgrind.rs");
     let countable: Vec<_> = oracle::SCENARIOS
         .iter()
         .filter(|s| !s.needs_redis() && !s.wire_only())

@@ -8,9 +8,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-mod common;
-
-use common::{assert_one_line_error, run, BIN};
+use crate::common::{assert_one_line_error, run, BIN};
 
 /// A folder of its own under the system's temporary folder, emptied first.
 fn scratch(name: &str) -> PathBuf {
