@@ -90,6 +90,10 @@ pub(super) fn scenario_header(first: &str) -> Vec<String> {
         .collect()
 }
 
+/// Where the loopback times come from when `framebench time --loopback` took them: the tables'
+/// and the consistency checks' one name for it.
+const INTERLEAVED_LOOPBACK: &str = "`framebench time --loopback`, interleaved rounds";
+
 /// Builds the whole report from the files under `target_dirs` (one, or one per shard of a
 /// sharded `cargo bench`, [`read_shards`]); with `charts`, draws its charts into that folder
 /// (`(folder, the folder as the report links to it)`) and embeds them above the tables. Sources
@@ -154,7 +158,7 @@ pub(crate) fn generate(
     write_counts(&mut out, &counts, "in_process");
     write_allocs(&mut out, &allocs);
     let loopback_source = if interleaved.contains(&"loopback") {
-        "`framebench time --loopback`, interleaved rounds"
+        INTERLEAVED_LOOPBACK
     } else {
         "criterion, pre-encoded client"
     };

@@ -296,7 +296,7 @@ pub(super) fn write_loopback(
             continue;
         }
         let source = if interleaved && client == "raw-client" {
-            "`framebench time --loopback`, interleaved rounds"
+            super::INTERLEAVED_LOOPBACK
         } else {
             "criterion"
         };
