@@ -274,6 +274,25 @@ pub(crate) fn json_in(operands: Operands) -> Reply {
     )
 }
 
+/// The in-process floors' answer to a query or body scenario's request (`GET /sum?…`,
+/// `POST /upload`, `POST /json_in`), computed; `body` is `None` when it could not be read
+/// (400). `None` for every other route, which they answer canned.
+pub(crate) fn computed(
+    path: &str,
+    query: Option<&str>,
+    post: bool,
+    body: Option<&[u8]>,
+) -> Option<Reply> {
+    Some(match path {
+        "/sum" => operands_from_query(query).map_or(Reply::error(400), sum),
+        "/upload" if post => body.map_or(Reply::error(400), upload),
+        "/json_in" if post => body
+            .and_then(operands_from_json)
+            .map_or(Reply::error(400), json_in),
+        _ => return None,
+    })
+}
+
 /// The operands of a query string (`a=1&b=2`, in any order, other keys ignored), for the
 /// servers without an extractor of their own (hyper, hyper 0.14, may-minihttp, the baselines).
 /// `None` when one is missing or not a `u32`: the caller answers 400.

@@ -25,7 +25,22 @@ pub mod scale;
 pub mod serve;
 pub mod time;
 
+use std::process::ExitCode;
+
 use crate::frameworks::REGISTRY;
+
+/// A measuring command's exit: success when no cell failed, else one error that counts the
+/// failed cells of `total` and names each (`not` says what they missed: `counted`, `timed`).
+pub(crate) fn cells_failed(failed: &[String], total: usize, not: &str) -> anyhow::Result<ExitCode> {
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(anyhow::anyhow!(
+        "{} of {total} cells not {not}: {}",
+        failed.len(),
+        failed.join("; ")
+    ))
+}
 
 /// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
 /// Go peers must build).

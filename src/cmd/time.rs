@@ -128,15 +128,7 @@ pub fn run(args: TimeArgs) -> anyhow::Result<ExitCode> {
                 .map(|e| format!("{} {} {}: {e}", c.framework, c.scenario, c.variant))
         })
         .collect();
-    if failed.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    Err(anyhow::anyhow!(
-        "{} of {} cells not timed: {}",
-        failed.len(),
-        detail.cells.len(),
-        failed.join("; ")
-    ))
+    super::cells_failed(&failed, detail.cells.len(), "timed")
 }
 
 /// The frameworks named, or every one with the path measured; the floor added when missing.

@@ -30,7 +30,6 @@ macro_rules! axum_app {
         use $axum::routing::{get, post};
         use $axum::{Json, Router};
 
-        use http_body_util::BodyExt as _;
         use tower::ServiceExt as _;
         use tower_http::services::ServeDir;
 
@@ -100,9 +99,7 @@ macro_rules! axum_app {
                         .clone()
                         .oneshot(req.map($axum::body::Body::from))
                         .await?;
-                    let (parts, body) = res.into_parts();
-                    let body = body.collect().await?.to_bytes();
-                    Ok(Response::from_parts(parts, body))
+                    super::built::collected(res).await
                 })
             }
 

@@ -6,7 +6,9 @@
 
 use std::net::TcpListener;
 
-use crate::framework::{Config, ServerHandle};
+use http_body_util::BodyExt as _;
+
+use crate::framework::{Config, Response, ServerHandle};
 use crate::server::{self, Stopped};
 
 /// A tokio framework's built state: the app for in-process requests and their runtime.
@@ -45,4 +47,19 @@ impl<A> Built<A> {
     {
         server::spawn_tokio(listener, self.config.options, serve)
     }
+}
+
+/// An in-process response with an `http-body` 1 body (hyper 1's), collected: what `dispatch`
+/// returns for the frameworks built on hyper 1.
+pub(crate) async fn collected<B>(res: http::Response<B>) -> anyhow::Result<Response>
+where
+    B: hyper::body::Body,
+    B::Error: std::fmt::Display,
+{
+    let (parts, body) = res.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map_err(|err| anyhow::anyhow!("body: {err}"))?;
+    Ok(Response::from_parts(parts, body.to_bytes()))
 }

@@ -126,9 +126,7 @@ impl Framework for Gotham {
             let state = State::from_request(req.map(Full::new), IN_PROCESS_PEER);
             let res =
                 gotham::service::call_handler(self.0.app.clone(), AssertUnwindSafe(state)).await?;
-            let (parts, body) = res.into_parts();
-            let body = body.collect().await?.to_bytes();
-            Ok(Response::from_parts(parts, body))
+            super::built::collected(res).await
         })
     }
 

@@ -106,11 +106,7 @@ impl Framework for Hyper {
                     http::Response::from_parts(parts, Full::new(body.collect().await?.to_bytes()))
                 }
             };
-            let (parts, body) = res.into_parts();
-            Ok(Response::from_parts(
-                parts,
-                body.collect().await?.to_bytes(),
-            ))
+            super::built::collected(res).await
         })
     }
 

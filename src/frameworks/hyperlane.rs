@@ -430,11 +430,7 @@ impl ServerHook for Sender {
 
     async fn handle(self, stream: &mut Stream, ctx: &mut Context) -> Status {
         let data = ctx.get_mut_response().build();
-        if stream.try_send(data).await.is_err() {
-            stream.set_closed(true);
-            return Status::Reject;
-        }
-        Status::Continue
+        send(stream, data).await
     }
 }
 
@@ -458,12 +454,17 @@ impl ServerHook for RequestErrorReply {
             .set_header(CONNECTION, CLOSE)
             .set_body([])
             .build();
-        if stream.try_send(data).await.is_err() {
-            stream.set_closed(true);
-            return Status::Reject;
-        }
-        Status::Continue
+        send(stream, data).await
     }
+}
+
+/// Writes a built response; a failed write closes the connection and rejects the request.
+async fn send(stream: &mut Stream, data: Vec<u8>) -> Status {
+    if stream.try_send(data).await.is_err() {
+        stream.set_closed(true);
+        return Status::Reject;
+    }
+    Status::Continue
 }
 
 /// A hook of ours that does its work before hyperlane awaits it, as the `ServerHookHandler`

@@ -40,7 +40,9 @@ impl Framework for Null {
     }
 
     fn dispatch(&self, req: Request) -> anyhow::Result<Response> {
-        if let Some(reply) = computed(&req) {
+        let (uri, post) = (req.uri(), req.method() == http::Method::POST);
+        let body = Some(&req.body()[..]);
+        if let Some(reply) = crate::handlers::computed(uri.path(), uri.query(), post, body) {
             return Ok(response(
                 reply.status,
                 reply.content_type.unwrap_or(crate::oracle::TEXT_PLAIN),
@@ -63,18 +65,6 @@ impl Framework for Null {
     fn serve(&self, _listener: TcpListener) -> anyhow::Result<ServerHandle> {
         bail!("null is in-process only: it has no server (use raw, the loopback reference)")
     }
-}
-
-/// The answer to a query or body scenario's request, computed; `None` for every other route.
-fn computed(req: &Request) -> Option<crate::handlers::Reply> {
-    use crate::handlers::{json_in, operands_from_json, operands_from_query, sum, upload, Reply};
-    let post = req.method() == http::Method::POST;
-    Some(match req.uri().path() {
-        "/sum" => operands_from_query(req.uri().query()).map_or(Reply::error(400), sum),
-        "/upload" if post => upload(req.body()),
-        "/json_in" if post => operands_from_json(req.body()).map_or(Reply::error(400), json_in),
-        _ => return None,
-    })
 }
 
 fn response(status: u16, content_type: &str, body: Bytes) -> Response {

@@ -106,6 +106,9 @@ impl Handler for CannedRoutes {
 
 /// The answer to a query or body scenario's request, computed; `None` for every other route.
 fn computed(req: &mut HyperRequest) -> Option<Reply> {
+    // The body is read before the target is borrowed: only the body scenarios POST.
+    let post = req.method == Method::Post;
+    let body = if post { read_body(req) } else { None };
     let RequestUri::AbsolutePath(target) = &req.uri else {
         return None;
     };
@@ -113,15 +116,7 @@ fn computed(req: &mut HyperRequest) -> Option<Reply> {
         Some((path, query)) => (path, Some(query)),
         None => (target.as_str(), None),
     };
-    let post = req.method == Method::Post;
-    Some(match path {
-        "/sum" => handlers::operands_from_query(query).map_or(Reply::error(400), handlers::sum),
-        "/upload" if post => read_body(req).map_or(Reply::error(400), |b| handlers::upload(&b)),
-        "/json_in" if post => read_body(req)
-            .and_then(|b| handlers::operands_from_json(&b))
-            .map_or(Reply::error(400), handlers::json_in),
-        _ => return None,
-    })
+    handlers::computed(path, query, post, body.as_deref())
 }
 
 /// The whole body, or `None` when it cannot be read.

@@ -8,7 +8,6 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
-use http_body_util::BodyExt as _;
 use salvo::affix_state;
 use salvo::conn::tcp::TcpAcceptor;
 use salvo::fuse::FuseConfig;
@@ -115,12 +114,7 @@ impl Framework for Salvo {
             let res = handler
                 .handle(salvo::Request::from_hyper(req, Scheme::HTTP))
                 .await;
-            let (parts, body) = res.into_hyper().into_parts();
-            let body = body
-                .collect()
-                .await
-                .map_err(|err| anyhow::anyhow!("body: {err}"))?;
-            Ok(Response::from_parts(parts, body.to_bytes()))
+            super::built::collected(res.into_hyper()).await
         })
     }
 

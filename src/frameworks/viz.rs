@@ -10,7 +10,6 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
-use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioExecutor;
 use hyper_util::server::conn::auto::Builder;
 use viz::handlers::serve::Dir;
@@ -117,12 +116,7 @@ impl Framework for Viz {
                 req.map(|body| Body::from(http_body_util::Full::new(body))),
             )
             .await;
-            let (parts, body) = res.into_parts();
-            let body = body
-                .collect()
-                .await
-                .map_err(|err| anyhow::anyhow!("body: {err}"))?;
-            Ok(FbResponse::from_parts(parts, body.to_bytes()))
+            super::built::collected(res).await
         })
     }
 

@@ -9,7 +9,7 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::Full;
 use tower::ServiceExt as _;
 use warp::filters::BoxedFilter;
 use warp::http::{header, HeaderValue, StatusCode};
@@ -138,11 +138,7 @@ impl Framework for Warp {
             let res = warp::service(self.0.app.clone())
                 .oneshot(req.map(Full::new))
                 .await?;
-            let (parts, body) = res.into_parts();
-            Ok(Response::from_parts(
-                parts,
-                body.collect().await?.to_bytes(),
-            ))
+            super::built::collected(res).await
         })
     }
 

@@ -339,16 +339,8 @@ mod tests {
     fn the_consistency_section_runs_every_check() {
         // raw's hello is out of line with its other scenarios; by that time "quick" beats raw,
         // against its paired ratio and against its instruction count.
-        let time = |fw: &str, scenario: &str, us: f64| Timing {
-            group: format!("loopback/{scenario}"),
-            function: fw.into(),
-            value: "raw-client".into(),
-            ns: Estimate {
-                point: us * 1e3,
-                lo: us * 0.998e3,
-                hi: us * 1.002e3,
-            },
-            shard: 0,
+        let time = |fw: &str, scenario: &str, us: f64| {
+            Timing::of(&format!("loopback/{scenario}"), fw, "raw-client", us, 0.2)
         };
         let mut timings = vec![time("raw", "hello", 15.36), time("quick", "hello", 12.0)];
         for s in ["json", "static", "paste"] {

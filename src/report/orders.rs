@@ -329,18 +329,7 @@ mod tests {
 
     /// A loopback time of `us` µs ±0.2 %, in shard 0.
     fn time(fw: &str, us: f64) -> Timing {
-        let ns = us * 1000.0;
-        Timing {
-            group: "loopback/hello".into(),
-            function: fw.into(),
-            value: PAIRED_CLIENT.into(),
-            ns: Estimate {
-                point: ns,
-                lo: ns * 0.998,
-                hi: ns * 1.002,
-            },
-            shard: 0,
-        }
+        Timing::of("loopback/hello", fw, PAIRED_CLIENT, us, 0.2)
     }
 
     /// A paired ratio to raw of `point` ±0.01.

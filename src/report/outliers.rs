@@ -145,18 +145,7 @@ mod tests {
 
     /// `fw`'s loopback time in `scenario`, `us` µs ±`pct` %.
     fn time(fw: &str, scenario: &str, us: f64, pct: f64) -> Timing {
-        let ns = us * 1000.0;
-        Timing {
-            group: format!("loopback/{scenario}"),
-            function: fw.into(),
-            value: "raw-client".into(),
-            ns: Estimate {
-                point: ns,
-                lo: ns * (1.0 - pct / 100.0),
-                hi: ns * (1.0 + pct / 100.0),
-            },
-            shard: 0,
-        }
+        Timing::of(&format!("loopback/{scenario}"), fw, "raw-client", us, pct)
     }
 
     /// raw at 8.39–8.63 µs ±0.4 % in six scenarios, and `hello` at `us` ±`pct` %.

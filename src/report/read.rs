@@ -30,6 +30,25 @@ pub(crate) struct Timing {
     pub(crate) shard: usize,
 }
 
+#[cfg(test)]
+impl Timing {
+    /// A time of `us` µs ±`pct` %, in shard 0, for the consistency checks' tests.
+    pub(crate) fn of(group: &str, function: &str, value: &str, us: f64, pct: f64) -> Timing {
+        let ns = us * 1000.0;
+        Timing {
+            group: group.into(),
+            function: function.into(),
+            value: value.into(),
+            ns: Estimate {
+                point: ns,
+                lo: ns * (1.0 - pct / 100.0),
+                hi: ns * (1.0 + pct / 100.0),
+            },
+            shard: 0,
+        }
+    }
+}
+
 /// One callgrind count.
 #[derive(Debug, Clone)]
 pub(crate) struct Count {

@@ -138,21 +138,9 @@ pub(crate) fn write(out: &mut String, pairs: &[Pair]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interval::Estimate;
 
     fn time(fw: &str, s: &str, us: f64, pct: f64) -> Timing {
-        let ns = us * 1e3;
-        Timing {
-            group: format!("in_process/{s}"),
-            function: fw.into(),
-            value: "log=off,io=memory".into(),
-            ns: Estimate {
-                point: ns,
-                lo: ns * (1.0 - pct / 100.0),
-                hi: ns * (1.0 + pct / 100.0),
-            },
-            shard: 0,
-        }
+        Timing::of(&format!("in_process/{s}"), fw, "log=off,io=memory", us, pct)
     }
 
     fn count(fw: &str, s: &str, n: f64) -> Count {

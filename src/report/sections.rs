@@ -68,6 +68,13 @@ impl Timings<'_> {
     }
 }
 
+/// A table's header: `framework`, then the columns.
+fn framework_header(columns: impl Iterator<Item = impl ToString>) -> Vec<String> {
+    std::iter::once("framework".to_owned())
+        .chain(columns.map(|c| c.to_string()))
+        .collect()
+}
+
 /// One row per name: the name, then `cell(name, column)` for each column.
 pub(super) fn rows<C>(
     names: &[String],
@@ -247,9 +254,7 @@ pub(super) fn write_differences(out: &mut String, deltas: &[Delta]) {
         }
         let _ = writeln!(out, "{title}\n");
         let names = ordered(cells.iter().map(|d| d.framework.clone()));
-        let header: Vec<String> = std::iter::once("framework".to_owned())
-            .chain(scenarios.iter().map(|s| (*s).to_owned()))
-            .collect();
+        let header = framework_header(scenarios.iter());
         let rows = rows(&names, scenarios, |fw, s| {
             cells
                 .iter()
@@ -418,9 +423,7 @@ pub(super) fn count_table(out: &mut String, cells: &[&Count]) {
         .iter()
         .map(|c| ((c.framework.clone(), column(&c.key)), c.instructions))
         .collect();
-    let header: Vec<String> = std::iter::once("framework".to_owned())
-        .chain(columns.iter().cloned())
-        .collect();
+    let header = framework_header(columns.iter());
     let rows = rows(&names, &columns, |fw, k| {
         by.get(&(fw.to_owned(), k.clone()))
             .map_or("—".into(), |n| fmt_count(*n))
@@ -531,9 +534,7 @@ pub(crate) fn write_allocs(out: &mut String, cells: &[crate::allocs::Measured]) 
         .map(|s| s.name)
         .filter(|s| cells.iter().any(|c| c.scenario == *s))
         .collect();
-    let header: Vec<String> = std::iter::once("framework".to_owned())
-        .chain(scenarios.iter().map(|s| (*s).to_owned()))
-        .collect();
+    let header = framework_header(scenarios.iter());
     // One cell: `f` of the framework's counts minus `f` of the floor's (the floor's own row
     // unsubtracted), `FAIL` for a cell that was not counted, a dash for one not measured.
     let cell = |fw: &str, s: &str, f: &dyn Fn(&Counts) -> i64| -> String {
