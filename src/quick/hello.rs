@@ -172,49 +172,21 @@ pub(crate) fn measure(
     }
 }
 
-/// One result per cell from several open-loop passes: a pass that did not end `ok` wins (a
-/// failure is never hidden), then a sustained pass over one that was not, then the pass whose
-/// server spent the least CPU time per request. Its CPU time is split into user and system by
-/// the shares of every `ok` pass, weighted by requests, as [`super::passes::best_of`] does: a
-/// 0.5 s pass at 10 k req/s holds only a few 10 ms clock ticks.
+/// One result per cell from several open-loop passes ([`super::passes::pooled`]): a pass that
+/// did not end `ok` wins (a failure is never hidden), then a sustained pass over one that was
+/// not, then the pass whose server spent the least CPU time per request, split into user and
+/// system by the shares of every `ok` pass: a 0.5 s pass at 10 k req/s holds only a few 10 ms
+/// clock ticks.
 pub(crate) fn cheapest_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
-    let failed = |c: &CellResult| {
-        !matches!(
-            c.status,
-            Status::Ok | Status::Interrupted | Status::Skipped(_) | Status::Unsupported(_)
-        )
-    };
-    // Per cell: the best pass so far, and user and system µs summed over its `ok` passes.
-    let mut best: Vec<(CellResult, [f64; 2])> = Vec::new();
-    for cell in passes.into_iter().flatten() {
-        let split = super::passes::split_weight(&cell);
-        let Some((b, sum)) = best.iter_mut().find(|(b, _)| b.target == cell.target) else {
-            best.push((cell, split));
-            continue;
-        };
-        sum[0] += split[0];
-        sum[1] += split[1];
-        if failed(b) {
-            continue;
-        }
-        let better = match (cpu_us_per_request(b), cpu_us_per_request(&cell)) {
-            _ if failed(&cell) => true,
+    super::passes::pooled(
+        passes,
+        |kept, new| match (cpu_us_per_request(kept), cpu_us_per_request(new)) {
             (Ok(old), Ok(new)) => new < old,
             (Err(_), Ok(_)) => true,
             _ => false,
-        };
-        if better {
-            *b = cell;
-        }
-    }
-    best.into_iter()
-        .map(|(mut b, [user, system])| {
-            if let Ok(total) = cpu_us_per_request(&b) {
-                super::passes::split_pooled(&mut b, total, [user, system]);
-            }
-            b
-        })
-        .collect()
+        },
+        |b| cpu_us_per_request(b).ok(),
+    )
 }
 
 #[cfg(test)]

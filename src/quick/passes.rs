@@ -10,12 +10,40 @@ use crate::driver::stats::{CellResult, Status};
 /// good pass; otherwise the pass with the most requests per second, with its own CPU figures,
 /// except that its CPU time per request is split into user and system time by the shares of
 /// every `ok` pass, weighted by its CPU time: one pass of 60 ms holds six 10 ms clock ticks, all
-/// eight about fifty. Its peak RSS is the highest of its passes: the quick compare's server
-/// serves every pass, so that is the server's peak up to the cell's last pass.
+/// eight about fifty.
 pub(crate) fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
-    // Per cell: the best pass so far, user and system µs summed over its `ok` passes, and the
-    // highest peak RSS.
-    let mut best: Vec<(CellResult, [f64; 2], Option<u64>)> = Vec::new();
+    pooled(
+        passes,
+        |kept, new| kept.status == Status::Ok && new.status == Status::Ok && new.rps > kept.rps,
+        // The best pass's CPU time per request (the scheduler's clock).
+        |b| {
+            b.server_cpu_pct
+                .map(|pct| 1e4 * pct / b.rps)
+                .filter(|_| b.status == Status::Ok)
+        },
+    )
+}
+
+/// One result per cell (its target, scenario, variant and connections) from several passes: a
+/// pass that did not end `ok` wins, else the first pass until `better(kept, new)`. The kept
+/// pass's CPU time per request (`total`, when it has one) is split into user and system time by
+/// the pooled shares of every `ok` pass ([`split_weight`]). Its peak RSS is the highest of its
+/// passes: the quick compare's server serves every pass, so that is the server's peak up to
+/// the cell's last pass.
+pub(crate) fn pooled(
+    passes: Vec<Vec<CellResult>>,
+    better: impl Fn(&CellResult, &CellResult) -> bool,
+    total: impl Fn(&CellResult) -> Option<f64>,
+) -> Vec<CellResult> {
+    let failed = |c: &CellResult| {
+        !matches!(
+            c.status,
+            Status::Ok | Status::Interrupted | Status::Skipped(_) | Status::Unsupported(_)
+        )
+    };
+    // Per cell: the kept pass, user and system µs summed over its `ok` passes, and the highest
+    // peak RSS.
+    let mut kept: Vec<(CellResult, [f64; 2], Option<u64>)> = Vec::new();
     for cell in passes.into_iter().flatten() {
         let split = split_weight(&cell);
         let same = |(b, _, _): &&mut (CellResult, [f64; 2], Option<u64>)| {
@@ -24,34 +52,22 @@ pub(crate) fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
                 && b.variant == cell.variant
                 && b.connections == cell.connections
         };
-        match best.iter_mut().find(same) {
-            None => {
-                let rss = cell.server_peak_rss;
-                best.push((cell, split, rss));
-            }
-            Some((b, sum, rss)) => {
-                sum[0] += split[0];
-                sum[1] += split[1];
-                *rss = (*rss).max(cell.server_peak_rss);
-                // Only an `ok` pass can be replaced: by a failure, or by a faster `ok` pass.
-                let failed = !matches!(
-                    cell.status,
-                    Status::Ok | Status::Interrupted | Status::Skipped(_) | Status::Unsupported(_)
-                );
-                if b.status == Status::Ok
-                    && (failed || (cell.status == Status::Ok && cell.rps > b.rps))
-                {
-                    *b = cell;
-                }
-            }
+        let Some((b, sum, rss)) = kept.iter_mut().find(same) else {
+            let rss = cell.server_peak_rss;
+            kept.push((cell, split, rss));
+            continue;
+        };
+        sum[0] += split[0];
+        sum[1] += split[1];
+        *rss = (*rss).max(cell.server_peak_rss);
+        if !failed(b) && (failed(&cell) || better(b, &cell)) {
+            *b = cell;
         }
     }
-    best.into_iter()
+    kept.into_iter()
         .map(|(mut b, [user, system], rss)| {
             b.server_peak_rss = rss;
-            // The best pass's CPU time per request (the scheduler's clock), split pooled.
-            let total = b.server_cpu_pct.map(|pct| 1e4 * pct / b.rps);
-            if let Some(total) = total.filter(|_| b.status == Status::Ok) {
+            if let Some(total) = total(&b) {
                 split_pooled(&mut b, total, [user, system]);
             }
             b
