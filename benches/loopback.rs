@@ -17,7 +17,6 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 
 use framebench::bench::client::KeepAlive;
 use framebench::bench::LOOPBACK_THREADS;
-use framebench::check;
 use framebench::child::ServerProcess;
 use framebench::fixtures::Fixtures;
 use framebench::framework::{Config, Entry};
@@ -92,7 +91,7 @@ fn loopback(c: &mut Criterion) {
             if scenario.wire_only() {
                 continue;
             }
-            let client = check::client().expect("reqwest client");
+            let client = framebench::protocol::http1::client().expect("reqwest client");
             let instances = scenario.instances(framebench::cell::RING);
             let mut next = instances.iter().cycle();
             match reqwest_ready(&client, addr, scenario, &instances, &fixtures) {
@@ -101,7 +100,8 @@ fn loopback(c: &mut Criterion) {
                     group.bench_function(BenchmarkId::new(*name, "reqwest"), |b| {
                         b.iter(|| {
                             let instance = next.next().expect("a ring");
-                            check::reqwest_send(&client, addr, instance).expect("reqwest")
+                            framebench::protocol::http1::reqwest_send(&client, addr, instance)
+                                .expect("reqwest")
                         })
                     });
                 }
@@ -172,7 +172,7 @@ fn reqwest_ready(
     instances: &[Instance],
     fixtures: &Fixtures,
 ) -> anyhow::Result<usize> {
-    let observed = check::reqwest_send(client, addr, &instances[0])?;
+    let observed = framebench::protocol::http1::reqwest_send(client, addr, &instances[0])?;
     framebench::cell::check(fixtures, scenario, &instances[0], &observed)?;
     Ok(observed.body.len())
 }

@@ -2,7 +2,7 @@
 # The h2c results of docs/generated/h2c.md and h2c.svg: every server that speaks h2c, on hello,
 # json and static, at 1, 10 and 100 streams per connection over h2c, each beside its own HTTP/1.1
 # rate of the same run (`compare --protocol h2c,http1`), one server thread, server and client
-# pinned to separate CPUs. The h2c servers are read from `framebench list --h2c`.
+# pinned to separate CPUs. The h2c servers are read from `framebench list --protocol h2c`.
 #
 #   scripts/h2c-results.sh                       # release build, 8 connections, 3 s cells, 3 rounds
 #   DURATION=1s CONNS=4 scripts/h2c-results.sh   # shorter
@@ -28,7 +28,7 @@ THREADS=${THREADS:-1}
 ROUNDS=${ROUNDS:-3}
 OUT=${OUT:-docs/generated}
 
-servers=$("$FRAMEBENCH" list --h2c | awk -F'|' '$3 ~ /yes/ { gsub(/[ `]/, "", $2); print $2 }' | paste -sd, -)
+servers=$("$FRAMEBENCH" list --protocol h2c | awk -F'|' '$3 ~ /yes/ { gsub(/[ `]/, "", $2); print $2 }' | paste -sd, -)
 [[ -n "$servers" ]] || { echo "no framework compiled in serves h2c" >&2; exit 1; }
 echo "h2c servers: $servers" >&2
 "$FRAMEBENCH" compare --frameworks "$servers" --protocol h2c,http1 \

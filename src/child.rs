@@ -83,7 +83,7 @@ pub(crate) fn framebench_binary() -> anyhow::Result<PathBuf> {
 /// use as given (`serve` without it starts its own; a peer without it answers `/get` with 503).
 /// `--runtime per-core` is passed only when asked for: the Go peers do not take it, and only a
 /// framework that offers the choice is ever started with it. `--protocol h2c` likewise, to a
-/// framework that serves it ([`crate::framework::H2c`]).
+/// framework that serves it ([`crate::framework::Framework::PROTOCOLS`]).
 pub(crate) fn server_args<'a>(
     cmd: &'a mut Command,
     options: Options,
@@ -99,7 +99,7 @@ pub(crate) fn server_args<'a>(
                 .flatten(),
         )
         .args(
-            (options.protocol != crate::options::Protocol::Http1)
+            (!options.protocol.is_default())
                 .then(|| ["--protocol".to_owned(), options.protocol.to_string()])
                 .into_iter()
                 .flatten(),

@@ -12,7 +12,8 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
-use crate::options::{Options, Protocol};
+use crate::options::Options;
+pub use crate::protocol::{Protocol, Support};
 use crate::tools::Tool;
 
 /// An in-process request. Always a complete value: the body is already collected.
@@ -83,16 +84,19 @@ pub trait Framework: Sized + 'static {
     /// thread model of its own (actix, ntex, xitca, may, hyper 0.10's pool, Go, Rocket's own
     /// launch) keeps it, and docs/methodology/many-cores.md says which it is.
     const PER_CORE: bool = false;
-    /// Whether it takes `--runtime per-core` under `--protocol h2c` too: as [`Self::PER_CORE`]
-    /// unless its h2c server binds a listener of its own, one per server (hyperlane's).
-    const PER_CORE_H2C: bool = Self::PER_CORE;
+    /// The protocols under which it does not take `--runtime per-core` though
+    /// [`Self::PER_CORE`] says it does: where its server binds a listener of its own, one per
+    /// server (hyperlane's under h2c).
+    const NOT_PER_CORE_UNDER: &'static [Protocol] = &[];
     /// Its row in the README's framework table (`framebench list --markdown`). No default: a
     /// new framework states it.
     const ABOUT: About;
-    /// Whether its server speaks HTTP/2 over cleartext with prior knowledge
-    /// (`--protocol h2c`), and how, or why not. No default: a new framework states it, and
-    /// docs/methodology/http2.md lists every answer (`framebench list --markdown` prints them).
-    const H2C: H2c;
+    /// The protocols it states beyond HTTP/1.1, each with how it serves it or why it does not:
+    /// `&[(Protocol::H2c, Support::Supported("…"))]`. A protocol it leaves out is HTTP/1.1's
+    /// [`Support::Supported`] or any other's [`Support::Unsupported`]
+    /// ([`Protocol::undeclared`]). docs/methodology/http2.md lists every h2c answer
+    /// (`framebench list --markdown` prints them).
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[];
     /// The scenarios it cannot serve through its own API, each with the reason: `(scenario,
     /// why)`, or none (`&[]`). Their cells show `–` everywhere, with the reason printed by
     /// `check` and in docs/methodology/bodies.md, never a silent skip. No default: a new
@@ -128,22 +132,6 @@ pub trait Framework: Sized + 'static {
     /// mode.
     fn serve_child(_config: &Config) -> anyhow::Result<()> {
         anyhow::bail!("{} does not serve from a child process", Self::NAME)
-    }
-}
-
-/// Whether a framework's server speaks h2c (HTTP/2 over cleartext with prior knowledge).
-#[derive(Clone, Copy, Debug)]
-pub enum H2c {
-    /// It serves h2c under `--protocol h2c`, through the API named.
-    Serves(&'static str),
-    /// It does not, for the reason given; its h2c cells print `–` with it.
-    No(&'static str),
-}
-
-impl H2c {
-    /// True when it serves h2c.
-    pub fn serves(self) -> bool {
-        matches!(self, H2c::Serves(_))
     }
 }
 
@@ -238,14 +226,14 @@ pub struct Entry {
     pub(crate) thread_per_connection: bool,
     /// See [`Framework::NOTE`].
     pub(crate) note: &'static str,
-    /// See [`Framework::PER_CORE`]; under h2c, [`Entry::takes_per_core`].
+    /// See [`Framework::PER_CORE`]; under another protocol, [`Entry::takes_per_core`].
     pub per_core: bool,
-    /// See [`Framework::PER_CORE_H2C`].
-    per_core_h2c: bool,
+    /// See [`Framework::NOT_PER_CORE_UNDER`].
+    not_per_core_under: &'static [Protocol],
     /// See [`Framework::ABOUT`].
     pub(crate) about: About,
-    /// See [`Framework::H2C`].
-    pub h2c: H2c,
+    /// See [`Framework::PROTOCOLS`].
+    protocols: &'static [(Protocol, Support)],
     /// See [`Framework::CANNOT`].
     pub(crate) cannot: &'static [(&'static str, &'static str)],
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
@@ -274,9 +262,9 @@ impl Entry {
             thread_per_connection: F::THREAD_PER_CONNECTION,
             note: F::NOTE,
             per_core: F::PER_CORE,
-            per_core_h2c: F::PER_CORE_H2C,
+            not_per_core_under: F::NOT_PER_CORE_UNDER,
             about: F::ABOUT,
-            h2c: F::H2C,
+            protocols: F::PROTOCOLS,
             cannot: F::CANNOT,
             build: build_boxed::<F>,
             serve_child: F::serve_child,
@@ -287,10 +275,16 @@ impl Entry {
 
     /// Whether its server takes `--runtime per-core` under `protocol`.
     pub fn takes_per_core(&self, protocol: Protocol) -> bool {
-        match protocol {
-            Protocol::Http1 => self.per_core,
-            Protocol::H2c => self.per_core_h2c,
-        }
+        self.per_core && !self.not_per_core_under.contains(&protocol)
+    }
+
+    /// Whether its server speaks `protocol`, through which API or why not
+    /// ([`Framework::PROTOCOLS`]).
+    pub fn support(&self, protocol: Protocol) -> Support {
+        self.protocols
+            .iter()
+            .find(|(p, _)| *p == protocol)
+            .map_or_else(|| protocol.undeclared(), |(_, s)| *s)
     }
 
     /// Builds the app.

@@ -38,9 +38,9 @@ use hyper010::status::StatusCode;
 use hyper010::version::HttpVersion;
 
 use crate::framework::{Request, Response, ServerHandle};
-use crate::http1;
 use crate::options::KEEP_ALIVE;
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
+use crate::protocol::http1;
 use crate::server;
 
 /// The peer address in-process requests come from.

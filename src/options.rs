@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::protocol::Protocol;
+
 /// How requests are logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Logging {
@@ -40,30 +42,6 @@ pub enum Runtime {
     PerCore,
 }
 
-/// The protocol a server speaks on its listener, and the load driver speaks to it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    /// HTTP/1.1, one request at a time per connection (or pipelined).
-    #[default]
-    Http1,
-    /// HTTP/2 over cleartext TCP with prior knowledge (RFC 9113 §3.3): no Upgrade, no TLS, many
-    /// concurrent streams per connection. Only the frameworks `framebench list` marks `h2c`
-    /// serve it (docs/methodology/http2.md).
-    H2c,
-}
-
 /// Keep-alive timeout every server is configured with, so that no framework's default decides.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(5);
 
@@ -89,7 +67,7 @@ impl Default for Options {
             io: Io::Memory,
             threads: 2,
             runtime: Runtime::WorkStealing,
-            protocol: Protocol::Http1,
+            protocol: Protocol::default(),
         }
     }
 }
@@ -105,7 +83,7 @@ impl Options {
                     io,
                     threads,
                     runtime: Runtime::WorkStealing,
-                    protocol: Protocol::Http1,
+                    protocol: Protocol::default(),
                 });
             }
         }
@@ -121,7 +99,7 @@ impl Options {
             other => format!(",runtime={other}"),
         };
         let protocol = match self.protocol {
-            Protocol::Http1 => String::new(),
+            p if p.is_default() => String::new(),
             other => format!(",protocol={other}"),
         };
         format!("log={},io={}{runtime}{protocol}", self.logging, self.io)
@@ -143,15 +121,6 @@ impl fmt::Display for Runtime {
         f.write_str(match self {
             Runtime::WorkStealing => "work-stealing",
             Runtime::PerCore => "per-core",
-        })
-    }
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Protocol::Http1 => "http1",
-            Protocol::H2c => "h2c",
         })
     }
 }

@@ -54,13 +54,40 @@ pub(crate) fn frameworks(
 /// Refuses `entry` under `protocol` when it cannot speak it: the usage error
 /// `<name> does not serve h2c: <why>`.
 pub(crate) fn speaks(entry: &Entry, protocol: Protocol) -> anyhow::Result<()> {
-    match (protocol, entry.h2c) {
-        (Protocol::H2c, crate::framework::H2c::No(why)) => Err(crate::error::usage(format!(
-            "{} does not serve h2c: {why}",
+    match entry.support(protocol).why_not() {
+        Some(why) => Err(crate::error::usage(format!(
+            "{} does not serve {protocol}: {why}",
             entry.name
         ))),
-        _ => Ok(()),
+        None => Ok(()),
     }
+}
+
+/// The entries that serve `protocol`: a named one that does not is refused with its reason
+/// ([`speaks`]); from the default list, the others are skipped with one line.
+pub(crate) fn serving(
+    names: &[String],
+    entries: Vec<&'static Entry>,
+    protocol: Protocol,
+) -> anyhow::Result<Vec<&'static Entry>> {
+    if !names.is_empty() {
+        for e in &entries {
+            speaks(e, protocol)?;
+        }
+        return Ok(entries);
+    }
+    let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries
+        .into_iter()
+        .partition(|e| e.support(protocol).why_not().is_none());
+    if !left.is_empty() {
+        let names: Vec<&str> = left.iter().map(|e| e.name).collect();
+        eprintln!(
+            "--protocol {protocol}: skipping {} (no {protocol}: `framebench list --protocol \
+             {protocol}` says why)",
+            names.join(", ")
+        );
+    }
+    Ok(keep)
 }
 
 /// Why a framework has no `--runtime per-core`, in the one line that refuses or skips it.
@@ -68,8 +95,9 @@ const NO_PER_CORE: &str =
     "a thread model of its own, not a tokio runtime framebench builds; docs/methodology/many-cores.md, \
      \"Threads and runtimes\"";
 
-/// Why hyperlane has no `--runtime per-core` under h2c ([`Entry::takes_per_core`]).
-const NO_PER_CORE_H2C: &str =
+/// Why a framework has no `--runtime per-core` under a protocol though it has one otherwise
+/// (hyperlane under h2c, [`Entry::takes_per_core`]).
+const NO_PER_CORE_UNDER: &str =
     "under --protocol h2c its own server binds one listener; docs/methodology/http2.md";
 
 /// `entries` under `runtime` and each of `protocols`: all of them for `work-stealing`; for
@@ -88,9 +116,10 @@ pub(crate) fn for_runtime(
     let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries
         .into_iter()
         .partition(|e| protocols.iter().all(|&p| e.takes_per_core(p)));
-    // Two reasons, each with its own line: no per-core runtime at all, or none under h2c.
-    let (h2c_only, never): (Vec<&Entry>, Vec<&Entry>) = left.into_iter().partition(|e| e.per_core);
-    for (left, why) in [(never, NO_PER_CORE), (h2c_only, NO_PER_CORE_H2C)] {
+    // Two reasons, each with its own line: no per-core runtime at all, or none under one of
+    // `protocols`.
+    let (under, never): (Vec<&Entry>, Vec<&Entry>) = left.into_iter().partition(|e| e.per_core);
+    for (left, why) in [(never, NO_PER_CORE), (under, NO_PER_CORE_UNDER)] {
         if left.is_empty() {
             continue;
         }

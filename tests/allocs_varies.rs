@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use framebench::fixtures::Fixtures;
-use framebench::framework::{Config, Entry, Framework, H2c, Request, Response, ServerHandle};
+use framebench::framework::{Config, Entry, Framework, Request, Response, ServerHandle};
 use framebench::frameworks::Null;
 use framebench::options::Logging;
 
@@ -27,7 +27,6 @@ impl Framework for Drifting {
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
     const ABOUT: framebench::framework::About = Null::ABOUT;
-    const H2C: H2c = H2c::No("a planted test framework");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -9,11 +9,12 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use framebench::check::{bind_local, raw_get};
+use framebench::check::bind_local;
 use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 use framebench::options::Options;
+use framebench::protocol::http1::raw_get;
 
 /// The name of the thread the `ctrlc` crate starts, once per process, the first time a handler
 /// is set: ohkami sets one when it starts serving (docs/methodology/fairness.md). It waits on a pipe for

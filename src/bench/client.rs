@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context as _};
 
-use crate::check::{self, Checked};
 use crate::fixtures::Fixtures;
-use crate::http1::{self, Connection};
 use crate::oracle::{Expected, Instance, Scenario};
+use crate::protocol::http1::{self, Checked, Connection};
+use crate::protocol::TIMEOUT;
 
 /// A keep-alive connection sending one scenario's requests over and over.
 pub struct KeepAlive {
@@ -35,10 +35,10 @@ impl KeepAlive {
         scenario: &'static Scenario,
         fixtures: &Fixtures,
     ) -> anyhow::Result<Self> {
-        Self::connect_with_timeout(addr, scenario, fixtures, check::TIMEOUT)
+        Self::connect_with_timeout(addr, scenario, fixtures, TIMEOUT)
     }
 
-    /// [`KeepAlive::connect`] with another bound than [`check::TIMEOUT`] (a server under
+    /// [`KeepAlive::connect`] with another bound than [`TIMEOUT`] (a server under
     /// valgrind is slow).
     pub fn connect_with_timeout(
         addr: SocketAddr,
@@ -118,7 +118,7 @@ fn warm_up(
     request: &[Instance],
     timeout: Duration,
 ) -> anyhow::Result<Checked> {
-    let checked = check::precheck_on(stream, expected, request, 1, timeout)
+    let checked = http1::precheck_on(stream, expected, request, 1, timeout)
         .map_err(|e| anyhow!("{}: {e}", expected.scenario.name))?;
     Ok(checked[0])
 }

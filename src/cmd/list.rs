@@ -1,11 +1,12 @@
 //! `framebench list`: every framework compiled in with its exact version, then the scenarios;
-//! with `--markdown`, the README's framework table instead; with `--h2c`, the h2c table of
-//! docs/methodology/http2.md.
+//! with `--markdown`, the README's framework table instead; with `--protocol P`, which
+//! frameworks serve P (docs/methodology/http2.md holds h2c's).
 
 use std::process::ExitCode;
 
-use crate::frameworks::{h2c_table, markdown_table, REGISTRY};
+use crate::frameworks::{markdown_table, protocol_table, REGISTRY};
 use crate::oracle::SCENARIOS;
+use crate::protocol::Protocol;
 use crate::table::{Align, Table};
 
 /// `framebench list`'s arguments.
@@ -15,10 +16,11 @@ pub struct ListArgs {
     /// between its `framebench list --markdown` markers.
     #[arg(long)]
     markdown: bool,
-    /// Print which frameworks serve h2c (`--protocol h2c`), through what, or why not (markdown):
-    /// docs/methodology/http2.md holds this output between its `framebench list --h2c` markers.
-    #[arg(long, conflicts_with = "markdown")]
-    h2c: bool,
+    /// Print which frameworks serve this protocol, through what, or why not (markdown):
+    /// docs/methodology/http2.md holds h2c's between its `framebench list --protocol h2c`
+    /// markers.
+    #[arg(long, value_enum, conflicts_with = "markdown")]
+    protocol: Option<Protocol>,
 }
 
 /// `framebench list`: every framework compiled in with its exact version, then the scenarios.
@@ -27,8 +29,8 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
         print!("{}", markdown_table());
         return Ok(ExitCode::SUCCESS);
     }
-    if args.h2c {
-        print!("{}", h2c_table());
+    if let Some(protocol) = args.protocol {
+        print!("{}", protocol_table(protocol));
         return Ok(ExitCode::SUCCESS);
     }
     println!("frameworks:");
@@ -45,11 +47,11 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
             (false, true) => "loopback",
             (false, false) => "-",
         };
-        let modes = if e.h2c.serves() {
-            format!("{modes}, h2c")
-        } else {
-            modes.to_owned()
-        };
+        // Every protocol it serves beyond the default, which every server speaks.
+        let modes = Protocol::ALL
+            .into_iter()
+            .filter(|&p| !p.is_default() && e.support(p).why_not().is_none())
+            .fold(modes.to_owned(), |m, p| format!("{m}, {p}"));
         let note = if e.note.is_empty() {
             String::new()
         } else {

@@ -13,6 +13,7 @@ use crate::driver::{interrupted, plot, run_plan, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
 use crate::options::{Io, Logging, Options, Protocol};
 use crate::pinning::{self, Pinning};
+use crate::protocol::Shape;
 use crate::units::parse_duration;
 
 /// A parsed `--server-cpus` / `--client-cpus` list.
@@ -61,7 +62,7 @@ pub(crate) struct LoadOpts {
     /// What the client speaks and the servers are started with: HTTP/1.1, or HTTP/2 over
     /// cleartext with prior knowledge; `h2c,http1` runs both, each framework's HTTP/1.1 cells
     /// beside its h2c ones (a URL target takes one). A framework that does not serve h2c gets
-    /// `–` cells with its reason (`framebench list --h2c` says which do).
+    /// `–` cells with its reason (`framebench list --protocol h2c` says which do).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "http1")]
     pub(crate) protocol: Vec<Protocol>,
     /// h2c: concurrent streams per connection (h2load's `-m`); a comma-separated list runs each
@@ -244,29 +245,21 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
             )));
         }
     }
-    let h2c = opts.protocol.contains(&Protocol::H2c);
-    if h2c {
-        // HTTP/2 multiplexes instead of pipelining; churn is HTTP/1.1's for now. `--rate` is
-        // both's: under h2c, M bounds the streams in flight as the pipeline depth does.
-        for (given, flag) in [
-            (opts.pipeline > 1, "--pipeline"),
-            (
-                opts.requests_per_connection.is_some(),
-                "--requests-per-connection",
-            ),
-        ] {
-            if given {
-                return Err(crate::error::usage(format!(
-                    "{flag} is HTTP/1.1's: with --protocol h2c, load more streams per \
-                     connection with --streams"
-                )));
-            }
-        }
-    } else if opts.streams.iter().any(|&m| m > 1) {
-        return Err(crate::error::usage(
-            "--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 has --pipeline)",
-        ));
-    }
+    // The run's shaping protocol: the one with streams when the run has one (its cells take
+    // --streams, and no flag of HTTP/1.1's connection shape), else the default.
+    let shaping = opts
+        .protocol
+        .iter()
+        .copied()
+        .find(|p| p.multiplexed())
+        .unwrap_or_default();
+    let shape = Shape {
+        pipeline: opts.pipeline.into(),
+        streams: opts.streams.iter().copied().max().unwrap_or(1).into(),
+    };
+    shaping
+        .check_shape(shape, opts.requests_per_connection.is_some())
+        .map_err(crate::error::usage)?;
     if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
         return Err(crate::error::usage(
             "--requests-per-connection sends one request at a time: drop --pipeline",
@@ -278,8 +271,8 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         warmup: opts.warmup,
         timeout: opts.timeout,
         pipeline: opts.pipeline.into(),
-        // The run's h2c cells' protocol; each cell's own comes from its target.
-        protocol: if h2c { Protocol::H2c } else { Protocol::Http1 },
+        // The run's protocol for a URL target; each framework cell's own comes from its target.
+        protocol: shaping,
         streams: 1,
         // A shard takes its part of the rate and of the request count.
         rate: opts

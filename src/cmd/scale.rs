@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use crate::options::{Io, Logging, Options, Protocol, Runtime};
 use crate::pinning::Sides;
+use crate::protocol::Shape;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -242,21 +243,14 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
     } else {
         entries
     };
-    let entries = match args.protocol {
-        Protocol::Http1 if args.streams > 1 => {
-            return Err(crate::error::usage(
-                "--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 has --pipeline)",
-            ))
-        }
-        Protocol::Http1 => entries,
-        Protocol::H2c => h2c_servers(&args.frameworks, entries)?,
+    let shape = Shape {
+        pipeline: args.pipeline.into(),
+        streams: args.streams.into(),
     };
-    if args.protocol == Protocol::H2c && args.pipeline > 1 {
-        return Err(crate::error::usage(
-            "--pipeline is HTTP/1.1's: with --protocol h2c, load more streams per connection \
-             with --streams",
-        ));
-    }
+    args.protocol
+        .check_shape(shape, false)
+        .map_err(crate::error::usage)?;
+    let entries = crate::select::serving(&args.frameworks, entries, args.protocol)?;
     let mut variants = Vec::new();
     for &logging in &args.logging {
         for &io in &args.io {
@@ -296,28 +290,4 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
         sample_every: args.sample_every,
     };
     Ok((sweep, note))
-}
-
-/// The entries that serve h2c: a named one that does not is refused with its reason, the
-/// others are skipped with one line.
-fn h2c_servers(
-    names: &[String],
-    entries: Vec<&'static crate::framework::Entry>,
-) -> anyhow::Result<Vec<&'static crate::framework::Entry>> {
-    if !names.is_empty() {
-        for e in &entries {
-            crate::select::speaks(e, Protocol::H2c)?;
-        }
-        return Ok(entries);
-    }
-    let (keep, left): (Vec<&crate::framework::Entry>, Vec<&crate::framework::Entry>) =
-        entries.into_iter().partition(|e| e.h2c.serves());
-    if !left.is_empty() {
-        let names: Vec<&str> = left.iter().map(|e| e.name).collect();
-        eprintln!(
-            "--protocol h2c: skipping {} (no h2c: `framebench list --h2c` says why)",
-            names.join(", ")
-        );
-    }
-    Ok(keep)
 }

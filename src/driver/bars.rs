@@ -11,7 +11,7 @@ use std::path::Path;
 use super::output::bound_mark;
 use super::stats::{CellResult, Status};
 use crate::chart::{Bar, Panel};
-use crate::options::Protocol;
+use crate::protocol::Shape;
 
 /// The panels of `cells`, a scenario's together (so that a row of the chart is one scenario's
 /// h2c and HTTP/1.1 panels when there are four), each in the order its group first appears.
@@ -58,12 +58,10 @@ fn panels(cells: &[CellResult]) -> Vec<Panel> {
 /// A cell's panel: its scenario, its protocol (and streams), its connections when the run has
 /// several.
 fn group(c: &CellResult, several_conns: bool) -> String {
-    let protocol = match c.protocol {
-        Protocol::Http1 if c.pipeline > 1 => format!("HTTP/1.1, pipeline {}", c.pipeline),
-        Protocol::Http1 => "HTTP/1.1".to_owned(),
-        Protocol::H2c if c.streams == 1 => "h2c, 1 stream per connection".to_owned(),
-        Protocol::H2c => format!("h2c, {} streams per connection", c.streams),
-    };
+    let protocol = c.protocol.shape_label(Shape {
+        pipeline: c.pipeline,
+        streams: c.streams,
+    });
     let conns = if several_conns {
         format!(", {} connections", c.connections)
     } else {

@@ -4,7 +4,7 @@
 //! A cell is one target × scenario × connection count. For a framework, each cell starts a fresh
 //! (or, in the quick compare, reuses its framework's) `framebench serve` child pinned to the
 //! server CPUs ([`crate::child`], [`crate::pinning`]), checks the scenario once against the
-//! oracle with the cell's pipelining depth ([`crate::check::precheck`]), then runs the client
+//! oracle with the cell's pipelining depth ([`crate::protocol::Protocol::precheck`]), then runs the client
 //! ([`client`]) pinned to the client CPUs, samples responses against the oracle during the
 //! load, and reads the server's CPU and peak RSS from /proc ([`proc`]). Results carry their
 //! environment ([`output`]) and can be drawn ([`plot`]).
@@ -27,14 +27,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::check::precheck;
 use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
-use crate::http1;
 use crate::options::{Options, Protocol};
 use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::proc;
+use crate::protocol::http1;
 
 pub(crate) use params::{LoadParams, Shard};
 pub(crate) use plan::{cell_progress, progress_bar, run_plan, run_plan_on, Plan};
@@ -97,15 +96,12 @@ pub(crate) fn run_cell(
             .start_at
             .map(|s| std::time::UNIX_EPOCH + Duration::from_secs_f64(s));
         let warmup = spec.warmup;
-        let client: Client = match params.protocol {
-            Protocol::Http1 => {
-                let sampler = sampler(expected, instances);
-                Box::new(move |stop| client::run(&spec, sampler, stop))
-            }
-            Protocol::H2c => {
-                let (streams, sampler) = (params.streams, h2_sampler(expected, &instances));
-                Box::new(move |stop| client::streams::run(&spec, instances, streams, sampler, stop))
-            }
+        let client: Client = if params.protocol.multiplexed() {
+            let (streams, sampler) = (params.streams, h2_sampler(expected, &instances));
+            Box::new(move |stop| client::streams::run(&spec, instances, streams, sampler, stop))
+        } else {
+            let sampler = sampler(expected, instances);
+            Box::new(move |stop| client::run(&spec, sampler, stop))
         };
         let run = drive(
             warmup,
@@ -149,8 +145,8 @@ fn refuse(target: &Target, scenario: &Scenario, protocol: Protocol) -> Result<()
         return Err(Status::Interrupted);
     }
     if let Target::Framework(e, _) = target {
-        if let (Protocol::H2c, crate::framework::H2c::No(why)) = (protocol, e.h2c) {
-            return Err(Status::Unsupported(format!("no h2c: {why}")));
+        if let Some(why) = e.support(protocol).why_not() {
+            return Err(Status::Unsupported(format!("no {protocol}: {why}")));
         }
         e.available().map_err(Status::Skipped)?;
         if let Some(why) = e.cannot(scenario.name) {
@@ -183,10 +179,9 @@ fn check_first(
     server: Option<&mut ServerProcess>,
 ) -> Result<(), Status> {
     let timeout = params.timeout.max(Duration::from_secs(2));
-    let checked = match params.protocol {
-        Protocol::Http1 => precheck(addr, expected, requests, params.pipeline, timeout).map(drop),
-        Protocol::H2c => crate::check::precheck_h2c(addr, expected, requests, timeout),
-    };
+    let checked = params
+        .protocol
+        .precheck(addr, expected, requests, params.pipeline, timeout);
     let Err(e) = checked else {
         return Ok(());
     };
@@ -437,9 +432,9 @@ impl CellResult {
             }
             Target::Url(_) => ("-".to_owned(), String::new(), 0),
         };
-        // An h2c cell names its protocol and streams in its variant, so that its row, its
-        // figure in a results file and its interval-log tag are its own for each M.
-        if params.protocol == Protocol::H2c {
+        // A cell over streams names its protocol and streams in its variant, so that its row,
+        // its figure in a results file and its interval-log tag are its own for each M.
+        if params.protocol.multiplexed() {
             if !variant.contains("protocol=") {
                 let sep = if variant.is_empty() { "" } else { "," };
                 variant = format!("{variant}{sep}protocol={}", params.protocol);

@@ -112,15 +112,7 @@ impl Report {
                 Some(r) => format!(", constant rate {r} req/s (latency from intended send time)"),
                 None => ", closed loop".into(),
             },
-            match p.protocol {
-                crate::options::Protocol::Http1 => format!("pipeline {}", p.pipeline),
-                crate::options::Protocol::H2c => format!(
-                    "h2c with prior knowledge (the h2 crate's client on tokio), streams per \
-                     connection in each variant, client windows {} B per stream and per \
-                     connection",
-                    crate::h2c::WINDOW
-                ),
-            },
+            p.protocol.conditions(p.pipeline),
             p.timeout,
             // A count-bounded cell sends its requests from the start (src/driver/mod.rs).
             if p.requests.is_some() {

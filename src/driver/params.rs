@@ -122,7 +122,7 @@ impl LoadParams {
             warmup,
             timeout,
             pipeline: 1,
-            protocol: crate::options::Protocol::Http1,
+            protocol: crate::options::Protocol::default(),
             streams: 1,
             rate: None,
             requests: None,

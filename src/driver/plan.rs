@@ -51,10 +51,7 @@ impl Plan {
 
     /// The stream counts of `target`'s cells: one for HTTP/1.1.
     fn streams_of(&self, target: &Target) -> &[usize] {
-        match self.protocol_of(target) {
-            Protocol::Http1 => &[1],
-            Protocol::H2c => &self.streams,
-        }
+        self.protocol_of(target).streams_of(&self.streams)
     }
 }
 
@@ -199,10 +196,7 @@ fn run_target(
                 out.interrupted = true;
                 return out;
             }
-            let streams = match protocol {
-                Protocol::Http1 => String::new(),
-                Protocol::H2c => format!(" m={m}"),
-            };
+            let streams = protocol.streams_suffix(m);
             progress.bar.set_message(format!(
                 "{round_label}cell {}/{}: {} {} c={c}{streams}",
                 progress.done + 1,

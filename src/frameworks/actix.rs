@@ -30,7 +30,7 @@ use actix_web::{get, post, test, web, App, HttpRequest, HttpResponse, HttpServer
 use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::{Io, Protocol, KEEP_ALIVE};
@@ -98,7 +98,8 @@ impl Framework for Actix {
         server: "`HttpServer` with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

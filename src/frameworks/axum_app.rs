@@ -33,7 +33,7 @@ macro_rules! axum_app {
         use tower::ServiceExt as _;
         use tower_http::services::ServeDir;
 
-        use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+        use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
         use crate::handlers::{self, AppState, Operands, Reply};
         use crate::logging;
         use crate::options::{Io, Logging};
@@ -84,7 +84,8 @@ macro_rules! axum_app {
             const ABOUT: About = $about;
             const PER_CORE: bool = true;
             const COUNTS_REQUESTS: bool = true;
-            const H2C: H2c = H2c::Serves("`axum::serve` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)");
+            const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`axum::serve` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
             const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
             fn build(config: &Config) -> anyhow::Result<Self> {

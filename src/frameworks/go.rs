@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, bail, Context as _};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::child;
 use crate::tools::{self, Tool};
 
@@ -37,8 +37,8 @@ pub(crate) trait Program: 'static {
     fn version() -> String;
     /// Its row in the README's framework table ([`Framework::ABOUT`]).
     const ABOUT: About;
-    /// Whether it serves h2c ([`Framework::H2C`]).
-    const H2C: H2c;
+    /// The protocols it states ([`Framework::PROTOCOLS`]).
+    const PROTOCOLS: &'static [(Protocol, Support)];
 }
 
 /// net/http.
@@ -58,10 +58,9 @@ impl Program for NetHttp {
         in_process: "– (own process)",
         server: "`peers/go/cmd/nethttp`, built with `go build`, `GOMAXPROCS=--threads`",
     };
-    const H2C: H2c = H2c::Serves(
-        "`http.Server.Protocols` with `SetUnencryptedHTTP2` (Go 1.24+), set only under \
-         `--protocol h2c`: it then peeks for the preface on every connection",
-    );
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`http.Server.Protocols` with `SetUnencryptedHTTP2` (Go 1.24+), set only under \
+         `--protocol h2c`: it then peeks for the preface on every connection",))];
     fn version() -> String {
         go_version().unwrap_or_else(|| "(no go)".into())
     }
@@ -82,7 +81,8 @@ impl Program for Fiber {
         in_process: "– (own process)",
         server: "`peers/go/cmd/fiber`, built with `go build`, `GOMAXPROCS=--threads`",
     };
-    const H2C: H2c = H2c::No("fasthttp, under Fiber, has no HTTP/2 (its README: support is in progress)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Unsupported("fasthttp, under Fiber, has no HTTP/2 (its README: support is in progress)"))];
     fn version() -> String {
         let fiber = module_version("github.com/gofiber/fiber/v2").unwrap_or("?");
         match go_version() {
@@ -308,7 +308,7 @@ impl<P: Program> Framework for GoPeer<P> {
     const ABOUT: About = P::ABOUT;
     const IN_PROCESS: bool = false;
     const TOOL: Option<Tool> = Some(Tool::Go);
-    const H2C: H2c = P::H2C;
+    const PROTOCOLS: &'static [(Protocol, Support)] = P::PROTOCOLS;
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn available() -> Result<(), String> {

@@ -32,7 +32,7 @@ use gotham::state::{client_addr, FromState as _, State, StateData};
 use http_body_util::{BodyExt as _, Full};
 use serde::Deserialize;
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
@@ -114,7 +114,8 @@ impl Framework for Gotham {
         server: "`gotham::bind_server` on tokio with `--threads` workers",
     };
     const PER_CORE: bool = true;
-    const H2C: H2c = H2c::Serves("`gotham::bind_server` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`gotham::bind_server` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -22,7 +22,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tower::{Layer as _, Service, ServiceExt as _};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Peer};
 use crate::options::{Logging, Protocol, KEEP_ALIVE};
@@ -83,7 +83,8 @@ impl Framework for Hyper {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

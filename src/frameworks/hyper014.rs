@@ -17,7 +17,7 @@ use hyper014::server::conn::{AddrIncoming, AddrStream};
 use hyper014::service::{make_service_fn, service_fn};
 use hyper014::{Body, Method};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Started};
 use crate::options::{Protocol, KEEP_ALIVE};
@@ -65,7 +65,8 @@ impl Framework for Hyper014 {
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
     // Its `http2` feature brings h2 0.3, which the default build already has (actix-http's).
-    const H2C: H2c = H2c::Serves("hyper 0.14's `http2` feature and `Server::builder(..).http2_only(true)` under `--protocol h2c` (h2 0.3); `http1_only(true)` otherwise");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("hyper 0.14's `http2` feature and `Server::builder(..).http2_only(true)` under `--protocol h2c` (h2 0.3); `http1_only(true)` otherwise"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -39,9 +39,9 @@ use hyperlane::{
 };
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
-use crate::http1;
+use crate::protocol::http1;
 use crate::logging::{self, Started};
 use crate::options::{Options, Protocol, Runtime, KEEP_ALIVE};
 use crate::server;
@@ -138,9 +138,10 @@ impl Framework for Hyperlane {
     };
     const PER_CORE: bool = true;
     // Under h2c it is hyperlane's own `Server::run`, which binds one listener ([`serve_h2c`]).
-    const PER_CORE_H2C: bool = false;
+    const NOT_PER_CORE_UNDER: &'static [Protocol] = &[Protocol::H2c];
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("hyperlane's own `Server::run` with `ServerProtocol::Http2` (h2 0.4; each stream runs the HTTP/1 pipeline into an in-memory pipe that hyperlane frames as HTTP/2), under `--protocol h2c` only: it binds the address itself, so framebench closes its listener first, as for Rocket; one work-stealing runtime");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("hyperlane's own `Server::run` with `ServerProtocol::Http2` (h2 0.4; each stream runs the HTTP/1 pipeline into an in-memory pipe that hyperlane frames as HTTP/2), under `--protocol h2c` only: it binds the address itself, so framebench closes its listener first, as for Rocket; one work-stealing runtime"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "hyperlane's parser answers 400 to any request with a Transfer-Encoding header \

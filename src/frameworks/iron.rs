@@ -29,7 +29,7 @@ use mount::Mount;
 use router::Router;
 use staticfile::Static;
 
-use crate::framework::{About, Config, Framework, H2c, Request, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
@@ -111,7 +111,8 @@ impl Framework for Iron {
     };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
-    const H2C: H2c = H2c::No("hyper 0.10 speaks HTTP/1 only");
+    const PROTOCOLS: &'static [(crate::protocol::Protocol, Support)] =
+        &[(crate::protocol::Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -34,7 +34,7 @@ use anyhow::{bail, Context as _};
 use may_minihttp::{HttpServer, HttpService, Request as MayRequest, Response as MayResponse};
 
 use crate::fixtures::FIXTURES_ENV;
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::child;
@@ -100,7 +100,8 @@ impl Framework for MayMinihttp {
     const COUNTS_REQUESTS: bool = false;
     const NOTE: &'static str =
         "child process; no HEAD, no keep-alive timeout, at most 16 request headers";
-    const H2C: H2c = H2c::No("it parses HTTP/1 only and writes `HTTP/1.1` in every answer");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Unsupported("it parses HTTP/1 only and writes `HTTP/1.1` in every answer"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "may-minihttp 0.1.11 reads a request body only by its Content-Length (src/request.rs:116-134), \

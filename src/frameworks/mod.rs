@@ -138,7 +138,7 @@ registry!(entries);
 
 // The README's framework table: a file that is not a registry line's module.
 mod readme;
-pub(crate) use readme::{h2c_table, markdown_table};
+pub(crate) use readme::{markdown_table, protocol_table};
 
 /// The in-process floor's type, for tests that wrap it in a framework of their own.
 pub use null::Null;

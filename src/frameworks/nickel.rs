@@ -34,7 +34,7 @@ use nickel::{
     TemplateCache,
 };
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::Io;
@@ -112,7 +112,8 @@ impl Framework for Nickel {
     };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
-    const H2C: H2c = H2c::No("hyper 0.10 speaks HTTP/1 only");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -36,7 +36,7 @@ use ntex::web::{
 };
 use ntex_files::Files;
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, Protocol, KEEP_ALIVE};
@@ -118,7 +118,8 @@ impl Framework for Ntex {
     // understood, `serve --max-requests` refuses ntex and `callgrind_loopback` leaves it out;
     // the counting in `Observe` stays inert.
     const COUNTS_REQUESTS: bool = false;
-    const H2C: H2c = H2c::Serves("`HttpService::h2` on an ntex server of its own: a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`HttpService::h2` on an ntex server of its own: a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN)"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use anyhow::bail;
 use bytes::Bytes;
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle};
 
 /// The in-process floor.
 pub struct Null {
@@ -27,7 +27,8 @@ impl Framework for Null {
     );
     const BASELINE: bool = true;
     const LOOPBACK: bool = false;
-    const H2C: H2c = H2c::No("a floor for in-process dispatch: it has no server");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Unsupported("a floor for in-process dispatch: it has no server"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -18,7 +18,7 @@ use hyper010::server::{Handler, Request as HyperRequest, Response as HyperRespon
 use hyper010::status::StatusCode;
 use hyper010::uri::RequestUri;
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, Reply};
 
 /// The in-process floor of iron and nickel.
@@ -40,7 +40,8 @@ impl Framework for Null010 {
     };
     const BASELINE: bool = true;
     const LOOPBACK: bool = false;
-    const H2C: H2c = H2c::No("a floor for in-process dispatch: it has no server");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Unsupported("a floor for in-process dispatch: it has no server"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -17,7 +17,7 @@ use ohkami::fang::{Context, Fang, FangProc};
 use ohkami::testing::{TestRequest, Tester as _};
 use ohkami::{IntoResponse, Ohkami, Route as _, Status};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -83,7 +83,8 @@ impl Framework for OhkamiApp {
         server: "`Ohkami::howl_with` on the listener, tokio with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::No("its parser accepts `HTTP/1.1` only (its README: \"use some reverse proxy to do with HTTP/2\")");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Unsupported("its parser accepts `HTTP/1.1` only (its README: \"use some reverse proxy to do with HTTP/2\")"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "ohkami 0.24.9 reads a request body only by its Content-Length (src/request/mod.rs:341-343), \

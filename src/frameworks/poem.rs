@@ -18,7 +18,7 @@ use poem::listener::Acceptor;
 use poem::web::{Data, Json, LocalAddr, Path, Query, RemoteAddr};
 use poem::{get, handler, post, Endpoint, EndpointExt as _, IntoResponse, Route, Server};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -93,7 +93,8 @@ impl Framework for Poem {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("`poem::Server` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`poem::Server` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -30,7 +30,7 @@ use rama_http_backend::server::HttpServer;
 use serde::Deserialize;
 use tracing::Span;
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::{Io, Logging, Protocol, KEEP_ALIVE};
@@ -105,7 +105,8 @@ impl Framework for Rama {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("`HttpServer::h2` (rama's own fork of h2 and of hyper's h2 server), on a listener of its own, HTTP/2 only");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`HttpServer::h2` (rama's own fork of h2 and of hyper's h2 server), on a listener of its own, HTTP/2 only"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

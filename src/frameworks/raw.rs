@@ -27,7 +27,7 @@ use anyhow::{bail, Context as _};
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle};
 use crate::options::{Protocol, KEEP_ALIVE};
 use crate::server::limit::Limit;
 
@@ -141,7 +141,8 @@ impl Framework for Raw {
     const COUNTS_REQUESTS: bool = true;
     const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
-    const H2C: H2c = H2c::Serves("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -631,7 +632,7 @@ mod tests {
         let answer = |target: &[u8], post, body: &[u8]| {
             let mut out = Vec::new();
             assert!(computed(&mut out, target, post, body, b"Date: x\r\n"));
-            let (res, _) = crate::http1::parse_response(&out, false).unwrap().unwrap();
+            let (res, _) = crate::protocol::http1::parse_response(&out, false).unwrap().unwrap();
             (res.status().as_u16(), res.into_body())
         };
         assert_eq!(

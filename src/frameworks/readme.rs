@@ -32,15 +32,15 @@ pub(crate) fn markdown_table() -> String {
     out
 }
 
-/// The h2c table of docs/methodology/http2.md (`framebench list --h2c`): one row per framework
-/// compiled in, in registry order, saying whether its server speaks h2c with prior knowledge
-/// and through what, or why not ([`crate::framework::H2c`]).
-pub(crate) fn h2c_table() -> String {
-    let mut out = String::from("| name | h2c | how, or why not |\n|---|---|---|\n");
+/// A protocol's table (`framebench list --protocol h2c` is docs/methodology/http2.md's): one row per
+/// framework compiled in, in registry order, saying whether its server speaks `protocol` and
+/// through what, or why not ([`crate::framework::Framework::PROTOCOLS`]).
+pub(crate) fn protocol_table(protocol: crate::protocol::Protocol) -> String {
+    let mut out = format!("| name | {protocol} | how, or why not |\n|---|---|---|\n");
     for e in REGISTRY {
-        let (serves, text) = match e.h2c {
-            crate::framework::H2c::Serves(how) => ("yes", how),
-            crate::framework::H2c::No(why) => ("no", why),
+        let (serves, text) = match e.support(protocol) {
+            crate::protocol::Support::Supported(how) => ("yes", how),
+            crate::protocol::Support::Unsupported(why) => ("no", why),
         };
         // Writing to a String cannot fail.
         let _ = writeln!(out, "| `{}` | {serves} | {text} |", e.name);

@@ -23,7 +23,7 @@ use rocket::response::Responder;
 use rocket::serde::json::Json;
 use rocket::{Build, Data, State};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -102,7 +102,8 @@ impl Framework for Rocket {
     // auto builder, HTTP/1.1 ones too (a read for the preface first). Rocket is not counted
     // under callgrind (below), so its HTTP/1.1 cost was timed before and after instead:
     // docs/history/rocket-http2-ab.md.
-    const H2C: H2c = H2c::Serves("Rocket's `http2` feature (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("Rocket's `http2` feature (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
     // Not counted (false, the default): a counting `on_response` fairing was tried on
     // 2026-11-27. Under libfaketime alone, `serve rocket --max-requests 20` exited after 20
     // requests, but under the loopback callgrind bench (valgrind and libfaketime) the server

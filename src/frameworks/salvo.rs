@@ -17,7 +17,7 @@ use salvo::http::{HeaderValue, ParseError, StatusCode};
 use salvo::serve_static::StaticDir;
 use salvo::{handler, ConnCtrl, Depot, FlowCtrl, Router, Scribe, Server, Service};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -91,7 +91,8 @@ impl Framework for Salvo {
     // Fairness: with the feature on, every connection (HTTP/1.1 ones too) starts with a read
     // that looks for the HTTP/2 preface, as hyper-util's auto builder does under axum and poem;
     // HTTP/1.1 callgrind counts before and after are in docs/methodology/http2.md.
-    const H2C: H2c = H2c::Serves("salvo's `http2-cleartext` feature: every connection is read for the preface first");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("salvo's `http2-cleartext` feature: every connection is read for the preface first"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -16,7 +16,7 @@ use trillium_logger::{apache_common, Logger};
 use trillium_router::{Router, RouterConnExt as _};
 use trillium_static::StaticFileHandler;
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::Io;
@@ -86,7 +86,8 @@ impl Framework for Trillium {
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
     const NOTE: &'static str = "no keep-alive timeout";
-    const H2C: H2c = H2c::Serves("`trillium_tokio` (trillium-http's own HTTP/2: it reads the preface on every connection, HTTP/1.1 ones too)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`trillium_tokio` (trillium-http's own HTTP/2: it reads the preface on every connection, HTTP/1.1 ones too)"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -20,7 +20,7 @@ use viz::{
 };
 
 use crate::framework::ServerHandle;
-use crate::framework::{About, Config, Framework, H2c, Request as FbRequest, Response as FbResponse, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request as FbRequest, Response as FbResponse, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -102,7 +102,8 @@ impl Framework for Viz {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("`viz::Server` with hyper-util's auto builder (always built: it reads the preface on every connection, HTTP/1.1 ones too)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`viz::Server` with hyper-util's auto builder (always built: it reads the preface on every connection, HTTP/1.1 ones too)"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

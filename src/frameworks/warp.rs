@@ -16,7 +16,7 @@ use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 use warp::{Filter, Rejection};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
 use crate::options::Io;
@@ -126,7 +126,8 @@ impl Framework for Warp {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("`warp::serve` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("`warp::serve` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -31,7 +31,7 @@ use xitca_web::service::ready::ReadyService;
 use xitca_web::service::{Service, ServiceExt as _};
 use xitca_web::{App, HttpServer, WebContext};
 
-use crate::framework::{About, Config, Framework, H2c, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, Protocol, KEEP_ALIVE};
@@ -116,7 +116,8 @@ impl Framework for Xitca {
         server: "`xitca_web::HttpServer` (xitca-server) on the listener with `--threads` workers, each a current-thread tokio runtime",
     };
     const COUNTS_REQUESTS: bool = true;
-    const H2C: H2c = H2c::Serves("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only");
+    const PROTOCOLS: &'static [(Protocol, Support)] =
+        &[(Protocol::H2c, Support::Supported("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

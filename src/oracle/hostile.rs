@@ -1,5 +1,5 @@
-//! Hostile request bodies sent to `POST /upload` (issue 42): the cases, sending one to a server,
-//! and judging what came back. `framebench check --conformance` reports them per server, beside
+//! Hostile request bodies sent to `POST /upload` (issue 42): the cases, and judging what came
+//! back; `crate::protocol::http1::hostile` sends them. `framebench check --conformance` reports them per server, beside
 //! what each does with a body far over its limit; tests/testsuite/bodies.rs gates them against the
 //! outcomes docs/methodology/bodies.md records.
 //!
@@ -7,14 +7,11 @@
 //! handler may see a wrong body: the `upload` answer is the length and digest of the body the
 //! handler was given, so a 200 says exactly what the framework handed on.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::Duration;
 
 use bytes::Bytes;
 
 use super::fnv1a64;
-use crate::http1::parse_response;
 
 /// How long a server may take to answer or close before the case counts as a hang.
 pub const TIMEOUT: Duration = Duration::from_secs(8);
@@ -38,47 +35,6 @@ pub enum Outcome {
     Closed,
 }
 
-/// Sends `bytes` on a new connection (then closes its writing half when `half_close`), and reads
-/// the answer or the close. `Err` is a hang: no answer and no close within [`TIMEOUT`].
-pub fn send(addr: SocketAddr, bytes: &[u8], half_close: bool) -> anyhow::Result<Outcome> {
-    let mut s = TcpStream::connect_timeout(&addr, TIMEOUT)?;
-    s.set_read_timeout(Some(TIMEOUT))?;
-    s.set_write_timeout(Some(TIMEOUT))?;
-    // The server may close before reading everything: a failed write is a closed connection.
-    if s.write_all(bytes).is_err() {
-        return Ok(Outcome::Closed);
-    }
-    if half_close {
-        let _ = s.shutdown(Shutdown::Write);
-    }
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        match s.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                if let Ok(Some((res, _))) = parse_response(&buf, false) {
-                    return Ok(Outcome::Status(res.status().as_u16(), res.into_body()));
-                }
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                anyhow::bail!("no answer and no close within {TIMEOUT:?} (hang)");
-            }
-            Err(_) => break, // reset
-        }
-    }
-    match parse_response(&buf, true) {
-        Ok(Some((res, _))) => Ok(Outcome::Status(res.status().as_u16(), res.into_body())),
-        _ => Ok(Outcome::Closed),
-    }
-}
-
 /// A case: its name (a column of the report), the bytes, whether the client then closes its
 /// writing half, and the body a 200 may have digested (`None`: any 200 is wrong).
 pub struct Case {
@@ -92,13 +48,6 @@ pub struct Case {
     pub half_close: bool,
     /// The body a handler may rightly have been given.
     pub right: Option<Vec<u8>>,
-}
-
-impl Case {
-    /// Sends the case to `addr` ([`send`]).
-    pub fn send(&self, addr: SocketAddr) -> anyhow::Result<Outcome> {
-        send(addr, &self.bytes, self.half_close)
-    }
 }
 
 /// `POST /upload` with `headers` (each ending in CRLF) and `body`, closing the connection.
@@ -238,15 +187,6 @@ pub fn said(outcome: &anyhow::Result<Outcome>) -> String {
 /// and a 16-digit digest), short for anything else.
 fn start(body: &Bytes) -> String {
     String::from_utf8_lossy(&body[..body.len().min(40)]).into()
-}
-
-/// Whether the server at `addr` still answers `GET /` as the oracle's hello (`Err`: what it
-/// did instead), after a case.
-pub fn still_serving(addr: SocketAddr) -> Result<(), String> {
-    match crate::check::raw_get(addr, "/") {
-        Ok(got) if got.status == 200 && got.body[..] == *super::HELLO.as_bytes() => Ok(()),
-        other => Err(format!("`GET /` got {other:?}")),
-    }
 }
 
 /// Whether a 200's body is the `upload` answer for `right`, the body the client sent.

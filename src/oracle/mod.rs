@@ -4,7 +4,6 @@
 //! answers a scenario with anything else is reported as failing it, however fast it is.
 
 pub(crate) mod conformance;
-pub(crate) mod h2c_rules;
 pub mod hostile;
 mod instance;
 

@@ -47,9 +47,9 @@ fn seconds(d: std::time::Duration) -> String {
 /// What was run, in two lines.
 fn conditions(sweep: &Sweep) -> String {
     let scenarios: Vec<&str> = sweep.scenarios.iter().map(|s| s.name).collect();
-    let streams = match sweep.protocol {
-        crate::options::Protocol::Http1 => String::new(),
-        crate::options::Protocol::H2c => format!(" over h2c, {} streams each,", sweep.streams),
+    let streams = match sweep.protocol.multiplexed() {
+        true => format!(" over {}, {} streams each,", sweep.protocol, sweep.streams),
+        false => String::new(),
     };
     format!(
         "{} × {} targets × T = {} × {} rounds (targets interleaved, their order rotated each \

@@ -12,7 +12,8 @@ use framebench::check::bind_local;
 use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
-use framebench::oracle::hostile::{cases, over_limit, said, still_serving, Verdict, OVER_NAME};
+use framebench::oracle::hostile::{cases, over_limit, said, Verdict, OVER_NAME};
+use framebench::protocol::http1::hostile::{send_case, still_serving};
 
 /// Wrong bodies handed to a handler by the framework itself, each measured (2026-11-26) and
 /// explained in docs/methodology/bodies.md ("Hostile bodies"): besides a refusal, only exactly
@@ -59,7 +60,7 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
             }
         };
         for case in &cases {
-            let outcome = case.send(addr);
+            let outcome = send_case(addr, case);
             let recorded = KNOWN.iter().any(|(fw, name, what)| {
                 *fw == entry.name && *name == case.name && said(&outcome) == *what
             });
@@ -70,7 +71,7 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
             checked += 1;
         }
         // Recorded, not judged: but a hang or a server that stops serving fails.
-        let outcome = over_case.send(addr);
+        let outcome = send_case(addr, &over_case);
         let verdict = Verdict::of(&over_case, &outcome);
         if verdict == Verdict::Hang {
             failures.push(format!("{}: over limit: {}", entry.name, said(&outcome)));

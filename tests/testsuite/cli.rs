@@ -7,9 +7,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use framebench::check::raw_get;
 use framebench::frameworks::REGISTRY;
 use framebench::oracle::SCENARIOS;
+use framebench::protocol::http1::raw_get;
 
 use crate::common::{assert_one_line_error, run, BIN};
 

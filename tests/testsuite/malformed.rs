@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
-use framebench::check::{bind_local, raw_get};
+use framebench::check::bind_local;
 use framebench::fixtures::Fixtures;
 use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
+use framebench::protocol::http1::raw_get;
 
-use framebench::oracle::hostile::{send as send_hostile, Outcome};
+use framebench::oracle::hostile::Outcome;
+use framebench::protocol::http1::hostile::send as send_hostile;
 
 /// What a server answers that is not a 4xx, as measured (docs/methodology/fairness.md): net/http puts no
 /// limit on the number of headers within its 1 MiB `MaxHeaderBytes`; fasthttp (Fiber) serves

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use framebench::bench::client::KeepAlive;
 use framebench::cell::CellError;
 use framebench::fixtures::Fixtures;
-use framebench::framework::{Config, Entry, Framework, H2c, Request, Response, ServerHandle};
+use framebench::framework::{Config, Entry, Framework, Request, Response, ServerHandle};
 use framebench::frameworks::Null;
 use framebench::oracle::scenario;
 
@@ -32,7 +32,6 @@ impl<C: Cheat> Framework for Planted<C> {
     const CRATE: &'static str = "framebench";
     const VERSION_PREFIX: &'static str = "";
     const ABOUT: framebench::framework::About = Null::ABOUT;
-    const H2C: H2c = H2c::No("a planted test framework");
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

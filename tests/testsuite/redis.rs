@@ -6,11 +6,12 @@
 
 use std::time::{Duration, Instant};
 
-use framebench::check::{bind_local, in_process, raw_get};
+use framebench::check::{bind_local, in_process};
 use framebench::fixtures::Fixtures;
 use framebench::framework::{App, Config, Entry};
 use framebench::frameworks::REGISTRY;
 use framebench::oracle::{self, Observed, REDIS_SCENARIO};
+use framebench::protocol::http1::raw_get;
 use framebench::redis::{self as fbredis, RedisServer, MISSING_KEY};
 use framebench::tools::Tool;
 

@@ -263,3 +263,156 @@ fn a_planted_three_module_cycle_is_found() {
     ]);
     assert!(cycles(&uses(&chain)).is_empty());
 }
+
+/// The top-level module of a module path: `quick` for `quick::hello`.
+fn top(module: &str) -> &str {
+    module.split("::").next().unwrap_or(module)
+}
+
+/// `uses` between top-level modules, each one node with everything under it.
+fn top_uses<'a>(
+    uses: &BTreeMap<&'a str, BTreeSet<&'a str>>,
+) -> BTreeMap<&'a str, BTreeSet<&'a str>> {
+    let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (from, to) in uses {
+        for t in to {
+            if top(from) != top(t) {
+                out.entry(top(from)).or_default().insert(top(t));
+            }
+        }
+    }
+    out
+}
+
+/// The layers hold at the top too: no top-level module (a file of `src/` or a folder with all
+/// it holds) uses, through any number of others, one that uses it back. Issue 56 broke the
+/// circle of cell, check, h2c, http1 and oracle: the oracle is data, what sends it is
+/// `protocol`'s.
+#[test]
+fn no_top_level_module_uses_one_that_uses_it_back() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = modules(&src);
+    let top = top_uses(&uses(&modules));
+    assert_eq!(
+        cycles(&top),
+        Vec::<Vec<&str>>::new(),
+        "top-level modules in a cycle"
+    );
+    assert!(top["check"].contains("protocol"), "{top:?}");
+    assert!(!top["oracle"].contains("protocol"), "{top:?}");
+    // Planted: two children that use each other's parents make their parents a cycle.
+    let planted: BTreeMap<String, String> = [
+        ("a", "mod x;"),
+        ("a::x", "use crate::b::y::Thing;"),
+        ("b", "mod y;"),
+        ("b::y", "fn f() { crate::a::g() }"),
+    ]
+    .iter()
+    .map(|(m, t)| ((*m).to_owned(), (*t).to_owned()))
+    .collect();
+    let planted_uses = uses(&planted);
+    assert!(cycles(&planted_uses).is_empty(), "{planted_uses:?}");
+    let mut found = cycles(&top_uses(&planted_uses));
+    found.iter_mut().for_each(|c| c.sort_unstable());
+    assert_eq!(found, vec![vec!["a", "b"]]);
+}
+
+/// `code` (comments already out) without its string and character literals, so that a name in
+/// a message is not a use of it.
+fn without_strings(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            out.push(c);
+            continue;
+        }
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => break,
+                _ => {}
+            }
+        }
+        out.push_str("\"\"");
+    }
+    out
+}
+
+/// The variants of `pub enum Protocol` in `src/protocol/mod.rs`.
+fn protocol_variants(text: &str) -> Vec<String> {
+    let body = text
+        .split("pub enum Protocol {")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .expect("pub enum Protocol in src/protocol/mod.rs");
+    code(body)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.trim_end_matches(',').to_owned())
+        .collect()
+}
+
+/// `word`'s parts, lower-cased: split at `_` and where a capital follows a small letter
+/// (`LoopbackH2c` is `loopback`, `h2c`; `H2C_RULES` is `h2c`, `rules`).
+fn parts(word: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut prev_small = false;
+    for c in word.chars() {
+        if c == '_' || (c.is_uppercase() && prev_small) {
+            out.push(String::new());
+        }
+        if c != '_' {
+            out.last_mut().unwrap().push(c.to_ascii_lowercase());
+        }
+        prev_small = c.is_lowercase();
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+/// Where `text` names a protocol by one of `variants`: `Protocol::H2c`, or an identifier spelt
+/// after a variant (`H2C`, `LoopbackH2c`, `precheck_h2c`), outside comments and strings. A
+/// module path is not one (`protocol::h2c::Client` is the protocol module's own client).
+fn names_a_protocol(text: &str, variants: &[String]) -> Vec<String> {
+    let code = without_strings(&code(text));
+    let variants: Vec<String> = variants.iter().map(|v| v.to_ascii_lowercase()).collect();
+    code.split(|c: char| !ident(c))
+        .filter(|w| {
+            let parts = parts(w);
+            let module = parts.len() == 1 && !w.contains(char::is_uppercase);
+            !module && parts.iter().any(|p| variants.contains(p))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A protocol is one module: outside `src/protocol/`, `src/frameworks/` (each file's `PROTOCOLS`
+/// line) and the CLI's argument types (`src/cmd/args.rs`), no file names a variant of the
+/// protocol enum or an identifier spelt after one. Adding a protocol touches those places only.
+#[test]
+fn only_the_protocol_module_names_a_protocol() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let variants =
+        protocol_variants(&std::fs::read_to_string(src.join("protocol/mod.rs")).unwrap());
+    assert_eq!(variants, ["Http1", "H2c"]);
+    let mut offending = Vec::new();
+    for (module, text) in modules(&src) {
+        let allowed = ["protocol", "frameworks"].contains(&top(&module)) || module == "cmd::args";
+        let found = names_a_protocol(&text, &variants);
+        if !allowed && !found.is_empty() {
+            offending.push(format!("{module}: {}", found.join(", ")));
+        }
+    }
+    assert_eq!(offending, Vec::<String>::new());
+    // Planted: each spelling is found, and a comment or a message is not a use.
+    let planted = "use crate::protocol::Protocol;\nconst H2C_RULES: u8 = 0; // Protocol::H2c\n\
+                   fn precheck_h2c() { let _ = (Protocol::Http1, Mode::LoopbackH2c, \"h2c: H2C\"); }";
+    assert_eq!(
+        names_a_protocol(planted, &variants),
+        ["H2C_RULES", "precheck_h2c", "Http1", "LoopbackH2c"]
+    );
+}

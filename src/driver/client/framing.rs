@@ -210,7 +210,7 @@ pub(crate) fn frame(data: &[u8]) -> anyhow::Result<Option<(u16, usize)>> {
                 .any(|w| w.eq_ignore_ascii_case(b"chunked"))
         {
             // Rare on these routes: take the full parser's slow path.
-            return match crate::http1::parse_response(data, false) {
+            return match crate::protocol::http1::parse_response(data, false) {
                 Ok(Some((_, used))) => Ok(Some((status, used))),
                 Ok(None) => Ok(None),
                 Err(e) => Err(e),

@@ -184,14 +184,14 @@ mod tests {
             hdr_interval: Some(Duration::from_millis(1)),
         };
         // Every response is checked whole: its body must have arrived complete.
-        let sampler: Sampler = Arc::new(move |bytes: &[u8], _| match crate::http1::parse_response(
-            bytes, false,
-        ) {
-            Ok(Some((r, _))) if r.body().len() == body => Ok(()),
-            other => Err(anyhow::anyhow!(
-                "{:?}",
-                other.map(|o| o.map(|(r, n)| (r.body().len(), n)))
-            )),
+        let sampler: Sampler = Arc::new(move |bytes: &[u8], _| {
+            match crate::protocol::http1::parse_response(bytes, false) {
+                Ok(Some((r, _))) if r.body().len() == body => Ok(()),
+                other => Err(anyhow::anyhow!(
+                    "{:?}",
+                    other.map(|o| o.map(|(r, n)| (r.body().len(), n)))
+                )),
+            }
         });
         run(&spec, sampler, &Arc::new(AtomicBool::new(false)))
     }

@@ -3,8 +3,8 @@
 //! contiguous slice, so a connection writes a batch with one `write` and the hot loop builds
 //! nothing per request.
 
-use crate::http1::{self, Connection};
 use crate::oracle::Instance;
+use crate::protocol::http1::{self, Connection};
 
 /// The encoded requests of a run, and the closing request of connection churn.
 #[derive(Debug)]

@@ -21,7 +21,7 @@
 //!   only when it is sampled.
 //! - The timeout is a watchdog per connection: no stream ended for that long, and every stream
 //!   in flight counts as timed out. The run is bounded by its duration (or count).
-//! - The windows are [`crate::h2c::WINDOW`] and printed with every h2c result.
+//! - The windows are [`crate::protocol::h2c::WINDOW`] and printed with every h2c result.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -96,7 +96,12 @@ pub(crate) fn run(
     let record_from = spec.record_from(Instant::now());
     let requests = match instances
         .iter()
-        .map(|i| Ok((crate::h2c::head(spec.addr, i)?, crate::h2c::body_frames(i))))
+        .map(|i| {
+            Ok((
+                crate::protocol::h2c::head(spec.addr, i)?,
+                crate::protocol::h2c::body_frames(i),
+            ))
+        })
         .collect::<anyhow::Result<Vec<_>>>()
     {
         Ok(r) => r,
@@ -185,19 +190,23 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
     };
     while running(&shared) {
         let connect_at = Instant::now();
-        let (mut send, conn) =
-            match tokio::time::timeout(shared.timeout, crate::h2c::handshake(shared.addr)).await {
-                Ok(Ok(pair)) => pair,
-                Ok(Err(e)) => {
-                    r.error(format!("{e:#}"));
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-                Err(_) => {
-                    r.error("h2c connect timed out".into());
-                    continue;
-                }
-            };
+        let (mut send, conn) = match tokio::time::timeout(
+            shared.timeout,
+            crate::protocol::h2c::handshake(shared.addr),
+        )
+        .await
+        {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => {
+                r.error(format!("{e:#}"));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            Err(_) => {
+                r.error("h2c connect timed out".into());
+                continue;
+            }
+        };
         let now = Instant::now();
         if now >= shared.record_from && now <= shared.end {
             r.connects += 1;
@@ -393,7 +402,7 @@ fn start(
             let mut stream = stream;
             let last = frames.len().saturating_sub(1);
             for (i, frame) in frames.into_iter().enumerate() {
-                crate::h2c::send_all(&mut stream, frame, i == last).await?;
+                crate::protocol::h2c::send_all(&mut stream, frame, i == last).await?;
             }
             read(response.await?, sample).await
         }

@@ -1,14 +1,6 @@
-//! The rules an h2c server is held to (`framebench check --conformance --protocol h2c`), after
-//! HttpArena's h2c checks: it answers a prior-knowledge preface with its SETTINGS and
-//! acknowledges the client's, a request on stream 1 gets the oracle's answer, 100 concurrent
-//! streams on one connection all do, and a connection open when the server stops gets GOAWAY.
-//! What it does with an HTTP/1.1 request on the same port is recorded, not judged: HttpArena's
-//! h2c profile wants it refused, and every server here that reads the preface off an HTTP/1.1
-//! listener serves it instead, by design.
-//!
-//! The preface, SETTINGS and GOAWAY rules read frames off a raw socket, so that what is judged
-//! is what the server wrote; the stream rules go through the h2 crate's client
-//! ([`crate::h2c::Client`]).
+//! The probes behind h2c's conformance rules ([`crate::oracle::conformance::h2c::RULES`]): the
+//! preface, SETTINGS and GOAWAY rules read frames off a raw socket, so that what is judged is
+//! what the server wrote; the stream rules go through the h2 crate's client ([`super::Client`]).
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
@@ -16,10 +8,49 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 
-use super::{Instance, HELLO};
+use super::Client;
+use crate::oracle::conformance::h2c::{RULES, STREAMS};
+use crate::oracle::{Instance, Observed, HELLO};
+use crate::protocol::{Exchange as _, Finding, Judgment, Suite};
+
+/// h2c's rules, as `check --conformance --protocol h2c` runs them.
+pub(crate) const SUITE: Suite = Suite {
+    command: "framebench check --conformance --protocol h2c",
+    head: "h2c rules (a report, not a gate: docs/methodology/http2.md):",
+    rules: RULES,
+    begin,
+    hostile_bodies: false,
+};
+
+/// Nothing to ask before every server has started: the judgment runs each rule in
+/// [`RULES`]' order, `goaway` last of the judged ones, since it stops the server.
+fn begin(addr: SocketAddr) -> Judgment {
+    Box::new(move |_, stop| {
+        let stream_1 = Client::connect(addr, TIMEOUT).and_then(|mut c| hello(c.get("/")?));
+        let judged = [
+            handshake(addr).map(drop),
+            match handshake(addr) {
+                Ok(hs) if hs.acked => Ok(()),
+                Ok(_) => Err(anyhow!("no SETTINGS ACK within {TIMEOUT:?}")),
+                Err(e) => Err(e),
+            },
+            stream_1,
+            concurrent(addr),
+        ];
+        let advertised = handshake(addr).map_or("–".to_owned(), |h| h.advertised());
+        let http1 = http1(addr);
+        let goaway = goaway(addr, stop);
+        judged
+            .into_iter()
+            .chain([goaway])
+            .map(Finding::Verdict)
+            .chain([http1.to_owned(), advertised].map(Finding::Recorded))
+            .collect()
+    })
+}
 
 /// How long a rule waits for a connect, a frame or an answer.
-pub(crate) const TIMEOUT: Duration = Duration::from_secs(3);
+const TIMEOUT: Duration = Duration::from_secs(3);
 /// The client connection preface (RFC 9113 §3.4).
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Frame types read here (RFC 9113 §6).
@@ -30,72 +61,6 @@ const ACK: u8 = 0x1;
 /// The SETTINGS identifiers the report shows.
 const MAX_CONCURRENT_STREAMS: u16 = 0x3;
 const INITIAL_WINDOW_SIZE: u16 = 0x4;
-/// Streams the concurrency rule opens at once on one connection.
-pub(crate) const STREAMS: usize = 100;
-
-/// One rule: its column heading, what it checks, and the check.
-pub(crate) struct Rule {
-    /// The table's column heading.
-    pub(crate) name: &'static str,
-    /// What it checks, for the legend under the table.
-    pub(crate) what: &'static str,
-    check: fn(SocketAddr) -> Result<()>,
-}
-
-impl Rule {
-    /// Runs the rule against the h2c server at `addr`: `Err` says what it saw instead.
-    pub(crate) fn check(&self, addr: SocketAddr) -> Result<()> {
-        (self.check)(addr)
-    }
-}
-
-/// The rules judged on a running server, in the table's order; [`goaway`] and [`http1`] follow
-/// them, the first because it stops the server.
-pub(crate) const RULES: &[Rule] = &[
-    Rule {
-        name: "preface",
-        what: "the client preface and an empty SETTINGS are answered by the server's SETTINGS, \
-               its first frame (RFC 9113 §3.4)",
-        check: |addr| handshake(addr).map(drop),
-    },
-    Rule {
-        name: "settings",
-        what: "the client's SETTINGS are acknowledged (a SETTINGS frame with ACK) within 3 s \
-               (RFC 9113 §6.5.3)",
-        check: |addr| match handshake(addr)?.acked {
-            true => Ok(()),
-            false => bail!("no SETTINGS ACK within {TIMEOUT:?}"),
-        },
-    },
-    Rule {
-        name: "stream 1",
-        what: "`GET /` on stream 1 is answered 200 with the oracle's hello",
-        check: |addr| {
-            let mut client = crate::h2c::Client::connect(addr, TIMEOUT)?;
-            hello(client.get("/")?)
-        },
-    },
-    Rule {
-        name: "100 streams",
-        what: "100 `GET /` sent at once on one connection are all answered with the oracle's \
-               hello (the client queues past a server's SETTINGS_MAX_CONCURRENT_STREAMS)",
-        check: concurrent,
-    },
-];
-
-/// The goaway rule's heading and legend.
-pub(crate) const GOAWAY_RULE: (&str, &str) = (
-    "goaway",
-    "a connection open and idle when the server is stopped gets GOAWAY before it closes \
-     (RFC 9113 §6.8)",
-);
-/// The HTTP/1.1 finding's heading and legend.
-pub(crate) const HTTP1_RULE: (&str, &str) = (
-    "http/1.1",
-    "not judged: what an HTTP/1.1 `GET /` on the h2c port gets: `refused` (no HTTP/1.1 answer, \
-     HttpArena's rule), or `served` (a server that reads the preface off an HTTP/1.1 listener)",
-);
-
 /// What the server said in its first SETTINGS, and whether it acknowledged the client's.
 pub(crate) struct Handshake {
     /// SETTINGS_MAX_CONCURRENT_STREAMS, when it sent one.
@@ -187,7 +152,7 @@ fn read_exact(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Resu
 
 /// The preface exchange on a new connection: the server's first frame must be its SETTINGS;
 /// then frames are read until it acknowledges the client's, or [`TIMEOUT`].
-pub(crate) fn handshake(addr: SocketAddr) -> Result<Handshake> {
+fn handshake(addr: SocketAddr) -> Result<Handshake> {
     handshake_on(&mut open(addr)?)
 }
 
@@ -227,7 +192,7 @@ fn handshake_on(stream: &mut TcpStream) -> Result<Handshake> {
 }
 
 /// The oracle's hello, or what came instead.
-fn hello(got: super::Observed) -> Result<()> {
+fn hello(got: Observed) -> Result<()> {
     if got.status == 200 && got.body[..] == *HELLO.as_bytes() {
         Ok(())
     } else {
@@ -246,15 +211,15 @@ fn concurrent(addr: SocketAddr) -> Result<()> {
         .build()?;
     rt.block_on(async {
         tokio::time::timeout(TIMEOUT, async {
-            let send = crate::h2c::connect(addr).await?;
+            let send = crate::protocol::h2c::connect(addr).await?;
             let instance = Instance::get("/");
             let mut streams = tokio::task::JoinSet::new();
             for _ in 0..STREAMS {
                 let (mut send, instance) = (send.clone(), instance.clone());
                 streams.spawn(async move {
-                    crate::h2c::exchange(&mut send, addr, &instance)
+                    crate::protocol::h2c::exchange(&mut send, addr, &instance)
                         .await
-                        .map(|res| super::Observed::from_response(&res))
+                        .map(|res| Observed::from_response(&res))
                 });
             }
             let mut answered = 0;
@@ -271,7 +236,7 @@ fn concurrent(addr: SocketAddr) -> Result<()> {
 
 /// A connection made and handshaken before the server stops, watched while `stop` stops it:
 /// `Ok` when GOAWAY arrived before the close (or before [`TIMEOUT`] past the stop).
-pub(crate) fn goaway(addr: SocketAddr, stop: impl FnOnce()) -> Result<()> {
+fn goaway(addr: SocketAddr, stop: &mut dyn FnMut()) -> Result<()> {
     let mut stream = open(addr)?;
     handshake_on(&mut stream)?;
     let watcher = std::thread::spawn(move || -> Result<()> {
@@ -293,8 +258,8 @@ pub(crate) fn goaway(addr: SocketAddr, stop: impl FnOnce()) -> Result<()> {
 
 /// What an HTTP/1.1 `GET /` on the h2c port gets: `served` when the hello comes back,
 /// `refused` otherwise (a close, an error, or no answer).
-pub(crate) fn http1(addr: SocketAddr) -> &'static str {
-    match crate::check::raw_get(addr, "/") {
+fn http1(addr: SocketAddr) -> &'static str {
+    match crate::protocol::http1::raw_get(addr, "/") {
         Ok(got) if got.status == 200 && got.body[..] == *HELLO.as_bytes() => "served",
         _ => "refused",
     }

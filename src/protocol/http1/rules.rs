@@ -1,119 +1,79 @@
-//! The protocol rules a server's answers are held to beyond each scenario's status, type and
-//! body: TechEmpower's header rules and some of HttpArena's protocol checks. They are a report,
-//! not a gate (`framebench check --conformance`): a server that fails one is still measured,
-//! and docs/methodology/conformance.md says which failures change its numbers.
-//!
-//! Each rule talks raw HTTP/1.1 over a new loopback connection ([`crate::http1`]), so that what
-//! it sends is byte for byte what it says, and judges the answer against the oracle's scenarios
-//! where it needs a body.
+//! The probes behind HTTP/1.1's conformance rules ([`crate::oracle::conformance::http1::RULES`]):
+//! each talks raw HTTP/1.1 over a new loopback connection, so that what it sends is byte for
+//! byte what it says, and judges the answer with the oracle.
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
-use bytes::Bytes;
 
-use super::{Observed, SCENARIOS};
 use crate::fixtures::Fixtures;
-use crate::http1::{self, Connection};
+use crate::oracle::conformance::http1::{DATE_GAP, RULES};
+use crate::oracle::conformance::{date_of, framing, has, matches_scenario, Answer};
+use crate::oracle::SCENARIOS;
+use crate::protocol::http1::{self, Connection};
+use crate::protocol::{Finding, Judgment, Suite};
+
+/// HTTP/1.1's rules, as `check --conformance` runs them, with the hostile bodies after.
+pub(crate) const SUITE: Suite = Suite {
+    command: "framebench check --conformance",
+    head: "rules (a report, not a gate: docs/methodology/conformance.md says which failures \
+           change a server's numbers):",
+    rules: RULES,
+    begin,
+    hostile_bodies: true,
+};
+
+/// A rule's probe: `Err` says what the server did instead.
+type Probe = fn(SocketAddr, &Fixtures) -> Result<()>;
+
+/// The probes of [`RULES`] but the last, in its order; the last, `date moves`, is [`Dates`].
+const PROBES: [Probe; 8] = [
+    |addr, _| every_answer(addr, |_, res| has(res, "server")),
+    |addr, _| every_answer(addr, |_, res| date_of(res).map(drop)),
+    |addr, _| every_answer(addr, |_, res| framing(res)),
+    closes,
+    head,
+    |addr, fixtures| {
+        let res = exchange_raw(addr, b"GET / HTTP/1.0\r\n\r\n")?;
+        matches_scenario("hello", fixtures, &res)
+    },
+    pipelined,
+    split,
+];
+
+/// Asks for the first `Date` as soon as the server is up, so that a table of many servers waits
+/// for [`DATE_GAP`] once; the judgment runs every probe, then the second `Date`.
+fn begin(addr: SocketAddr) -> Judgment {
+    let dates = Dates::start(addr);
+    Box::new(move |fixtures, _| {
+        PROBES
+            .iter()
+            .map(|probe| probe(addr, fixtures))
+            .chain([dates.finish(addr)])
+            .map(Finding::Verdict)
+            .collect()
+    })
+}
 
 /// How long a rule waits for a read or a connect.
 const TIMEOUT: Duration = Duration::from_secs(3);
-/// How long after the first `Date` the second is asked for (TechEmpower's 3 s: more than the
-/// header's one-second resolution, so a server that computes it per request or refreshes a
-/// cached one every second shows a new value).
-pub(crate) const DATE_GAP: Duration = Duration::from_secs(3);
-
-/// One rule: its column heading, what it checks, and the check.
-pub(crate) struct Rule {
-    /// The table's column heading.
-    pub(crate) name: &'static str,
-    /// What it checks, for the legend under the table.
-    pub(crate) what: &'static str,
-    check: fn(SocketAddr, &Fixtures) -> Result<()>,
-}
-
-impl Rule {
-    /// Runs the rule against the server at `addr`: `Err` says what it saw instead.
-    pub(crate) fn check(&self, addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
-        (self.check)(addr, fixtures)
-    }
-}
-
-/// The rules, in the table's order. The `Date` that must change is judged apart ([`Dates`]),
-/// since it needs [`DATE_GAP`] between two answers.
-pub(crate) const RULES: &[Rule] = &[
-    Rule {
-        name: "server",
-        what: "every answer carries a `Server` header (TechEmpower)",
-        check: |addr, _| every_answer(addr, |_, res| has(res, "server")),
-    },
-    Rule {
-        name: "date",
-        what: "every answer carries a `Date` header in the HTTP-date form (TechEmpower)",
-        check: |addr, _| every_answer(addr, |_, res| date_of(res).map(drop)),
-    },
-    Rule {
-        name: "framing",
-        what: "every answer is framed by `Content-Length` or `Transfer-Encoding: chunked` \
-               (TechEmpower), not by closing the connection",
-        check: |addr, _| every_answer(addr, |_, res| framing(res)),
-    },
-    Rule {
-        name: "close",
-        what: "a request with `Connection: close` is answered, then the server closes the \
-               connection (HttpArena; wrk#197)",
-        check: |addr, fixtures| closes(addr, fixtures),
-    },
-    Rule {
-        name: "head",
-        what: "`HEAD /` is answered without a body: the `GET /json` sent behind it on the same \
-               connection is answered next, intact (HttpArena)",
-        check: |addr, fixtures| head(addr, fixtures),
-    },
-    Rule {
-        name: "http/1.0",
-        what: "`GET / HTTP/1.0` without a Host header is answered as the oracle says (HttpArena)",
-        check: |addr, fixtures| {
-            let res = exchange_raw(addr, b"GET / HTTP/1.0\r\n\r\n")?;
-            matches_scenario("hello", fixtures, &res)
-        },
-    },
-    Rule {
-        name: "pipelined",
-        what: "three requests in one write are answered in order, each as the oracle says \
-               (HttpArena)",
-        check: |addr, fixtures| pipelined(addr, fixtures),
-    },
-    Rule {
-        name: "split",
-        what: "a request split across two TCP segments 50 ms apart is answered (HttpArena)",
-        check: |addr, fixtures| split(addr, fixtures),
-    },
-];
-
-/// The column of the rule that needs two answers [`DATE_GAP`] apart.
-pub(crate) const DATE_MOVES: &str = "date moves";
-/// Its legend.
-pub(crate) const DATE_MOVES_WHAT: &str =
-    "the `Date` of an answer 3 s after another differs from it (TechEmpower)";
-
 /// The first `Date` a server gave, kept until [`DATE_GAP`] has passed: the check that it
 /// changes runs then, so that a table of many servers waits for the gap once, not per server.
-pub(crate) struct Dates {
+struct Dates {
     first: Result<(String, Instant)>,
 }
 
 impl Dates {
     /// Asks `addr` for `/` and keeps its `Date`.
-    pub(crate) fn start(addr: SocketAddr) -> Dates {
+    fn start(addr: SocketAddr) -> Dates {
         let first = get(addr, "/").and_then(|res| date_of(&res).map(|d| (d, Instant::now())));
         Dates { first }
     }
 
     /// Asks again once [`DATE_GAP`] has passed since the first answer, and compares.
-    pub(crate) fn finish(self, addr: SocketAddr) -> Result<()> {
+    fn finish(self, addr: SocketAddr) -> Result<()> {
         let (first, at) = self.first?;
         std::thread::sleep(DATE_GAP.saturating_sub(at.elapsed()));
         let second = date_of(&get(addr, "/")?)?;
@@ -127,9 +87,6 @@ impl Dates {
         }
     }
 }
-
-/// A response with its status line's version, which [`http1::parse_response`] drops.
-type Answer = http::Response<Bytes>;
 
 /// `GET path` on a new connection, closed after the answer.
 fn get(addr: SocketAddr, path: &str) -> Result<Answer> {
@@ -161,52 +118,6 @@ fn every_answer(addr: SocketAddr, judge: impl Fn(&str, &Answer) -> Result<()>) -
     } else {
         Err(anyhow!(failed.join("; ")))
     }
-}
-
-/// `Ok` when `res` has header `name`.
-fn has(res: &Answer, name: &str) -> Result<()> {
-    if res.headers().contains_key(name) {
-        Ok(())
-    } else {
-        Err(anyhow!("no `{name}` header"))
-    }
-}
-
-/// The `Date` header of `res`, checked to be an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn date_of(res: &Answer) -> Result<String> {
-    let date = res
-        .headers()
-        .get("date")
-        .context("no `Date` header")?
-        .to_str()
-        .map_err(|_| anyhow!("a `Date` that is not text"))?;
-    httpdate::parse_http_date(date).map_err(|_| anyhow!("`Date: {date}` is not an HTTP-date"))?;
-    Ok(date.to_owned())
-}
-
-/// `Ok` when `res` says how long it is.
-fn framing(res: &Answer) -> Result<()> {
-    let chunked = res
-        .headers()
-        .get("transfer-encoding")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-    if chunked || res.headers().contains_key("content-length") {
-        Ok(())
-    } else {
-        Err(anyhow!(
-            "neither `Content-Length` nor `Transfer-Encoding: chunked`"
-        ))
-    }
-}
-
-/// Whether `res` is what the oracle's scenario `name` answers.
-fn matches_scenario(name: &str, fixtures: &Fixtures, res: &Answer) -> Result<()> {
-    let scenario = super::scenario(name).expect("a scenario of the oracle");
-    let expected = scenario.expected(fixtures)?;
-    expected
-        .check(&Observed::from_response(res))
-        .map_err(|e| anyhow!("{name}: {e}"))
 }
 
 /// A connection with the rule's bounds.
@@ -315,7 +226,7 @@ fn pipelined(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
     let mut stream = connect(addr)?;
     let mut burst = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        let path = super::scenario(name).expect("a scenario").path;
+        let path = crate::oracle::scenario(name).expect("a scenario").path;
         let last = if i + 1 == names.len() {
             Connection::Close
         } else {
@@ -367,6 +278,12 @@ fn split(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_rule_but_the_dates_has_its_probe() {
+        assert_eq!(PROBES.len() + 1, RULES.len());
+        assert_eq!(RULES.last().unwrap().name, "date moves");
+    }
     use std::net::TcpListener;
 
     /// A server that answers every request on a connection with `answer`, and keeps every
@@ -405,25 +322,28 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nServer: careless\r\nContent-Type: text/plain; charset=utf-8\r\n\
               Content-Length: 13\r\n\r\nHello, World!",
         );
-        let rule = |name: &str| RULES.iter().find(|r| r.name == name).unwrap();
-        let closed = rule("close").check(addr, &fixtures);
+        let rule = |name: &str| {
+            let at = RULES.iter().position(|r| r.name == name).unwrap();
+            move |addr, fixtures: &Fixtures| PROBES[at](addr, fixtures)
+        };
+        let closed = rule("close")(addr, &fixtures);
         assert!(
             closed
                 .as_ref()
                 .is_err_and(|e| format!("{e:#}").contains("kept the connection open")),
             "{closed:?}"
         );
-        let date = rule("date").check(addr, &fixtures);
+        let date = rule("date")(addr, &fixtures);
         assert!(
             date.as_ref()
                 .is_err_and(|e| format!("{e:#}").contains("no `Date`")),
             "{date:?}"
         );
-        rule("server").check(addr, &fixtures).unwrap();
-        rule("split").check(addr, &fixtures).unwrap();
+        rule("server")(addr, &fixtures).unwrap();
+        rule("split")(addr, &fixtures).unwrap();
         // It answers hello to everything: the json behind HEAD is not json, and HEAD's
         // answer carries a body, which the next answer's parse runs into.
-        assert!(rule("head").check(addr, &fixtures).is_err());
-        assert!(rule("pipelined").check(addr, &fixtures).is_err());
+        assert!(rule("head")(addr, &fixtures).is_err());
+        assert!(rule("pipelined")(addr, &fixtures).is_err());
     }
 }

@@ -7,6 +7,8 @@
 //! The windows the client advertises are stated ([`WINDOW`]): h2load's and oha's default,
 //! 2^30 − 1 for each stream and for the connection, so that no answer waits on the client.
 
+pub(crate) mod rules;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -14,7 +16,7 @@ use anyhow::{anyhow, Context as _};
 use bytes::{Bytes, BytesMut};
 use h2::client::SendRequest;
 
-use crate::oracle::{Instance, Method, Observed};
+use crate::oracle::{Expected, Instance, Method, Observed};
 
 /// The stream and connection windows the client advertises: h2load's `-w 30 -W 30` default,
 /// which oha copies.
@@ -172,14 +174,41 @@ impl Client {
             .block_on(async { tokio::time::timeout(timeout, exchange(send, addr, instance)).await })
             .map_err(|_| anyhow!("{}: no h2c answer in {timeout:?}", instance.target))?
     }
+}
 
-    /// [`Client::send`], as the oracle reads an answer.
-    pub(crate) fn observe(&mut self, instance: &Instance) -> anyhow::Result<Observed> {
+impl super::Exchange for Client {
+    fn observe(&mut self, instance: &Instance) -> anyhow::Result<Observed> {
         self.send(instance).map(|res| Observed::from_response(&res))
     }
 
-    /// `GET target`, the target sent as it is (the traversal checks).
-    pub(crate) fn get(&mut self, target: &str) -> anyhow::Result<Observed> {
+    fn get(&mut self, target: &str) -> anyhow::Result<Observed> {
         self.observe(&Instance::get(target))
     }
+}
+
+/// How many of a cell's requests the check before a load sends, one stream each on one
+/// connection: distinct operands or bodies for a computed scenario.
+const PRECHECKED: usize = 4;
+
+/// The check before a load over h2c: connects with prior knowledge and checks the answers to
+/// the first [`PRECHECKED`] of `requests`, one stream each, against the oracle. Bounded by
+/// `timeout` per exchange.
+pub(crate) fn precheck(
+    addr: SocketAddr,
+    expected: &Expected,
+    requests: &[Instance],
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    use super::Exchange as _;
+    anyhow::ensure!(!requests.is_empty(), "no request to send");
+    let mut client = Client::connect(addr, timeout).map_err(|e| anyhow!("{e:#}"))?;
+    for (i, instance) in requests.iter().take(PRECHECKED).enumerate() {
+        let got = client
+            .observe(instance)
+            .map_err(|e| anyhow!("stream {}: {e:#}", 2 * i + 1))?;
+        expected
+            .check_instance(instance, &got)
+            .map_err(|e| anyhow!("stream {}: {e}", 2 * i + 1))?;
+    }
+    Ok(())
 }

@@ -3,12 +3,18 @@
 //! keep-alive client and the load driver; also used by the tests and the in-process path of the
 //! hyper 0.10 frameworks, which can only produce bytes.
 
+pub mod hostile;
+pub(crate) mod rules;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context as _};
 use bytes::Bytes;
+
+use super::TIMEOUT;
+use crate::oracle::{self, Expected, Instance, Observed};
 
 /// Parses one complete response from `buf`. With `eof`, a response without framing ends at the
 /// end of `buf`. Returns the response and the number of bytes it used, or `None` if more bytes
@@ -159,11 +165,7 @@ pub(crate) fn get_request(target: &str, connection: Connection) -> Vec<u8> {
 /// connection's wish, then for a body its `Content-Type` and either `Content-Length` or
 /// `Transfer-Encoding: chunked` with the body in [`crate::oracle::CHUNKS`] chunks. A `GET` is
 /// byte for byte [`get_request`]'s.
-pub(crate) fn encode_instance(
-    instance: &crate::oracle::Instance,
-    connection: Connection,
-    out: &mut Vec<u8>,
-) {
+pub(crate) fn encode_instance(instance: &Instance, connection: Connection, out: &mut Vec<u8>) {
     use std::fmt::Write as _;
     let mut head = String::with_capacity(160);
     let close = match connection {
@@ -201,10 +203,7 @@ pub(crate) fn encode_instance(
 }
 
 /// [`encode_instance`] into a vector of its own.
-pub(crate) fn instance_request(
-    instance: &crate::oracle::Instance,
-    connection: Connection,
-) -> Vec<u8> {
+pub(crate) fn instance_request(instance: &Instance, connection: Connection) -> Vec<u8> {
     let mut out = Vec::with_capacity(instance.body.len() + 200);
     encode_instance(instance, connection, &mut out);
     out
@@ -240,6 +239,188 @@ pub(crate) fn encode_request(req: &crate::framework::Request) -> anyhow::Result<
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(req.body());
     Ok(out)
+}
+
+/// Sends `GET target` byte for byte on a new connection (no client-side normalisation).
+pub fn raw_get(addr: SocketAddr, target: &str) -> anyhow::Result<Observed> {
+    send_bytes(addr, &get_request(target, Connection::Close))
+}
+
+/// Sends `request` on a new connection and reads the one answer.
+fn send_bytes(addr: SocketAddr, request: &[u8]) -> anyhow::Result<Observed> {
+    Ok(Observed::from_response(&exchange(addr, request, TIMEOUT)?))
+}
+
+/// The size of one response that [`precheck`] read and found as the oracle expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Checked {
+    /// Bytes of the whole response, head and body.
+    pub(crate) len: usize,
+    /// Bytes of its body.
+    pub(crate) body_len: usize,
+}
+
+/// Connects to `addr`, sends `depth` requests of `expected`'s scenario in one write, taking
+/// `requests` in turn, and checks every answer against the oracle: what every loopback
+/// measurement does before it starts. With `depth > 1` this is the pipelining check (with
+/// bodies, for a body scenario). Bounded by `timeout`.
+pub(crate) fn precheck(
+    addr: SocketAddr,
+    expected: &Expected,
+    requests: &[Instance],
+    depth: usize,
+    timeout: Duration,
+) -> anyhow::Result<Vec<Checked>> {
+    // Each error is flattened to one line (`{e:#}` of a chain): the callers print it with `{e}`.
+    let mut stream = connect(addr, timeout).map_err(|e| anyhow!("{e:#}"))?;
+    precheck_on(&mut stream, expected, requests, depth, timeout)
+}
+
+/// [`precheck`] on an open keep-alive connection, which stays in step for the next request:
+/// exactly `depth` responses are read, and any byte after the last one is an error.
+pub(crate) fn precheck_on(
+    stream: &mut TcpStream,
+    expected: &Expected,
+    requests: &[Instance],
+    depth: usize,
+    timeout: Duration,
+) -> anyhow::Result<Vec<Checked>> {
+    anyhow::ensure!(!requests.is_empty(), "no request to send");
+    let sent: Vec<&Instance> = requests.iter().cycle().take(depth.max(1)).collect();
+    let mut bytes = Vec::new();
+    for instance in &sent {
+        encode_instance(instance, Connection::KeepAlive, &mut bytes);
+    }
+    stream
+        .write_all(&bytes)
+        .map_err(|e| anyhow!("writing: {e}"))?;
+    read_checked(stream, expected, &sent, Instant::now() + timeout)
+}
+
+/// Reads one response per request of `sent` off `stream` and checks each against `expected`
+/// and its own request.
+fn read_checked(
+    stream: &mut TcpStream,
+    expected: &Expected,
+    sent: &[&Instance],
+    deadline: Instant,
+) -> anyhow::Result<Vec<Checked>> {
+    let depth = sent.len();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    let mut checked = Vec::with_capacity(depth);
+    while checked.len() < depth {
+        match parse_response(&buf, false).map_err(|e| anyhow!("{e:#}"))? {
+            Some((res, used)) => {
+                expected
+                    .check_instance(sent[checked.len()], &Observed::from_response(&res))
+                    .map_err(|e| anyhow!("response {} of {depth}: {e}", checked.len() + 1))?;
+                checked.push(Checked {
+                    len: used,
+                    body_len: res.body().len(),
+                });
+                buf.drain(..used);
+                continue;
+            }
+            None if Instant::now() > deadline => anyhow::bail!("timed out"),
+            None => {}
+        }
+        let n = stream
+            .read(&mut chunk)
+            .map_err(|e| anyhow!("reading: {e}"))?;
+        if n == 0 {
+            anyhow::bail!(
+                "connection closed after {} of {depth} responses",
+                checked.len()
+            );
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    if !buf.is_empty() {
+        anyhow::bail!("{} bytes after response {depth}", buf.len());
+    }
+    Ok(checked)
+}
+
+/// A reqwest client for loopback checks: no proxy, bounded by [`TIMEOUT`].
+pub fn client() -> anyhow::Result<reqwest::blocking::Client> {
+    Ok(reqwest::blocking::Client::builder()
+        .timeout(TIMEOUT)
+        .no_proxy()
+        .build()?)
+}
+
+/// Sends `instance` with reqwest (keep-alive, as a typical client). reqwest decides how a body
+/// goes out (always `Content-Length` for a body it holds whole), so a chunked instance is sent
+/// by [`wire_send`] instead.
+pub fn reqwest_send(
+    client: &reqwest::blocking::Client,
+    addr: SocketAddr,
+    instance: &Instance,
+) -> anyhow::Result<Observed> {
+    anyhow::ensure!(
+        !instance.chunked,
+        "reqwest chooses its own framing: send a chunked body with wire_send"
+    );
+    let method = reqwest::Method::from_bytes(instance.method.as_str().as_bytes())?;
+    let mut request = client.request(method, format!("http://{addr}{}", instance.target));
+    if let Some(content_type) = instance.content_type {
+        request = request.header(reqwest::header::CONTENT_TYPE, content_type);
+    }
+    if instance.method == oracle::Method::Post {
+        request = request.body(instance.body.clone());
+    }
+    let res = request
+        .send()
+        .with_context(|| format!("{} {}", instance.method.as_str(), instance.target))?;
+    let status = res.status().as_u16();
+    let content_type = res
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = res.bytes()?;
+    Ok(Observed {
+        status,
+        content_type,
+        body,
+    })
+}
+
+/// Sends `instance` byte for byte as [`encode_instance`] writes it, on a new connection
+/// that asks to close.
+pub fn wire_send(addr: SocketAddr, instance: &Instance) -> anyhow::Result<Observed> {
+    send_bytes(addr, &instance_request(instance, Connection::Close))
+}
+
+/// `check`'s HTTP/1.1 client: reqwest, as a typical client, for a body it may frame itself;
+/// the wire for a chunked body and for the traversals, byte for byte.
+pub(crate) struct Checker {
+    client: reqwest::blocking::Client,
+    addr: SocketAddr,
+}
+
+impl Checker {
+    /// A client for the server at `addr`.
+    pub(crate) fn new(addr: SocketAddr) -> anyhow::Result<Checker> {
+        Ok(Checker {
+            client: client()?,
+            addr,
+        })
+    }
+}
+
+impl super::Exchange for Checker {
+    fn observe(&mut self, instance: &Instance) -> anyhow::Result<Observed> {
+        match instance.chunked {
+            true => wire_send(self.addr, instance),
+            false => reqwest_send(&self.client, self.addr, instance),
+        }
+    }
+
+    fn get(&mut self, target: &str) -> anyhow::Result<Observed> {
+        raw_get(self.addr, target)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,262 @@
+//! The protocols a server speaks and the load driver speaks to it, each one module: what the
+//! protocol is called, how its connections are shaped (a pipeline, or streams), and how one
+//! request of the oracle goes over it ([`http1`], [`h2c`]). Every other module asks a
+//! [`Protocol`] value, never names one of its variants: `tests/testsuite/shape.rs` holds that
+//! outside this module, `src/frameworks/` and the CLI's argument types.
+//!
+//! Adding a protocol is a variant here, its module, its rule set under `crate::conformance`,
+//! and a line in the `PROTOCOLS` table of each framework file that serves it
+//! ([`crate::framework::Framework::PROTOCOLS`]).
+
+pub(crate) mod h2c;
+pub mod http1;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::fixtures::Fixtures;
+use crate::oracle::conformance::Rule;
+use crate::oracle::{Expected, Instance, Observed};
+
+/// How long any single loopback exchange may take before it counts as a failure: the bound on
+/// connect, every read and every write of the checks and of the benches' client.
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The protocol a server speaks on its listener, and the load driver speaks to it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// HTTP/1.1, one request at a time per connection (or pipelined).
+    #[default]
+    Http1,
+    /// HTTP/2 over cleartext TCP with prior knowledge (RFC 9113 §3.3): no Upgrade, no TLS, many
+    /// concurrent streams per connection. Only the frameworks `framebench list` marks `h2c`
+    /// serve it (docs/methodology/http2.md).
+    H2c,
+}
+
+/// Whether a framework speaks a protocol: through which API, or why not. A framework's file
+/// states it per protocol ([`crate::framework::Framework::PROTOCOLS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// It serves the protocol, through the API named (empty for HTTP/1.1, which every server
+    /// speaks).
+    Supported(&'static str),
+    /// It does not, for the reason given; its cells print `–` with it.
+    Unsupported(&'static str),
+}
+
+impl Support {
+    /// The reason it does not, when it does not.
+    pub fn why_not(self) -> Option<&'static str> {
+        match self {
+            Support::Supported(_) => None,
+            Support::Unsupported(why) => Some(why),
+        }
+    }
+}
+
+/// A connection's shape: how many requests it has in flight at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// HTTP/1.1 requests written before the first answer is read.
+    pub(crate) pipeline: usize,
+    /// HTTP/2 streams open at once.
+    pub(crate) streams: usize,
+}
+
+impl Protocol {
+    /// Every protocol, in the order tables list them.
+    pub const ALL: [Protocol; 2] = [Protocol::Http1, Protocol::H2c];
+
+    /// Its name on the command line and in a variant's label (`h2c`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http1",
+            Protocol::H2c => "h2c",
+        }
+    }
+
+    /// Whether it is the default protocol, which a variant's label leaves out.
+    pub(crate) fn is_default(self) -> bool {
+        self == Protocol::default()
+    }
+
+    /// Whether a connection carries many requests at once as streams (`--streams`), rather than
+    /// one at a time or pipelined (`--pipeline`).
+    pub(crate) fn multiplexed(self) -> bool {
+        match self {
+            Protocol::Http1 => false,
+            Protocol::H2c => true,
+        }
+    }
+
+    /// What a server that does not state the protocol is taken to do: every server speaks
+    /// HTTP/1.1, and no other protocol is assumed.
+    pub(crate) fn undeclared(self) -> Support {
+        match self {
+            Protocol::Http1 => Support::Supported(""),
+            Protocol::H2c => Support::Unsupported("its framework file does not declare h2c"),
+        }
+    }
+
+    /// Refuses the flags that belong to the other protocols' connection shape, with the line
+    /// that says which flag to use instead. `churn` is `--requests-per-connection`.
+    pub(crate) fn check_shape(self, shape: Shape, churn: bool) -> Result<(), &'static str> {
+        if self.multiplexed() {
+            // HTTP/2 multiplexes instead of pipelining; churn is HTTP/1.1's for now.
+            if shape.pipeline > 1 {
+                return Err(
+                    "--pipeline is HTTP/1.1's: with --protocol h2c, load more streams \
+                            per connection with --streams",
+                );
+            }
+            if churn {
+                return Err(
+                    "--requests-per-connection is HTTP/1.1's: with --protocol h2c, load \
+                            more streams per connection with --streams",
+                );
+            }
+        } else if shape.streams > 1 {
+            return Err("--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 has --pipeline)");
+        }
+        Ok(())
+    }
+
+    /// A connection's shape in words, for a progress bar: `HTTP/1.1, pipeline 16`,
+    /// `h2c, 10 streams per connection`.
+    pub(crate) fn shape_label(self, shape: Shape) -> String {
+        match self {
+            Protocol::Http1 if shape.pipeline > 1 => {
+                format!("HTTP/1.1, pipeline {}", shape.pipeline)
+            }
+            Protocol::Http1 => "HTTP/1.1".to_owned(),
+            Protocol::H2c if shape.streams == 1 => "h2c, 1 stream per connection".to_owned(),
+            Protocol::H2c => format!("h2c, {} streams per connection", shape.streams),
+        }
+    }
+
+    /// How a run's connections were shaped, for a results file's conditions line.
+    pub(crate) fn conditions(self, pipeline: usize) -> String {
+        match self {
+            Protocol::Http1 => format!("pipeline {pipeline}"),
+            Protocol::H2c => format!(
+                "h2c with prior knowledge (the h2 crate's client on tokio), streams per \
+                 connection in each variant, client windows {} B per stream and per connection",
+                h2c::WINDOW
+            ),
+        }
+    }
+
+    /// The part of a cell's progress line or sweep that says its streams (` m=10`), empty for a
+    /// protocol without streams.
+    pub(crate) fn streams_suffix(self, streams: usize) -> String {
+        match self.multiplexed() {
+            true => format!(" m={streams}"),
+            false => String::new(),
+        }
+    }
+
+    /// The stream counts a run of `streams` gives this protocol's cells: one for a protocol
+    /// without streams.
+    pub(crate) fn streams_of(self, streams: &[usize]) -> &[usize] {
+        match self.multiplexed() {
+            true => streams,
+            false => &[1],
+        }
+    }
+
+    /// The oracle check before a load: a connection to `addr`, the first of `requests` sent
+    /// as the cell sends them (`pipeline` deep for HTTP/1.1, a stream each for h2c), every answer
+    /// against `expected`. Bounded by `timeout` per exchange.
+    pub(crate) fn precheck(
+        self,
+        addr: SocketAddr,
+        expected: &Expected,
+        requests: &[Instance],
+        pipeline: usize,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        match self {
+            Protocol::Http1 => {
+                http1::precheck(addr, expected, requests, pipeline, timeout).map(drop)
+            }
+            Protocol::H2c => h2c::precheck(addr, expected, requests, timeout),
+        }
+    }
+
+    /// Its conformance rules, as `check --conformance --protocol P` runs them.
+    pub(crate) fn suite(self) -> &'static Suite {
+        match self {
+            Protocol::Http1 => &http1::rules::SUITE,
+            Protocol::H2c => &h2c::rules::SUITE,
+        }
+    }
+
+    /// A client for `check`'s loopback rows: one request of the oracle at a time, and a path
+    /// fetched byte for byte (the traversals).
+    pub(crate) fn checker(
+        self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> anyhow::Result<Box<dyn Exchange>> {
+        Ok(match self {
+            Protocol::Http1 => Box::new(http1::Checker::new(addr)?),
+            Protocol::H2c => Box::new(h2c::Client::connect(addr, timeout)?),
+        })
+    }
+}
+
+/// A protocol's conformance rules, as `crate::conformance` runs them against every server.
+pub(crate) struct Suite {
+    /// The command that runs them, the report's title.
+    pub(crate) command: &'static str,
+    /// The line before the legend.
+    pub(crate) head: &'static str,
+    /// The columns, each a rule of the oracle, in order.
+    pub(crate) rules: &'static [Rule],
+    /// First contact with a server, right after it starts and before any server is judged (the
+    /// first `Date` of HTTP/1.1's `date moves`): returns the server's judgment to come.
+    pub(crate) begin: fn(SocketAddr) -> Judgment,
+    /// Whether the hostile request bodies are sent too (they are HTTP/1.1 bytes).
+    pub(crate) hostile_bodies: bool,
+}
+
+/// A server's judgment against a [`Suite`], once every server has started: one [`Finding`] per
+/// rule. The closure may stop the server, through its argument, to judge how it stops (h2c's
+/// GOAWAY).
+pub(crate) type Judgment = Box<dyn FnOnce(&Fixtures, &mut dyn FnMut()) -> Vec<Finding>>;
+
+/// One cell of a conformance report.
+pub(crate) enum Finding {
+    /// A rule judged: `Err` says what the server did instead.
+    Verdict(anyhow::Result<()>),
+    /// A fact recorded, not judged (what the server advertised).
+    Recorded(String),
+}
+
+/// What `check` sends a server over loopback, whatever the protocol.
+pub(crate) trait Exchange {
+    /// Sends one request of the oracle and reads its answer.
+    fn observe(&mut self, instance: &Instance) -> anyhow::Result<Observed>;
+    /// Fetches `target` as written, with no normalisation of the path.
+    fn get(&mut self, target: &str) -> anyhow::Result<Observed>;
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
