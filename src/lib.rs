@@ -16,6 +16,7 @@
 pub mod ab;
 pub mod allocs;
 pub mod bench;
+pub(crate) mod build_step;
 pub mod cell;
 pub(crate) mod chart;
 pub mod check;
@@ -34,6 +35,7 @@ pub(crate) mod handlers;
 pub mod http1;
 #[cfg(feature = "hyper010")]
 pub(crate) mod hyper010;
+pub(crate) mod interrupt;
 pub(crate) mod interval;
 pub(crate) mod logging;
 pub mod options;

@@ -59,7 +59,7 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|s| s.skip_reason(&config).is_none())
         .collect();
-    let stop = crate::tools::interrupted();
+    let stop = crate::interrupt::interrupted();
     let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
     let in_process_kinds = [Kind::Logging, Kind::Disk]
         .into_iter()

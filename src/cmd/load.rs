@@ -9,8 +9,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::driver::output::Report;
-use crate::driver::{interrupted, plot, run_plan, LoadParams, Plan, Target};
+use crate::driver::{plot, run_plan, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
+use crate::interrupt::interrupted;
 use crate::options::{Io, Logging, Options, Protocol};
 use crate::pinning::{self, Pinning};
 use crate::units::parse_duration;

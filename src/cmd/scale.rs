@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::driver;
 use crate::fixtures::Fixtures;
 use crate::scale::{chart, output, plan, read_rows, summary, Sweep};
 use crate::units::parse_duration;
@@ -123,7 +122,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     }
     let fixtures = Fixtures::load_default()?;
     crate::select::prepare_entries(sweep.targets.iter().map(|t| t.entry));
-    driver::interrupted();
+    crate::interrupt::interrupted();
     let started = std::time::SystemTime::now();
     let measured = crate::scale::run(&sweep, &fixtures, args.quiet);
     let window = crate::provenance::Window::since(started);
@@ -149,7 +148,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
         chart::draw(&rows, p)?;
     }
     args.baselines.apply(&results)?;
-    if driver::interrupted().load(Ordering::Relaxed) {
+    if crate::interrupt::interrupted().load(Ordering::Relaxed) {
         eprintln!("interrupted: child servers stopped");
         return Ok(ExitCode::from(130));
     }

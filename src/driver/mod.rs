@@ -32,6 +32,7 @@ use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::http1;
+use crate::interrupt::interrupted;
 use crate::options::{Options, Protocol};
 use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::proc;
@@ -59,7 +60,6 @@ impl Target {
 }
 
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
-pub(crate) use crate::tools::interrupted;
 
 /// Runs one cell on the server in `kept` if there is one (and it is alive), else on a new one,
 /// which is left in `kept` for the next cell unless this cell crashed it: the caller stops it

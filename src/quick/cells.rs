@@ -82,7 +82,7 @@ pub(crate) fn run(
     config: &Config,
     sample: Duration,
 ) -> Vec<(&'static str, Vec<Cell>)> {
-    let stop = crate::tools::interrupted();
+    let stop = crate::interrupt::interrupted();
     let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
     let entries: Vec<&Entry> = entries.iter().copied().filter(|e| e.in_process).collect();
     let apps: Vec<anyhow::Result<Box<dyn App>>> = entries.iter().map(|e| e.build(config)).collect();

@@ -109,7 +109,7 @@ pub(crate) fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measur
                 // One server per target and T, for its scenarios; dropping it stops it.
                 let mut kept = None;
                 for &scenario in &sweep.scenarios {
-                    if driver::interrupted().load(Ordering::Relaxed) {
+                    if crate::interrupt::interrupted().load(Ordering::Relaxed) {
                         bar.abandon_with_message("interrupted");
                         return out;
                     }
