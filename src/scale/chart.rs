@@ -15,7 +15,8 @@ use plotters::prelude::*;
 
 use crate::plotting::{plot_error, to_file, Backend, Drawing, Plot, FONT};
 
-use super::summary::{Range, Row};
+use super::summary::Row;
+use crate::interval::Estimate;
 
 /// Which figure of a row a chart draws.
 #[derive(Clone, Copy)]
@@ -26,27 +27,18 @@ enum Measure {
 
 impl Measure {
     /// The row's figure, as log₂ of it (the speed-up) or log₁₀ (the rate).
-    fn of(self, r: &Row) -> Option<Range> {
+    fn of(self, r: &Row) -> Option<Estimate> {
         let range = match self {
             Measure::Rate => r.rps?,
             // The narrowest T, the base, is 1× by definition.
-            Measure::Speedup => r.speedup.or_else(|| {
-                r.rps.map(|_| Range {
-                    median: 1.0,
-                    lo: 1.0,
-                    hi: 1.0,
-                })
-            })?,
+            Measure::Speedup => r
+                .speedup
+                .or_else(|| r.rps.map(|_| Estimate::range_of(&[1.0]))?)?,
         };
-        let log = |v: f64| match self {
+        Some(range.map(|v| match self {
             Measure::Rate => v.max(1.0).log10(),
             Measure::Speedup => v.max(1e-3).log2(),
-        };
-        Some(Range {
-            median: log(range.median),
-            lo: log(range.lo),
-            hi: log(range.hi),
-        })
+        }))
     }
 
     fn axis(self) -> &'static str {
@@ -113,7 +105,7 @@ struct Line {
     reference: bool,
     /// Index of its framework among the panel's, for its colour.
     framework: usize,
-    points: Vec<(f64, Range)>,
+    points: Vec<(f64, Estimate)>,
 }
 
 /// Kelly's colours of maximum contrast, less white, black (raw's) and the palest: 20 hues that
@@ -377,7 +369,7 @@ fn draw_line<DB: Backend>(
     let width = if line.reference { 3 } else { 2 };
     let mut points = line.points.clone();
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let medians = points.iter().map(|(x, r)| (*x, r.median));
+    let medians = points.iter().map(|(x, r)| (*x, r.point));
     chart
         .draw_series(LineSeries::new(medians, color.stroke_width(width)))
         .map_err(plot_error)?;
@@ -385,7 +377,7 @@ fn draw_line<DB: Backend>(
         .draw_series(
             points
                 .iter()
-                .map(|(x, r)| Circle::new((*x, r.median), 3, color.filled())),
+                .map(|(x, r)| Circle::new((*x, r.point), 3, color.filled())),
         )
         .map_err(plot_error)?;
     chart
@@ -433,11 +425,11 @@ mod tests {
             ("hyper (per-core)", "hyper", "per-core", 0.9),
         ] {
             for t in [1usize, 2, 4, 8] {
-                let median = 100_000.0 * (t as f64).powf(scale);
-                let rps = Range {
-                    median,
-                    lo: median * 0.95,
-                    hi: median * 1.04,
+                let point = 100_000.0 * (t as f64).powf(scale);
+                let rps = Estimate {
+                    point,
+                    lo: point * 0.95,
+                    hi: point * 1.04,
                 };
                 rows.push(Row {
                     target: target.into(),
