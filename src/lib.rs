@@ -41,7 +41,6 @@ pub mod options;
 pub mod oracle;
 pub mod paired;
 pub mod pinning;
-pub(crate) mod plotting;
 pub(crate) mod proc;
 pub(crate) mod provenance;
 pub mod quick;

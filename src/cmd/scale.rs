@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::chart::lines;
 use crate::fixtures::Fixtures;
-use crate::scale::{chart, output, plan, read_rows, summary, Sweep};
+use crate::scale::{output, plan, read_rows, summary, Sweep};
 use crate::units::parse_duration;
 
 /// `framebench scale`.
@@ -112,7 +113,7 @@ pub struct ScaleArgs {
 pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
         let rows = read_rows(from)?;
-        chart::draw(&rows, plot)?;
+        lines::draw_scale(&rows, plot)?;
         return Ok(ExitCode::SUCCESS);
     }
     args.baselines.check("scale")?;
@@ -145,7 +146,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {
-        chart::draw(&rows, p)?;
+        lines::draw_scale(&rows, p)?;
     }
     args.baselines.apply(&results)?;
     if crate::interrupt::interrupted().load(Ordering::Relaxed) {

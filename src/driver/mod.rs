@@ -17,7 +17,6 @@ pub mod merge;
 pub(crate) mod output;
 mod params;
 mod plan;
-pub(crate) mod plot;
 pub(crate) mod rounds;
 pub(crate) mod stats;
 pub(crate) mod threads;

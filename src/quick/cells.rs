@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::allocs::report::Report as Allocs;
 use crate::cell::CellError;
-use crate::chart::Kind;
+use crate::chart::bars::Kind;
 use crate::driver::output::bound_mark;
 use crate::driver::stats::{CellResult, Status};
 use crate::framework::{App, Config, Entry};

@@ -8,7 +8,6 @@
 //! [`plan`] decides what runs, [`summary`] reduces the rounds, [`output`] prints and writes them
 //! and [`chart`] draws them.
 
-pub(crate) mod chart;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod summary;
