@@ -13,7 +13,7 @@ pub(crate) mod bars;
 pub(crate) mod client;
 pub(crate) mod hdrlog;
 pub(crate) mod intervals;
-pub mod merge;
+pub(crate) mod merge;
 pub(crate) mod output;
 mod params;
 mod plan;
