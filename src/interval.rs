@@ -25,7 +25,8 @@ pub(crate) const CONFIDENCE: f64 = 0.95;
 /// sweep's few rounds, their whole range ([`Estimate::range_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Estimate {
-    /// The median.
+    /// The median (`median` in a sweep's rows that `scale --json` wrote before it was one type).
+    #[serde(alias = "median")]
     pub(crate) point: f64,
     /// Lower end of the interval.
     pub(crate) lo: f64,
@@ -287,6 +288,9 @@ mod tests {
         let four = Estimate::range_of(&[4.0, 1.0, f64::NAN, 2.0, 3.0]);
         assert_eq!(four, Some(est(2.5, 1.0, 4.0)));
         assert_eq!(Estimate::range_of(&[]), None);
+        // A sweep's rows as `scale --json` wrote them (docs/generated/scaling/) still read.
+        let old: Estimate = serde_json::from_str(r#"{"median":2.0,"lo":1.0,"hi":3.0}"#).unwrap();
+        assert_eq!(old, est(2.0, 1.0, 3.0));
     }
 
     #[test]

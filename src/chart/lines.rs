@@ -87,6 +87,8 @@ fn slot<T>(items: &mut Vec<T>, is: impl Fn(&T) -> bool, new: impl FnOnce() -> T)
 
 // The load sweep's figure.
 
+/// One line of a load panel, both charts.
+#[derive(Default)]
 struct Series {
     label: String,
     /// (index into the panel's connection counts, req/s), sorted.
@@ -149,10 +151,7 @@ fn load_panels(cells: &[CellResult]) -> Vec<LoadPanel> {
             |s| s.label == label,
             || Series {
                 label: label.clone(),
-                rps: Vec::new(),
-                latency: Vec::new(),
-                top_conns: 0,
-                top_starved: 0,
+                ..Series::default()
             },
         );
         let x = conns.iter().position(|&n| n == c.connections).unwrap_or(0);
@@ -195,23 +194,16 @@ struct LoadFigure<'a> {
 
 impl Drawing for LoadFigure<'_> {
     fn draw_on<DB: Backend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()> {
-        draw_load_on(root, &self.panels, self.title)
+        root.fill(&WHITE).map_err(plot_error)?;
+        let root = root
+            .titled(self.title, (FONT, 22).into_font())
+            .map_err(plot_error)?;
+        let areas = root.split_evenly((self.panels.len(), 1));
+        for (area, panel) in areas.iter().zip(&self.panels) {
+            draw_load_panel(area, panel)?;
+        }
+        Ok(())
     }
-}
-
-fn draw_load_on<DB: Backend>(
-    root: &DrawingArea<DB, Shift>,
-    panels: &[LoadPanel],
-    title: &str,
-) -> anyhow::Result<()> {
-    root.fill(&WHITE).map_err(plot_error)?;
-    let root = root
-        .titled(title, (FONT, 22).into_font())
-        .map_err(plot_error)?;
-    for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
-        draw_load_panel(area, panel)?;
-    }
-    Ok(())
 }
 
 /// One panel: throughput on the left, latency on the right.
