@@ -7,7 +7,7 @@
 //! and then times batches of it when asked. The parent asks them in turn, A B, B A, A B …, each
 //! batch a few milliseconds, both workers pinned to the same core and never running together, so
 //! a slow spell of the machine slows both sides of a round (the design of tango-bench and of
-//! [`crate::deltas`]).
+//! [`crate::paired`]).
 //!
 //! One pair of processes is not enough: a process's heap and code layout moves its time by a
 //! few percent for its whole life. One binary against itself with one pair of workers read
@@ -152,7 +152,7 @@ pub(crate) fn cell(
             };
             // A warm-up round, then A B, B A, … as `framebench deltas` pairs its sides.
             let (a, b) =
-                crate::deltas::paired(rounds, |side| if side { new.time(n) } else { old.time(n) })?;
+                crate::paired::paired(rounds, |side| if side { new.time(n) } else { old.time(n) })?;
             let pair: Vec<f64> = a.iter().zip(&b).map(|(a, b)| b / a).collect();
             ratios.extend(interval::median_interval(&pair).map(|e| e.point));
             olds.extend(interval::median_interval(&a).map(|e| e.point));

@@ -3,7 +3,7 @@
 //! Every timed difference framebench publishes (what logging costs, what reading from disk
 //! costs, a framework's speed as a fraction of `raw`'s) is an [`Estimate`] with a 95 %
 //! interval, taken from paired rounds: the two sides are measured alternately, a few
-//! milliseconds apart, so a slow spell of the machine slows both ([`crate::deltas`]). The point
+//! milliseconds apart, so a slow spell of the machine slows both ([`crate::paired`]). The point
 //! is the median of the rounds' differences (or ratios), and the interval the distribution-free
 //! one for a median: the order statistics whose ranks a Binomial(n, ½) puts 2.5 % outside on
 //! each side ([`median_interval`]). It assumes nothing about the shape of the noise, which on
@@ -20,11 +20,13 @@ use crate::units::fmt_ns;
 /// Coverage of every interval framebench prints.
 pub(crate) const CONFIDENCE: f64 = 0.95;
 
-/// A point estimate and its interval. `lo` and `hi` are infinite when the sample is too small
-/// to bound the median at [`CONFIDENCE`] (fewer than 6 rounds).
+/// A median and its bounds: its [`CONFIDENCE`] interval ([`median_interval`]; `lo` and `hi`
+/// are infinite when the sample is too small to bound it, fewer than 6 rounds), or, for a
+/// sweep's few rounds, their whole range ([`Estimate::range_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Estimate {
-    /// The median.
+    /// The median (`median` in a sweep's rows that `scale --json` wrote before it was one type).
+    #[serde(alias = "median")]
     pub(crate) point: f64,
     /// Lower end of the interval.
     pub(crate) lo: f64,
@@ -48,27 +50,61 @@ impl Estimate {
     pub(crate) fn bounded(&self) -> bool {
         self.lo.is_finite() && self.hi.is_finite()
     }
+
+    /// The median of the finite `values` with their smallest and largest as its bounds, or
+    /// `None` for none.
+    pub(crate) fn range_of(values: &[f64]) -> Option<Estimate> {
+        let (v, point) = sorted_median(values, f64::is_finite)?;
+        Some(Estimate {
+            point,
+            lo: v[0],
+            hi: v[v.len() - 1],
+        })
+    }
+
+    /// `self / other` with the widest bounds theirs allow (smallest over largest, largest over
+    /// smallest).
+    pub(crate) fn ratio(&self, other: &Estimate) -> Estimate {
+        Estimate {
+            point: self.point / other.point,
+            lo: self.lo / other.hi,
+            hi: self.hi / other.lo,
+        }
+    }
+
+    /// `f` of the point and of each bound (`f` increasing).
+    pub(crate) fn map(&self, f: impl Fn(f64) -> f64) -> Estimate {
+        Estimate {
+            point: f(self.point),
+            lo: f(self.lo),
+            hi: f(self.hi),
+        }
+    }
 }
 
 /// The median of `samples` with its distribution-free [`CONFIDENCE`] interval, or `None` for no
 /// samples. NaNs are dropped.
 pub(crate) fn median_interval(samples: &[f64]) -> Option<Estimate> {
-    let mut v: Vec<f64> = samples.iter().copied().filter(|x| !x.is_nan()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
+    let (v, point) = sorted_median(samples, |x| !x.is_nan())?;
     let n = v.len();
-    let point = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
     let (lo, hi) = match order_ranks(n, 1.0 - CONFIDENCE) {
         Some(k) => (v[k - 1], v[n - k]),
         None => (f64::NEG_INFINITY, f64::INFINITY),
     };
     Some(Estimate { point, lo, hi })
+}
+
+/// The samples that `keep` keeps, sorted, with their median; `None` when none is kept.
+fn sorted_median(samples: &[f64], keep: impl Fn(f64) -> bool) -> Option<(Vec<f64>, f64)> {
+    let mut v: Vec<f64> = samples.iter().copied().filter(|&x| keep(x)).collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = match n {
+        0 => return None,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    };
+    Some((v, median))
 }
 
 /// Ranks (1 = best) of figures with intervals, best first by figure (the highest when
@@ -241,6 +277,20 @@ mod tests {
         assert_eq!(few.point, 2.0);
         assert!(!few.bounded());
         assert_eq!(delta_text(&few, 10.0), "≈ (too few rounds)");
+    }
+
+    #[test]
+    fn a_range_is_the_median_and_the_extremes_of_the_rounds() {
+        assert_eq!(
+            Estimate::range_of(&[3.0, 1.0, 2.0]),
+            Some(est(2.0, 1.0, 3.0))
+        );
+        let four = Estimate::range_of(&[4.0, 1.0, f64::NAN, 2.0, 3.0]);
+        assert_eq!(four, Some(est(2.5, 1.0, 4.0)));
+        assert_eq!(Estimate::range_of(&[]), None);
+        // A sweep's rows as `scale --json` wrote them (docs/generated/scaling/) still read.
+        let old: Estimate = serde_json::from_str(r#"{"median":2.0,"lo":1.0,"hi":3.0}"#).unwrap();
+        assert_eq!(old, est(2.0, 1.0, 3.0));
     }
 
     #[test]

@@ -9,9 +9,48 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::driver::output::ServerStats as Stats;
+use serde::{Deserialize, Serialize};
+
 use crate::framework::ServerHandle;
 use crate::server::limit::{self, Limit};
+
+/// What `serve --stats` writes when the server stops.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ServerStats {
+    /// [`ServerStats::SCHEMA`].
+    pub(crate) schema: String,
+    /// The framework.
+    pub(crate) framework: String,
+    /// Responses the server produced in its whole life, oracle checks and warm-ups included
+    /// (`None`: this framework does not count, [`crate::framework::Framework::COUNTS_REQUESTS`]).
+    pub(crate) requests: Option<u64>,
+    /// CPU seconds in user mode, of the server process and its children.
+    pub(crate) user_s: f64,
+    /// CPU seconds in the kernel.
+    pub(crate) system_s: f64,
+    /// CPU seconds in all, from the scheduler's clock.
+    pub(crate) cpu_s: f64,
+    /// Peak resident memory in bytes.
+    pub(crate) peak_rss_bytes: Option<u64>,
+    /// Seconds from listening to stopping.
+    pub(crate) wall_s: f64,
+}
+
+impl ServerStats {
+    /// The version of the `serve --stats` format.
+    pub(crate) const SCHEMA: &'static str = "framebench-server-stats/1";
+
+    /// Reads a `serve --stats` file; anything else is one line ([`crate::versioned`]).
+    pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<ServerStats> {
+        crate::versioned::read(path)
+    }
+}
+
+impl crate::versioned::Versioned for ServerStats {
+    const SCHEMAS: &'static [&'static str] = &[ServerStats::SCHEMA];
+    const WHAT: &'static str = "a `serve --stats` file";
+    const HOW: &'static str = "write one with `framebench serve --stats FILE`";
+}
 
 /// How long `serve --max-requests` waits for its requests before giving up.
 pub(crate) const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -21,12 +60,12 @@ pub(crate) const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
 pub(crate) const LINGER: Duration = Duration::from_millis(300);
 
 /// This process's figures now, for `--stats`.
-pub(crate) fn stats_now(framework: &str, since: std::time::Instant) -> Stats {
+pub(crate) fn stats_now(framework: &str, since: std::time::Instant) -> ServerStats {
     let pid = std::process::id();
     let times = crate::proc::tree_cpu_times(pid);
     let (user, system) = times.as_ref().and_then(|t| t.split()).unwrap_or((0.0, 0.0));
-    Stats {
-        schema: Stats::SCHEMA.to_owned(),
+    ServerStats {
+        schema: ServerStats::SCHEMA.to_owned(),
         framework: framework.to_owned(),
         requests: crate::server::limit::active().map(|l| l.count()),
         user_s: user,

@@ -11,8 +11,9 @@ pub(crate) mod callgrind_out;
 pub mod client;
 pub(crate) mod flamegraph;
 pub(crate) mod profile;
+pub(crate) mod run;
 
-pub use crate::provenance::{record_run, BenchRun};
+pub use run::{record_run, BenchRun};
 
 use crate::framework::Entry;
 use crate::options::{Io, Options};

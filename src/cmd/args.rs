@@ -5,7 +5,7 @@ use crate::options::{Io, Logging, Options, Protocol, Runtime};
 
 /// `--redis URL`, for the commands that serve the redis scenario.
 #[derive(clap::Args)]
-pub struct RedisArg {
+pub(crate) struct RedisArg {
     /// Redis for the redis scenario (`redis://127.0.0.1:PORT`, loopback only; its keys are
     /// seeded). Default: `$FRAMEBENCH_REDIS`, else a `redis-server` started for the run.
     #[arg(long, value_name = "URL", value_parser = redis_url)]
@@ -38,7 +38,7 @@ impl RedisArg {
 
 /// What a server is started with: threads, logging and io.
 #[derive(clap::Args)]
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     #[command(flatten)]
     opts: OptArgs,
     /// Request logging.
@@ -51,7 +51,7 @@ pub struct ServerArgs {
 
 impl ServerArgs {
     /// The server's options from these arguments.
-    pub fn options(&self) -> Options {
+    pub(crate) fn options(&self) -> Options {
         Options {
             logging: self.logging,
             io: self.io,
@@ -64,18 +64,18 @@ impl ServerArgs {
 
 /// `--threads N` and `--runtime R`, for the commands that start servers.
 #[derive(clap::Args)]
-pub struct OptArgs {
+pub(crate) struct OptArgs {
     /// Server worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: u16,
+    pub(crate) threads: u16,
     /// How a tokio server arranges its workers: one work-stealing runtime (what
     /// `#[tokio::main]` gives), or one pinned current-thread runtime per worker. Only the
     /// frameworks `framebench list` marks `per-core` take the second.
     #[arg(long, value_enum, default_value_t = Runtime::WorkStealing)]
-    pub runtime: Runtime,
+    pub(crate) runtime: Runtime,
     /// What the server speaks: HTTP/1.1, or HTTP/2 over cleartext with prior knowledge. Only
     /// the frameworks `framebench list` marks `h2c` serve the second; the others are skipped
     /// with their reason, or refused when named.
     #[arg(long, value_enum, default_value_t = Protocol::Http1)]
-    pub protocol: Protocol,
+    pub(crate) protocol: Protocol,
 }

@@ -73,7 +73,7 @@ fn check(
     let redis = redis.provide()?;
     let base = crate::framework::Config::new(fixtures, redis.url());
     let mut rows = Vec::new();
-    let stop = crate::tools::interrupted();
+    let stop = crate::interrupt::interrupted();
     for entry in entries {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             eprintln!("interrupted");

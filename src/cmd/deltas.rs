@@ -1,18 +1,20 @@
 //! `framebench deltas`: the differences the report prints, measured in paired rounds (the
-//! measurement itself is `crate::deltas`).
+//! measurement itself is [`crate::paired`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::bench::IO_SCENARIOS;
-use crate::deltas::{entries, in_process, loopback, print_row, scenarios, Delta, Kind, Report};
-use crate::deltas::{PINNING, ROUNDS, SCHEMA};
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
 use crate::framework::Config;
+use crate::framework::Entry;
+use crate::frameworks::REGISTRY;
 use crate::options::{Io, Logging, Options};
 use crate::oracle::Scenario;
+use crate::oracle::SCENARIOS;
+use crate::paired::{in_process, loopback, Delta, Kind, Report, ROUNDS, SCHEMA};
 use anyhow::Context;
 
 /// `framebench deltas`.
@@ -59,7 +61,7 @@ pub fn run(args: DeltasArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|s| s.skip_reason(&config).is_none())
         .collect();
-    let stop = crate::tools::interrupted();
+    let stop = crate::interrupt::interrupted();
     let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
     let in_process_kinds = [Kind::Logging, Kind::Disk]
         .into_iter()
@@ -168,3 +170,44 @@ fn write_json(report: &Report, path: &std::path::Path, to_stdout: bool) -> anyho
     println!("wrote {}", path.display());
     Ok(())
 }
+
+/// One line of the terminal table.
+fn print_row(d: &Delta) {
+    let what = match &d.error {
+        Some(e) => format!("FAIL {e}"),
+        None => d.text().unwrap_or_else(|| "–".into()),
+    };
+    let base = d
+        .base_ns
+        .map_or("–".into(), |e| crate::units::fmt_ns(e.point));
+    let with = d
+        .with_ns
+        .map_or("–".into(), |e| crate::units::fmt_ns(e.point));
+    println!(
+        "{:<8} {:<14} {:<10} {:>10} {:>10}  {what}",
+        d.kind.name(),
+        d.framework,
+        d.scenario,
+        base,
+        with
+    );
+}
+
+/// The frameworks named, or all of them; each kind then takes the ones it applies to.
+fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
+    if names.is_empty() {
+        return Ok(REGISTRY.iter().filter(|e| !e.baseline).collect());
+    }
+    names.iter().map(|n| crate::select::framework(n)).collect()
+}
+
+/// The scenarios named, or all of them.
+fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
+    if names.is_empty() {
+        return Ok(SCENARIOS.iter().collect());
+    }
+    names.iter().map(|n| crate::select::scenario(n)).collect()
+}
+
+/// Where `deltas` runs the server and the client.
+const PINNING: &str = "server core 0, client core 1 (vs-raw), when there are two cores";

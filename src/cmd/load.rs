@@ -8,9 +8,11 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::chart::lines;
 use crate::driver::output::Report;
-use crate::driver::{interrupted, plot, run_plan, LoadParams, Plan, Target};
+use crate::driver::{run_plan, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
+use crate::interrupt::interrupted;
 use crate::options::{Io, Logging, Options, Protocol};
 use crate::pinning::{self, Pinning};
 use crate::protocol::Shape;
@@ -397,7 +399,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
         write(p, crate::generated::markdown(&report.markdown()))?;
     }
     if let Some(p) = &opts.plot {
-        plot::draw(&report.cells, p, title)?;
+        lines::draw_load(&report.cells, p, title)?;
     }
     if let Some(p) = &opts.bars {
         crate::driver::bars::draw(&report.cells, p)?;

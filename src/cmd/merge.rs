@@ -40,7 +40,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let stats = args
         .server_stats
         .as_ref()
-        .map(|p| crate::driver::output::ServerStats::read(p))
+        .map(|p| crate::serve::ServerStats::read(p))
         .transpose()?;
     let mut cells = (0..parts[0].report.cells.len())
         .map(|k| merge_cell(&parts, k))
@@ -68,7 +68,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {
-        crate::driver::plot::draw(&report.cells, p, "framebench merge")?;
+        crate::chart::lines::draw_load(&report.cells, p, "framebench merge")?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -102,11 +102,7 @@ fn merged_report(parts: &[Part], cells: Vec<crate::driver::stats::CellResult>) -
 }
 
 /// The merged report on the terminal, the processes it came from and the server's own figures.
-fn print_summary(
-    report: &Report,
-    processes: usize,
-    stats: Option<&crate::driver::output::ServerStats>,
-) {
+fn print_summary(report: &Report, processes: usize, stats: Option<&crate::serve::ServerStats>) {
     print!("{}", report.terminal());
     println!(
         "merged from {} processes: {}",

@@ -7,7 +7,7 @@
 pub mod ab;
 pub mod ab_worker;
 pub mod allocs;
-pub mod args;
+pub(crate) mod args;
 pub mod callgrind_cell;
 pub mod check;
 pub mod child;

@@ -63,7 +63,7 @@ fn measure() -> anyhow::Result<Option<Run>> {
     let sample = SAMPLE;
     let config = Config::new(std::sync::Arc::clone(&fixtures), redis.url()).with(options);
     let rows = crate::quick::run(&entries, &config, sample);
-    if crate::tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
+    if crate::interrupt::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
         return Ok(None);
     }
     // Counted in a child process (this binary, `framebench allocs`): no app of the timed runs

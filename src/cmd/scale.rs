@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::driver;
+use crate::chart::lines;
 use crate::fixtures::Fixtures;
-use crate::scale::{chart, output, plan, read_rows, summary, Sweep};
+use crate::scale::{output, plan, read_rows, summary, Sweep};
 use crate::units::parse_duration;
 
 /// `framebench scale`.
@@ -114,7 +114,7 @@ pub struct ScaleArgs {
 pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
         let rows = read_rows(from)?;
-        chart::draw(&rows, plot)?;
+        lines::draw_scale(&rows, plot)?;
         return Ok(ExitCode::SUCCESS);
     }
     args.baselines.check("scale")?;
@@ -124,7 +124,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     }
     let fixtures = Fixtures::load_default()?;
     crate::select::prepare_entries(sweep.targets.iter().map(|t| t.entry));
-    driver::interrupted();
+    crate::interrupt::interrupted();
     let started = std::time::SystemTime::now();
     let measured = crate::scale::run(&sweep, &fixtures, args.quiet);
     let window = crate::provenance::Window::since(started);
@@ -147,10 +147,10 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {
-        chart::draw(&rows, p)?;
+        lines::draw_scale(&rows, p)?;
     }
     args.baselines.apply(&results)?;
-    if driver::interrupted().load(Ordering::Relaxed) {
+    if crate::interrupt::interrupted().load(Ordering::Relaxed) {
         eprintln!("interrupted: child servers stopped");
         return Ok(ExitCode::from(130));
     }

@@ -61,7 +61,7 @@ pub fn run(args: TimeArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::SystemTime::now();
     let rounds = usize::from(args.rounds);
     let batch = std::time::Duration::from_millis(args.batch_ms.into());
-    let stop = crate::tools::interrupted();
+    let stop = crate::interrupt::interrupted();
     let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
     let fixtures = Fixtures::load_default()?;
     let (bench, floor, pinning, cells) = if args.loopback {

@@ -1,7 +1,7 @@
 //! `load --bars` and `compare --bars`: one bar chart per scenario, protocol and stream count
 //! (and connection count, when a run has several), one bar per target with its rate and the
 //! cell's interval as a whisker ([`super::output::rate_interval`]: its spread, or its rounds'
-//! range; [`crate::chart`]). This is how the h2c results read: each server's
+//! range; [`crate::chart::bars`]). This is how the h2c results read: each server's
 //! h2c rates at M = 1, 10 and 100 beside its HTTP/1.1 rate of the same run, each panel sorted.
 //! A rate the server did not set (a cell marked `unsat` or `client-bound`) is drawn pale, and
 //! its panel says so.
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::output::bound_mark;
 use super::stats::{CellResult, Status};
-use crate::chart::{Bar, Panel};
+use crate::chart::bars::{Bar, Panel};
 use crate::protocol::Shape;
 
 /// The panels of `cells`, a scenario's together (so that a row of the chart is one scenario's
@@ -79,5 +79,5 @@ pub(crate) fn draw(cells: &[CellResult], path: &Path) -> anyhow::Result<()> {
         path.display()
     );
     let columns = panels.len().min(4);
-    crate::chart::draw(path, &panels, columns)
+    crate::chart::bars::draw(path, &panels, columns)
 }

@@ -13,11 +13,10 @@ pub(crate) mod bars;
 pub(crate) mod client;
 pub(crate) mod hdrlog;
 pub(crate) mod intervals;
-pub mod merge;
+pub(crate) mod merge;
 pub(crate) mod output;
 mod params;
 mod plan;
-pub(crate) mod plot;
 pub(crate) mod rounds;
 pub(crate) mod stats;
 pub(crate) mod threads;
@@ -30,6 +29,7 @@ use std::time::{Duration, Instant};
 use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
+use crate::interrupt::interrupted;
 use crate::options::{Options, Protocol};
 use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::proc;
@@ -58,7 +58,6 @@ impl Target {
 }
 
 /// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
-pub(crate) use crate::tools::interrupted;
 
 /// Runs one cell on the server in `kept` if there is one (and it is alive), else on a new one,
 /// which is left in `kept` for the next cell unless this cell crashed it: the caller stops it

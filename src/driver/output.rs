@@ -26,44 +26,6 @@ pub(crate) struct Report {
     pub(crate) run: RunInfo,
 }
 
-/// What `serve --stats` writes when the server stops.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct ServerStats {
-    /// [`ServerStats::SCHEMA`].
-    pub(crate) schema: String,
-    /// The framework.
-    pub(crate) framework: String,
-    /// Responses the server produced in its whole life, oracle checks and warm-ups included
-    /// (`None`: this framework does not count, [`crate::framework::Framework::COUNTS_REQUESTS`]).
-    pub(crate) requests: Option<u64>,
-    /// CPU seconds in user mode, of the server process and its children.
-    pub(crate) user_s: f64,
-    /// CPU seconds in the kernel.
-    pub(crate) system_s: f64,
-    /// CPU seconds in all, from the scheduler's clock.
-    pub(crate) cpu_s: f64,
-    /// Peak resident memory in bytes.
-    pub(crate) peak_rss_bytes: Option<u64>,
-    /// Seconds from listening to stopping.
-    pub(crate) wall_s: f64,
-}
-
-impl ServerStats {
-    /// The version of the `serve --stats` format.
-    pub(crate) const SCHEMA: &'static str = "framebench-server-stats/1";
-
-    /// Reads a `serve --stats` file; anything else is one line ([`crate::versioned`]).
-    pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<ServerStats> {
-        crate::versioned::read(path)
-    }
-}
-
-impl crate::versioned::Versioned for ServerStats {
-    const SCHEMAS: &'static [&'static str] = &[ServerStats::SCHEMA];
-    const WHAT: &'static str = "a `serve --stats` file";
-    const HOW: &'static str = "write one with `framebench serve --stats FILE`";
-}
-
 /// Where a load ran and what it wrote beside its results, so that `framebench merge` can
 /// combine the results of several processes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -6,9 +6,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::stats::CellResult;
-use super::{interrupted, run_cell, LoadParams, Target};
+use super::{run_cell, LoadParams, Target};
 use crate::child::ServerProcess;
 use crate::fixtures::Fixtures;
+use crate::interrupt::interrupted;
 use crate::options::Protocol;
 use crate::oracle::Scenario;
 

@@ -231,7 +231,7 @@ fn build(go: &Path, cmd: &str) -> anyhow::Result<()> {
     if built.is_ok_and(|b| b >= sources) {
         return Ok(());
     }
-    let bound = tools::build_timeout(BUILD_TIMEOUT);
+    let bound = crate::build_step::build_timeout(BUILD_TIMEOUT);
     eprintln!(
         "building the Go peer ./cmd/{cmd} with `go build` (first run only: module download and \
          compile, at most {:.0} s)…",
@@ -245,7 +245,7 @@ fn build(go: &Path, cmd: &str) -> anyhow::Result<()> {
         .arg(scratch.join(cmd))
         .arg(format!("./cmd/{cmd}"))
         .current_dir(module_dir());
-    tools::build_step(command, &scratch, start + bound, |scratch| {
+    crate::build_step::build_step(command, &scratch, start + bound, |scratch| {
         std::fs::rename(scratch.join(cmd), dir.join(cmd))
     })
     .with_context(|| format!("./cmd/{cmd}"))?;
@@ -265,7 +265,7 @@ impl DirLock {
     fn take(dir: &Path) -> anyhow::Result<DirLock> {
         let path = dir.join(".lock");
         let file = std::fs::File::create(&path).with_context(|| path.display().to_string())?;
-        let deadline = Instant::now() + tools::build_timeout(BUILD_TIMEOUT);
+        let deadline = Instant::now() + crate::build_step::build_timeout(BUILD_TIMEOUT);
         let mut said = false;
         loop {
             // SAFETY: flock on a descriptor we own.
@@ -280,7 +280,7 @@ impl DirLock {
                 eprintln!("waiting for another framebench to finish building the Go peers…");
                 said = true;
             }
-            if tools::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
+            if crate::interrupt::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
                 eprintln!("interrupted");
                 std::process::exit(130);
             }

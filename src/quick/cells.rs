@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::allocs::report::Report as Allocs;
 use crate::cell::CellError;
-use crate::chart::Kind;
+use crate::chart::bars::Kind;
 use crate::driver::output::bound_mark;
 use crate::driver::stats::{CellResult, Status};
 use crate::framework::{App, Config, Entry};
@@ -82,7 +82,7 @@ pub(crate) fn run(
     config: &Config,
     sample: Duration,
 ) -> Vec<(&'static str, Vec<Cell>)> {
-    let stop = crate::tools::interrupted();
+    let stop = crate::interrupt::interrupted();
     let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
     let entries: Vec<&Entry> = entries.iter().copied().filter(|e| e.in_process).collect();
     let apps: Vec<anyhow::Result<Box<dyn App>>> = entries.iter().map(|e| e.build(config)).collect();

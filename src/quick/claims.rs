@@ -3,7 +3,7 @@
 //! intervals overlap, and whether the floors' batches show a noisy host.
 //! docs/methodology/loopback.md ("What the first screen claims") states the rule and the bound.
 
-use crate::chart::Kind;
+use crate::chart::bars::Kind;
 use crate::quick::QUICK_SCENARIOS;
 
 use super::cells::{Cell, Run};

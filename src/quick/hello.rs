@@ -19,8 +19,9 @@ use anyhow::bail;
 
 use crate::child::ServerProcess;
 use crate::driver::stats::{CellResult, Status};
-use crate::driver::{interrupted, run_plan_on, LoadParams, Plan, Target};
+use crate::driver::{run_plan_on, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
+use crate::interrupt::interrupted;
 
 /// Requests per connection in the churn cells: HttpArena's `limited-conn` closes each
 /// connection after 10.

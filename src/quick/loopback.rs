@@ -6,10 +6,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::driver::stats::{CellResult, Status};
-use crate::driver::{interrupted, run_plan_on, LoadParams, Plan, Target};
+use crate::driver::{run_plan_on, LoadParams, Plan, Target};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
+use crate::interrupt::interrupted;
 use crate::options::Options;
 use crate::oracle::Scenario;
 use crate::pinning::Pinning;

@@ -4,7 +4,7 @@
 //! `target/gungraun/callgrind`, …) or one of framebench's files (`target/allocs/allocs.json`,
 //! `target/deltas/deltas.json`). framebench's files carry their build ([`Provenance`]). The bench
 //! targets record theirs when they start measuring, in one file per target next to their tool's
-//! output ([`crate::provenance::record_run`]); criterion and gungraun write nothing of ours into
+//! output ([`crate::bench::run`]); criterion and gungraun write nothing of ours into
 //! their own files, and one file per target costs each bench one line instead of a file per
 //! cell in folders whose names are the tools' business. A filtered run (`cargo bench -- axum`)
 //! rewrites the target's run file but only some cells: a cell written before the recorded run
@@ -22,8 +22,9 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::files_named;
+use crate::bench::run::{self, RunRecord};
 use crate::env::Environment;
-use crate::provenance::{self, Build, Provenance, RunRecord, Source, Window};
+use crate::provenance::{Build, Provenance, Source, Window};
 
 /// The bench targets whose files the report reads, each with its tool.
 const BENCHES: [(&str, &str); 4] = [
@@ -45,7 +46,7 @@ pub(super) fn of_benches(dir: &Path) -> anyhow::Result<(Vec<Source>, Vec<Environ
             continue;
         }
         let name = format!("{}/{tool}/{bench}", dir.display());
-        let path = provenance::run_path(&tool_dir, bench);
+        let path = run::run_path(&tool_dir, bench);
         let record = if path.exists() {
             Some(crate::versioned::read::<RunRecord>(&path)?)
         } else {
@@ -160,7 +161,7 @@ mod tests {
 
     fn record(start: u64) -> RunRecord {
         RunRecord {
-            schema: provenance::RUN_SCHEMA.into(),
+            schema: run::RUN_SCHEMA.into(),
             provenance: Provenance::here(Window::new(at(start), at(start))),
             environment: Environment::current(),
         }

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::chart::{self, Bar, Panel};
+use crate::chart::bars::{self, Bar, Panel};
 use crate::oracle::SCENARIOS;
 use crate::units::{fmt_count, fmt_ns};
 
@@ -136,7 +136,7 @@ pub(crate) fn write(
                 format: metric.format,
                 bars,
             };
-            chart::draw(&dir.join(&file), &[panel], 1)?;
+            bars::draw(&dir.join(&file), &[panel], 1)?;
             images.push(format!("![{} {}]({link}/{file})", s.name, metric.slug));
         }
         if !images.is_empty() {

@@ -11,8 +11,8 @@ use super::orders::{
 use super::outliers::{baseline_outliers, write_baseline_outliers};
 use super::read::{Count, Timing};
 use super::table_of;
-use crate::deltas::{Delta, Kind};
 use crate::interval;
+use crate::paired::{Delta, Kind};
 use crate::units::fmt_count;
 
 /// One timed difference the report lists under Consistency.

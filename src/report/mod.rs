@@ -30,9 +30,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::deltas::{self};
 use crate::frameworks::REGISTRY;
 use crate::oracle::SCENARIOS;
+use crate::paired;
 
 /// A markdown table: header row (the first column names, the others are figures), then rows.
 pub(super) fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
@@ -121,7 +121,7 @@ pub(crate) fn generate(
          `cargo bench`, `framebench allocs --json {0}/{ALLOCS_JSON}` or `framebench deltas \
          --json {0}/{1}` first",
         target_dir.display(),
-        deltas::DELTAS_JSON
+        paired::DELTAS_JSON
     );
     let provenance = builds::provenance(&sources, allow_mixed)?;
     // The machine the first source recorded (the benches', `allocs`' or `deltas`'), else this one.
@@ -178,8 +178,8 @@ mod tests {
     use super::findings::findings;
     use super::*;
     use crate::allocs::{Counts, Measured};
-    use crate::deltas::{Delta, Kind};
     use crate::interval::Estimate;
+    use crate::paired::{Delta, Kind};
 
     /// Every in-process framework counted 12 allocations (15 with logging), the floor 2.
     /// Frameworks of the allocation tests, the floor first: the unit tests' registry holds the
@@ -347,7 +347,7 @@ mod tests {
             timings.push(time("raw", s, 8.5));
         }
         let mut ratio =
-            crate::deltas::empty(Kind::VsRaw, "quick", "hello", "raw".into(), "quick".into());
+            crate::paired::empty(Kind::VsRaw, "quick", "hello", "raw".into(), "quick".into());
         ratio.ratio = Some(Estimate {
             point: 0.67,
             lo: 0.66,

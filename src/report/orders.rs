@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 
 use super::read::{Count, Timing};
 use super::table_of;
-use crate::deltas::{Delta, Kind};
 use crate::interval::{self, Estimate};
+use crate::paired::{Delta, Kind};
 use crate::units::fmt_count;
 
 /// The loopback client of the times `framebench deltas`' ratios are read against: pre-encoded
@@ -334,7 +334,7 @@ mod tests {
 
     /// A paired ratio to raw of `point` ±0.01.
     fn ratio(fw: &str, point: f64) -> Delta {
-        let mut d = crate::deltas::empty(Kind::VsRaw, fw, "hello", "raw".into(), fw.into());
+        let mut d = crate::paired::empty(Kind::VsRaw, fw, "hello", "raw".into(), fw.into());
         d.ratio = Some(Estimate {
             point,
             lo: point - 0.01,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::deltas::{self, Delta};
+use crate::paired::{self, Delta};
 use std::time::SystemTime;
 
 use super::{builds, criterion, gungraun, is_baseline, ordered, table};
@@ -106,9 +106,9 @@ impl Shards {
             self.add_source(&path, results.provenance.as_ref(), &results.environment);
             self.allocs.extend(allocs_of(results, &path)?);
         }
-        let path = dir.join(deltas::DELTAS_JSON);
+        let path = dir.join(paired::DELTAS_JSON);
         if path.exists() {
-            let report = deltas::read(&path)?;
+            let report = paired::read(&path)?;
             self.add_source(&path, report.provenance.as_ref(), &report.environment);
             self.deltas.extend(report.cells);
         }

@@ -8,10 +8,10 @@ use std::time::SystemTime;
 
 use super::read::{Count, Timing};
 use super::{is_baseline, ordered, scenario_header, table};
-use crate::deltas::{Delta, Kind};
 use crate::env::Environment;
 use crate::interval::{self, Estimate};
 use crate::oracle::SCENARIOS;
+use crate::paired::{Delta, Kind};
 use crate::units::{fmt_count, fmt_ns};
 use std::collections::BTreeMap;
 
@@ -19,8 +19,8 @@ use anyhow::Context as _;
 
 use super::read::{files_named, read_allocs, ALLOCS_JSON};
 use crate::bench::{IO_SCENARIOS, LOOPBACK_THREADS};
-use crate::deltas;
 use crate::frameworks::REGISTRY;
+use crate::paired;
 
 /// How to read a figure: its interval, and the `≈` rule.
 pub(super) fn write_reading(out: &mut String) {
@@ -165,7 +165,7 @@ pub(super) fn write_environment(
     }
     for (what, file) in [
         ("Allocation counts", ALLOCS_JSON),
-        ("Differences (`framebench deltas`)", deltas::DELTAS_JSON),
+        ("Differences (`framebench deltas`)", paired::DELTAS_JSON),
     ] {
         if let Some(t) = modified(&target_dir.join(file)) {
             let _ = writeln!(out, "- {what} written: {}", date(t));
@@ -220,7 +220,7 @@ pub(super) fn write_differences(out: &mut String, deltas: &[Delta]) {
             "## In-process: what logging and disk I/O cost\n\n\
              Not measured: these are differences, printed only from paired rounds. Run \
              `framebench deltas --json target/{}` and `framebench report` again.\n",
-            deltas::DELTAS_JSON
+            paired::DELTAS_JSON
         );
         return;
     }
@@ -327,7 +327,7 @@ pub(super) fn write_loopback(
                 let _ = writeln!(
                     out,
                     " No ratio to `{raw}`: run `framebench deltas --json target/{}` for it.",
-                    deltas::DELTAS_JSON
+                    paired::DELTAS_JSON
                 );
             }
         }

@@ -8,7 +8,6 @@
 //! [`plan`] decides what runs, [`summary`] reduces the rounds, [`output`] prints and writes them
 //! and [`chart`] draws them.
 
-pub(crate) mod chart;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod summary;
@@ -109,7 +108,7 @@ pub(crate) fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measur
                 // One server per target and T, for its scenarios; dropping it stops it.
                 let mut kept = None;
                 for &scenario in &sweep.scenarios {
-                    if driver::interrupted().load(Ordering::Relaxed) {
+                    if crate::interrupt::interrupted().load(Ordering::Relaxed) {
                         bar.abandon_with_message("interrupted");
                         return out;
                     }

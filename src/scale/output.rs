@@ -10,8 +10,9 @@ use crate::results::{Figure, Metric, Results};
 use crate::table::{Align, Table};
 
 use super::plan;
-use super::summary::{self, Measured, Range, Row};
+use super::summary::{self, Measured, Row};
 use super::Sweep;
+use crate::interval::Estimate;
 
 /// `412.3k`, `1.21M`, `950`.
 fn rate(v: f64) -> String {
@@ -25,8 +26,8 @@ fn rate(v: f64) -> String {
 }
 
 /// `412.3k (405.0k–420.1k)`.
-fn rate_range(r: &Range) -> String {
-    format!("{} ({}–{})", rate(r.median), rate(r.lo), rate(r.hi))
+fn rate_range(r: &Estimate) -> String {
+    format!("{} ({}–{})", rate(r.point), rate(r.lo), rate(r.hi))
 }
 
 /// `1, 2, 4`.
@@ -102,7 +103,7 @@ fn comparisons(rows: &[Row], group: &(String, String), threads: &[usize]) -> Vec
         .filter(|r| r.scenario == group.0 && r.variant == group.1)
         .collect();
     for &t in threads {
-        let items: Vec<(String, Range)> = of_group
+        let items: Vec<(String, Estimate)> = of_group
             .iter()
             .filter(|r| r.threads == t)
             .filter_map(|r| Some((r.target.clone(), r.rps?)))
@@ -175,11 +176,11 @@ pub(crate) fn terminal(sweep: &Sweep, rows: &[Row]) -> String {
             let wide = of.iter().find(|r| r.threads == widest);
             if swept {
                 cells.push(wide.and_then(|r| r.speedup).map_or("–".into(), |s| {
-                    format!("{:.2}× ({:.2}–{:.2})", s.median, s.lo, s.hi)
+                    format!("{:.2}× ({:.2}–{:.2})", s.point, s.lo, s.hi)
                 }));
                 cells.push(
                     wide.and_then(|r| r.efficiency)
-                        .map_or("–".into(), |e| format!("{:.0} %", 100.0 * e.median)),
+                        .map_or("–".into(), |e| format!("{:.0} %", 100.0 * e.point)),
                 );
             }
             let mut marks: Vec<String> = Vec::new();
@@ -256,14 +257,14 @@ pub(crate) fn markdown(
                 table.row([
                     target.clone(),
                     r.threads.to_string(),
-                    r.rps.map_or_else(dash, |x| rate(x.median)),
+                    r.rps.map_or_else(dash, |x| rate(x.point)),
                     r.rps
                         .map_or_else(dash, |x| format!("{}–{}", rate(x.lo), rate(x.hi))),
                     r.speedup.map_or_else(base, |s| {
-                        format!("{:.2}× ({:.2}–{:.2})", s.median, s.lo, s.hi)
+                        format!("{:.2}× ({:.2}–{:.2})", s.point, s.lo, s.hi)
                     }),
                     r.efficiency
-                        .map_or_else(base, |e| format!("{:.0} %", 100.0 * e.median)),
+                        .map_or_else(base, |e| format!("{:.0} %", 100.0 * e.point)),
                     r.cpu_us_per_req.map_or_else(dash, |c| format!("{c:.2}")),
                     r.p99_us.map_or_else(dash, |p| format!("{p:.0}")),
                     r.rounds.to_string(),
@@ -361,7 +362,7 @@ pub(crate) fn results(
                 &r.scenario,
                 &variant,
                 Metric::Rps,
-                rps.median,
+                rps.point,
             );
             f.lo = Some(rps.lo);
             f.hi = Some(rps.hi);

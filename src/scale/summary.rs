@@ -1,71 +1,15 @@
 //! A sweep's rounds reduced to one row per target × scenario × T: the median rate and the
 //! rounds' range, the speed-up over the narrowest T and the efficiency, with the range carried
 //! through, the server's CPU per request, p99, and every mark a round got. Two figures are
-//! ordered only where their ranges do not overlap ([`Range::above`]); otherwise `≈`.
+//! ordered only where their ranges do not overlap ([`ranking`]); otherwise `≈`. Each figure
+//! with its range is an [`Estimate`] ([`Estimate::range_of`]).
 
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
 use crate::driver::stats::{CellResult, Status};
-
-/// A median and the range of the rounds around it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Range {
-    /// The median of the rounds.
-    pub(crate) median: f64,
-    /// The smallest round.
-    pub(crate) lo: f64,
-    /// The largest round.
-    pub(crate) hi: f64,
-}
-
-impl Range {
-    /// The median and range of `values`, or `None` for none.
-    pub(crate) fn of(values: &[f64]) -> Option<Range> {
-        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        Some(Range {
-            median,
-            lo: v[0],
-            hi: v[n - 1],
-        })
-    }
-
-    /// Whether every round of `self` is above every round of `other`: the only case in which
-    /// the sweep calls one larger.
-    pub(crate) fn above(&self, other: &Range) -> bool {
-        self.lo > other.hi
-    }
-
-    /// `self / other` with the widest range the rounds allow (smallest over largest, largest
-    /// over smallest).
-    pub(crate) fn ratio(&self, other: &Range) -> Range {
-        Range {
-            median: self.median / other.median,
-            lo: self.lo / other.hi,
-            hi: self.hi / other.lo,
-        }
-    }
-
-    /// Every bound divided by `by`.
-    pub(crate) fn scaled(&self, by: f64) -> Range {
-        Range {
-            median: self.median / by,
-            lo: self.lo / by,
-            hi: self.hi / by,
-        }
-    }
-}
+use crate::interval::Estimate;
 
 /// One cell of one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -104,11 +48,11 @@ pub(crate) struct Row {
     /// Rounds that measured it.
     pub(crate) rounds: usize,
     /// Requests per second.
-    pub(crate) rps: Option<Range>,
+    pub(crate) rps: Option<Estimate>,
     /// Over the narrowest T's rate (`None` at the narrowest T itself).
-    pub(crate) speedup: Option<Range>,
+    pub(crate) speedup: Option<Estimate>,
     /// Speed-up over the ratio of the threads.
-    pub(crate) efficiency: Option<Range>,
+    pub(crate) efficiency: Option<Estimate>,
     /// The server's user + system CPU per request, µs (median of the rounds).
     pub(crate) cpu_us_per_req: Option<f64>,
     /// p99 latency, µs (median of the rounds).
@@ -148,7 +92,7 @@ pub(crate) fn with_speedups(mut rows: Vec<Row>) -> Vec<Row> {
             .min()
             .unwrap_or(r.threads)
     };
-    let bases: Vec<Option<(usize, Range)>> = rows
+    let bases: Vec<Option<(usize, Estimate)>> = rows
         .iter()
         .map(|r| {
             let t0 = narrowest(r);
@@ -163,7 +107,7 @@ pub(crate) fn with_speedups(mut rows: Vec<Row>) -> Vec<Row> {
         if let (Some(rps), Some((t0, base))) = (r.rps, base.filter(|(t0, _)| *t0 != r.threads)) {
             let speedup = rps.ratio(&base);
             r.speedup = Some(speedup);
-            r.efficiency = Some(speedup.scaled(r.threads as f64 / t0 as f64));
+            r.efficiency = Some(speedup.map(|x| x / (r.threads as f64 / t0 as f64)));
         }
     }
     rows
@@ -194,7 +138,7 @@ fn row(of: &[&Measured]) -> Row {
         .map(|m| &m.cell)
         .filter(|c| c.status == Status::Ok)
         .collect();
-    let median = |values: Vec<f64>| Range::of(&values).map(|r| r.median);
+    let median = |values: Vec<f64>| Estimate::range_of(&values).map(|r| r.point);
     let mut marks: Vec<String> = Vec::new();
     let mut bounds: Vec<&str> = ok
         .iter()
@@ -216,7 +160,7 @@ fn row(of: &[&Measured]) -> Row {
         scenario: first.cell.scenario.clone(),
         threads: first.threads,
         rounds: ok.len(),
-        rps: Range::of(&ok.iter().map(|c| c.rps).collect::<Vec<_>>()),
+        rps: Estimate::range_of(&ok.iter().map(|c| c.rps).collect::<Vec<_>>()),
         speedup: None,
         efficiency: None,
         cpu_us_per_req: median(
@@ -235,14 +179,15 @@ fn row(of: &[&Measured]) -> Row {
 
 /// `a > b ≈ c`: `items` (a label and a range) from the largest median down, with `>` only where
 /// every round of the left is above every round of the right.
-pub(crate) fn ranking(items: &[(String, Range)]) -> String {
-    let mut sorted: Vec<&(String, Range)> = items.iter().collect();
-    sorted.sort_by(|a, b| b.1.median.total_cmp(&a.1.median));
+pub(crate) fn ranking(items: &[(String, Estimate)]) -> String {
+    let mut sorted: Vec<&(String, Estimate)> = items.iter().collect();
+    sorted.sort_by(|a, b| b.1.point.total_cmp(&a.1.point));
     let mut out = String::new();
     for (i, (label, range)) in sorted.iter().enumerate() {
         if i > 0 {
             let (_, before) = sorted[i - 1];
-            out.push_str(if before.above(range) { " > " } else { " ≈ " });
+            // `>` only where every round of the one before is above every round of this one.
+            out.push_str(if before.lo > range.hi { " > " } else { " ≈ " });
         }
         out.push_str(label);
     }
@@ -251,9 +196,9 @@ pub(crate) fn ranking(items: &[(String, Range)]) -> String {
 
 /// A ratio and its range in words: `1.31× (1.20–1.41)` where the range leaves out 1, `≈ 1
 /// (0.95–1.08)` where it holds 1.
-pub(crate) fn ratio_text(r: &Range) -> String {
-    if r.lo > 1.0 || r.hi < 1.0 {
-        format!("{:.2}× ({:.2}–{:.2})", r.median, r.lo, r.hi)
+pub(crate) fn ratio_text(r: &Estimate) -> String {
+    if r.separated(1.0) {
+        format!("{:.2}× ({:.2}–{:.2})", r.point, r.lo, r.hi)
     } else {
         format!("≈ 1 ({:.2}–{:.2})", r.lo, r.hi)
     }
@@ -263,15 +208,8 @@ pub(crate) fn ratio_text(r: &Range) -> String {
 mod tests {
     use super::*;
 
-    fn r(median: f64, lo: f64, hi: f64) -> Range {
-        Range { median, lo, hi }
-    }
-
-    #[test]
-    fn a_range_is_the_median_and_the_extremes_of_the_rounds() {
-        assert_eq!(Range::of(&[3.0, 1.0, 2.0]), Some(r(2.0, 1.0, 3.0)));
-        assert_eq!(Range::of(&[4.0, 1.0, 2.0, 3.0]), Some(r(2.5, 1.0, 4.0)));
-        assert_eq!(Range::of(&[]), None);
+    fn r(point: f64, lo: f64, hi: f64) -> Estimate {
+        Estimate { point, lo, hi }
     }
 
     #[test]
@@ -295,7 +233,7 @@ mod tests {
         let t8 = r(800.0, 700.0, 900.0);
         let t1 = r(100.0, 90.0, 110.0);
         let s = t8.ratio(&t1);
-        assert_eq!(s.median, 8.0);
+        assert_eq!(s.point, 8.0);
         assert!((s.lo - 700.0 / 110.0).abs() < 1e-9);
         assert!((s.hi - 900.0 / 90.0).abs() < 1e-9);
         assert_eq!(ratio_text(&s), "8.00× (6.36–10.00)");

@@ -221,9 +221,9 @@ fn no_module_uses_one_that_uses_it_back() {
     assert!(modules.len() > 40, "{:?}", modules.keys());
     let uses = uses(&modules);
     assert_eq!(cycles(&uses), Vec::<Vec<&str>>::new(), "modules in a cycle");
-    // The scan itself finds uses of every kind: `report` reads `deltas`' files, `quick::hello`
+    // The scan itself finds uses of every kind: `report` reads `paired`'s files, `quick::hello`
     // takes `super::passes`, and the driver's client a grouped `crate::{…}` path.
-    assert!(uses["report"].contains("deltas"), "{uses:?}");
+    assert!(uses["report"].contains("paired"), "{uses:?}");
     assert!(uses["quick::hello"].contains("quick::passes"), "{uses:?}");
     assert!(
         uses["quick::loopback"].contains("quick::passes"),

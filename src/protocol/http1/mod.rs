@@ -19,7 +19,7 @@ use crate::oracle::{self, Expected, Instance, Observed};
 /// Parses one complete response from `buf`. With `eof`, a response without framing ends at the
 /// end of `buf`. Returns the response and the number of bytes it used, or `None` if more bytes
 /// are needed.
-pub fn parse_response(
+pub(crate) fn parse_response(
     buf: &[u8],
     eof: bool,
 ) -> anyhow::Result<Option<(http::Response<Bytes>, usize)>> {

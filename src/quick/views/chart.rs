@@ -1,7 +1,7 @@
 //! The quick compare's summary chart: per scenario, in-process time per request and loopback
 //! requests per second, then the hello cells past saturation: churn rate and the bill.
 
-use crate::chart::{Bar, Panel};
+use crate::chart::bars::{Bar, Panel};
 use crate::driver::output::bound_mark;
 use crate::driver::stats::Status;
 use crate::quick::cells::Run;
@@ -96,7 +96,7 @@ impl Run {
             format: crate::units::fmt_ns,
             bars: bill,
         });
-        crate::chart::draw(path, &panels, 2)
+        crate::chart::bars::draw(path, &panels, 2)
     }
 }
 

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use crate::cell::CellError;
-use crate::chart::Kind;
+use crate::chart::bars::Kind;
 use crate::driver::stats::Status;
 use crate::env::Environment;
 use crate::quick::claims::{Lead, Noisy, NOISY_SPREAD_PCT};

@@ -1,4 +1,7 @@
-//! `framebench deltas`: every difference `framebench report` prints, measured in paired rounds.
+//! Paired rounds: two sides timed alternately ([`paired`]), as `framebench deltas` measures
+//! every difference `framebench report` prints ([`Delta`], its file [`Report`]) and
+//! `framebench ab` times two builds (src/ab.rs). The command's arguments and table are
+//! src/cmd/deltas.rs.
 //!
 //! Two criterion runs of one build on this project's machine moved by −27 % and +31 % (issue
 //! 23), so the difference of two cells timed a minute apart says more about the minute than
@@ -29,10 +32,9 @@ use crate::child::ServerProcess;
 use crate::env::Environment;
 use crate::fixtures::Fixtures;
 use crate::framework::{Config, Entry};
-use crate::frameworks::REGISTRY;
 use crate::interval::{self, Estimate};
 use crate::options::Options;
-use crate::oracle::{Scenario, SCENARIOS};
+use crate::oracle::Scenario;
 
 /// Rounds per difference unless `--rounds` says otherwise: 30 rounds bound the median by the
 /// 10th and 21st of them (95.7 %).
@@ -297,43 +299,6 @@ pub(crate) fn vs_raw(
     finish(delta, measured)
 }
 
-/// One line of the terminal table.
-pub(crate) fn print_row(d: &Delta) {
-    let what = match &d.error {
-        Some(e) => format!("FAIL {e}"),
-        None => d.text().unwrap_or_else(|| "–".into()),
-    };
-    let base = d
-        .base_ns
-        .map_or("–".into(), |e| crate::units::fmt_ns(e.point));
-    let with = d
-        .with_ns
-        .map_or("–".into(), |e| crate::units::fmt_ns(e.point));
-    println!(
-        "{:<8} {:<14} {:<10} {:>10} {:>10}  {what}",
-        d.kind.name(),
-        d.framework,
-        d.scenario,
-        base,
-        with
-    );
-}
-
-/// The frameworks named, or all of them; each kind then takes the ones it applies to.
-pub(crate) fn entries(names: &[String]) -> anyhow::Result<Vec<&'static Entry>> {
-    if names.is_empty() {
-        return Ok(REGISTRY.iter().filter(|e| !e.baseline).collect());
-    }
-    names.iter().map(|n| crate::select::framework(n)).collect()
-}
-
-pub(crate) fn scenarios(names: &[String]) -> anyhow::Result<Vec<&'static Scenario>> {
-    if names.is_empty() {
-        return Ok(SCENARIOS.iter().collect());
-    }
-    names.iter().map(|n| crate::select::scenario(n)).collect()
-}
-
 /// The `vs-raw` differences: one server per framework and one for raw, started first and
 /// pinned to the server core, this thread to the client core.
 pub(crate) fn loopback(
@@ -389,9 +354,6 @@ pub(crate) fn loopback(
     }
     Ok(())
 }
-
-/// Where `deltas` runs the server and the client.
-pub(crate) const PINNING: &str = "server core 0, client core 1 (vs-raw), when there are two cores";
 
 #[cfg(test)]
 mod tests {

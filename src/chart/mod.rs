@@ -1,8 +1,10 @@
-//! What every chart of framebench shares, whatever it draws: the embedded font, the backend
-//! picked by the file's extension (SVG, stamped by [`crate::generated`], or PNG), and plotters' errors
-//! as `anyhow` ones. A leaf but for that stamp:
-//! the load driver's plots ([`crate::driver::plot`]), the report's charts ([`crate::chart`]) and
-//! the sweep's ([`crate::scale`]) use it, and it uses none of them.
+//! Every chart of framebench: sorted bar charts ([`bars`]: the report's, the quick compare's,
+//! the h2c results') and line charts ([`lines`]: the load sweep's, the scale sweep's). Here is
+//! what they share: the embedded font, the backend picked by the file's extension (SVG, stamped
+//! by [`crate::generated`], or PNG), and plotters' errors as `anyhow` ones.
+
+pub(crate) mod bars;
+pub(crate) mod lines;
 
 use std::path::Path;
 use std::sync::Once;

@@ -3,8 +3,7 @@
 //! framework, the best at the top; an interval, where the figure has one, drawn as a whisker;
 //! the floors (`null`, `null-hyper010`) and the reference (`raw`) in colours of their own and
 //! named as such, so that nobody reads them as a framework. Text is DejaVu Sans, embedded from
-//! the `dejavu` crate as the load driver's plots embed it ([`crate::plotting`]), so no system
-//! font is needed.
+//! the `dejavu` crate ([`super::register_font`]), so no system font is needed.
 
 use std::path::Path;
 
@@ -12,7 +11,7 @@ use anyhow::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::plotting::{plot_error, to_file, Backend, Drawing, Plot, FONT};
+use super::{plot_error, to_file, Backend, Drawing, Plot, FONT};
 
 /// What a bar stands for: a compared framework, a floor or the reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
