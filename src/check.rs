@@ -11,8 +11,9 @@ use anyhow::Context as _;
 use crate::cell::CellError;
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
+use crate::options::Protocol;
 use crate::oracle::{self, Instance, Observed, SCENARIOS, TRAVERSALS};
-use crate::protocol::{Protocol, TIMEOUT};
+use crate::protocol::TIMEOUT;
 use crate::table::{Align, Table};
 
 /// Where a request went.

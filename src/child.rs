@@ -13,7 +13,7 @@
 //! Both take their variant flags from one builder ([`server_args`]), wait at most
 //! [`STARTUP`] for the `listening on http://ADDR` line (which every child prints once it
 //! serves), and stop the child the same way ([`stop`]: SIGTERM, then SIGKILL after
-//! [`crate::server::GRACE`], then reap).
+//! [`crate::options::GRACE`], then reap).
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener};
@@ -29,8 +29,8 @@ use anyhow::{anyhow, Context as _};
 
 use crate::framework::ServerHandle;
 use crate::options::Options;
+use crate::options::GRACE;
 use crate::pinning::pin_current_thread;
-use crate::server::GRACE;
 
 /// How long a child may take to print its `listening on` line: a server's start-up, never a
 /// build (the Go peers are built before, under their own bound).

@@ -7,9 +7,10 @@ use std::net::SocketAddr;
 
 use crate::check::bind_local;
 use crate::framework::{App, Config, Entry, ServerHandle};
+use crate::options::Protocol;
 use crate::oracle::hostile::{cases, over_limit, said, Case, Verdict, OVER_NAME, OVER_WHAT};
 use crate::protocol::http1::hostile::{send_case, still_serving};
-use crate::protocol::{Finding, Protocol, Suite};
+use crate::protocol::{Finding, Suite};
 use crate::table::{Align, Table};
 
 /// What `check --conformance` found: a row per server against the rules, a row per server

@@ -13,7 +13,7 @@ use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
 use crate::options::Options;
-pub use crate::protocol::{Protocol, Support};
+pub use crate::options::Protocol;
 use crate::tools::Tool;
 
 /// An in-process request. Always a complete value: the body is already collected.
@@ -94,7 +94,7 @@ pub trait Framework: Sized + 'static {
     /// The protocols it states beyond HTTP/1.1, each with how it serves it or why it does not:
     /// `&[(Protocol::H2c, Support::Supported("…"))]`. A protocol it leaves out is HTTP/1.1's
     /// [`Support::Supported`] or any other's [`Support::Unsupported`]
-    /// ([`Protocol::undeclared`]). docs/methodology/http2.md lists every h2c answer
+    /// ([`undeclared`]). docs/methodology/http2.md lists every h2c answer
     /// (`framebench list --markdown` prints them).
     const PROTOCOLS: &'static [(Protocol, Support)] = &[];
     /// The scenarios it cannot serve through its own API, each with the reason: `(scenario,
@@ -132,6 +132,27 @@ pub trait Framework: Sized + 'static {
     /// mode.
     fn serve_child(_config: &Config) -> anyhow::Result<()> {
         anyhow::bail!("{} does not serve from a child process", Self::NAME)
+    }
+}
+
+/// Whether a framework speaks a protocol: through which API, or why not. A framework's file
+/// states it per protocol ([`crate::framework::Framework::PROTOCOLS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// It serves the protocol, through the API named (empty for HTTP/1.1, which every server
+    /// speaks).
+    Supported(&'static str),
+    /// It does not, for the reason given; its cells print `–` with it.
+    Unsupported(&'static str),
+}
+
+impl Support {
+    /// The reason it does not, when it does not.
+    pub fn why_not(self) -> Option<&'static str> {
+        match self {
+            Support::Supported(_) => None,
+            Support::Unsupported(why) => Some(why),
+        }
     }
 }
 
@@ -242,6 +263,16 @@ pub struct Entry {
     version: fn() -> Option<&'static str>,
 }
 
+/// What a framework that does not state `protocol` is taken to do: every server speaks the
+/// default, HTTP/1.1, and no other protocol is assumed.
+fn undeclared(protocol: Protocol) -> Support {
+    if protocol == Protocol::default() {
+        Support::Supported("")
+    } else {
+        Support::Unsupported("its framework file does not state it (`PROTOCOLS`)")
+    }
+}
+
 fn build_boxed<F: Framework>(config: &Config) -> anyhow::Result<Box<dyn App>> {
     Ok(Box::new(F::build(config)?))
 }
@@ -284,7 +315,7 @@ impl Entry {
         self.protocols
             .iter()
             .find(|(p, _)| *p == protocol)
-            .map_or_else(|| protocol.undeclared(), |(_, s)| *s)
+            .map_or_else(|| undeclared(protocol), |(_, s)| *s)
     }
 
     /// Builds the app.

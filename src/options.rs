@@ -4,8 +4,6 @@
 use std::fmt;
 use std::time::Duration;
 
-pub use crate::protocol::Protocol;
-
 /// How requests are logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Logging {
@@ -41,6 +39,33 @@ pub enum Runtime {
     /// hyper and axum entries.
     PerCore,
 }
+
+/// The protocol a server speaks on its listener, and the load driver speaks to it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// HTTP/1.1, one request at a time per connection (or pipelined).
+    #[default]
+    Http1,
+    /// HTTP/2 over cleartext TCP with prior knowledge (RFC 9113 §3.3): no Upgrade, no TLS, many
+    /// concurrent streams per connection. Only the frameworks `framebench list` marks `h2c`
+    /// serve it (docs/methodology/http2.md). What each protocol is and does: `crate::protocol`.
+    H2c,
+}
+
+/// How long a tokio server waits for open connections to finish after being told to stop.
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
 /// Keep-alive timeout every server is configured with, so that no framework's default decides.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(5);

@@ -138,9 +138,6 @@ pub(crate) fn enable_socket_option(
     }
 }
 
-/// How long a tokio server waits for open connections to finish after being told to stop.
-pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// Binds a listener on `addr` with `SO_REUSEPORT` set before the bind, so that
 /// `--runtime per-core` can bind one more listener per runtime on the same port
 /// ([`spawn_tokio`]). The option changes nothing for a server with one listener: the kernel
@@ -191,7 +188,7 @@ impl From<crate::options::Options> for Workers {
 ///   (docs/methodology/many-cores.md, "Threads and runtimes"). `listener` must come from [`bind`].
 ///
 /// `serve` gets the listener and a future that resolves when the server must stop; it should
-/// stop accepting then and let open connections finish. Whatever is still running [`GRACE`]
+/// stop accepting then and let open connections finish. Whatever is still running [`crate::options::GRACE`]
 /// after the stop is dropped with the runtime, so a stalled connection cannot hold it up.
 pub(crate) fn spawn_tokio<F, Fut>(
     listener: TcpListener,
@@ -323,7 +320,7 @@ where
     ))
 }
 
-/// Serves `listener` on `rt` until the stop, then [`GRACE`] for open connections at most.
+/// Serves `listener` on `rt` until the stop, then [`crate::options::GRACE`] for open connections at most.
 fn run_until_stopped<F, Fut>(
     rt: tokio::runtime::Runtime,
     listener: TcpListener,
@@ -341,7 +338,7 @@ fn run_until_stopped<F, Fut>(
         let stopped = Stopped(stop_rx.clone());
         let deadline = async {
             stopped.await;
-            tokio::time::sleep(GRACE).await;
+            tokio::time::sleep(crate::options::GRACE).await;
         };
         rt.block_on(async {
             tokio::select! {
@@ -350,7 +347,7 @@ fn run_until_stopped<F, Fut>(
             }
         });
     }
-    rt.shutdown_timeout(GRACE);
+    rt.shutdown_timeout(crate::options::GRACE);
 }
 
 /// Resolves once the server is asked to stop.

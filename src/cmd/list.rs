@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use crate::frameworks::{markdown_table, protocol_table, REGISTRY};
+use crate::options::Protocol;
 use crate::oracle::SCENARIOS;
-use crate::protocol::Protocol;
 use crate::table::{Align, Table};
 
 /// `framebench list`'s arguments.

@@ -4,7 +4,7 @@
 //! A cell is one target × scenario × connection count. For a framework, each cell starts a fresh
 //! (or, in the quick compare, reuses its framework's) `framebench serve` child pinned to the
 //! server CPUs ([`crate::child`], [`crate::pinning`]), checks the scenario once against the
-//! oracle with the cell's pipelining depth ([`crate::protocol::Protocol::precheck`]), then runs the client
+//! oracle with the cell's pipelining depth ([`crate::options::Protocol::precheck`]), then runs the client
 //! ([`client`]) pinned to the client CPUs, samples responses against the oracle during the
 //! load, and reads the server's CPU and peak RSS from /proc ([`proc`]). Results carry their
 //! environment ([`output`]) and can be drawn ([`plot`]).

@@ -26,7 +26,6 @@ use crate::framework::{About, Config, Framework, Support, Request, Response, Ser
 use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Peer};
 use crate::options::{Logging, Protocol, KEEP_ALIVE};
-use crate::server;
 use crate::store::AsyncStore;
 
 use super::built::Built;
@@ -193,7 +192,7 @@ impl Framework for Hyper {
                 }
                 tokio::select! {
                     _ = graceful.shutdown() => {}
-                    _ = tokio::time::sleep(server::GRACE) => {}
+                    _ = tokio::time::sleep(crate::options::GRACE) => {}
                 }
             }
         })

@@ -111,8 +111,8 @@ impl Framework for Iron {
     };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
-    const PROTOCOLS: &'static [(crate::protocol::Protocol, Support)] =
-        &[(crate::protocol::Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
+    const PROTOCOLS: &'static [(crate::options::Protocol, Support)] =
+        &[(crate::options::Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -171,7 +171,7 @@ impl Framework for OhkamiApp {
                 // through `ctrlc`, which replaces the process's own (framebench's, which every
                 // command relies on to stop cleanly). The handler framebench had is put back
                 // right after that poll; framebench stops ohkami by dropping the accept loop,
-                // and the runtime lets open connections finish for `server::GRACE`.
+                // and the runtime lets open connections finish for `crate::options::GRACE`.
                 let saved = sigint_action();
                 let howl = app.howl_with(config, listener);
                 tokio::pin!(howl);

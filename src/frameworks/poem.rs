@@ -22,7 +22,6 @@ use crate::framework::{About, Config, Framework, Protocol, Support, Request, Res
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
-use crate::server;
 use crate::store::AsyncStore;
 
 use super::built::Built;
@@ -143,7 +142,7 @@ impl Framework for Poem {
                 };
                 let _ = Server::new_with_acceptor(acceptor)
                     .idle_timeout(KEEP_ALIVE)
-                    .run_with_graceful_shutdown(endpoint, stop.into_future(), Some(server::GRACE))
+                    .run_with_graceful_shutdown(endpoint, stop.into_future(), Some(crate::options::GRACE))
                     .await;
             }
         })

@@ -175,7 +175,7 @@ impl Framework for Rama {
                     let http = http.service(service);
                     listener.serve_graceful(guard, http).await;
                 });
-                let _ = shutdown.shutdown_with_limit(server::GRACE).await;
+                let _ = shutdown.shutdown_with_limit(crate::options::GRACE).await;
             }
         })
     }

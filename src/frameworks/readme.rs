@@ -35,12 +35,12 @@ pub(crate) fn markdown_table() -> String {
 /// A protocol's table (`framebench list --protocol h2c` is docs/methodology/http2.md's): one row per
 /// framework compiled in, in registry order, saying whether its server speaks `protocol` and
 /// through what, or why not ([`crate::framework::Framework::PROTOCOLS`]).
-pub(crate) fn protocol_table(protocol: crate::protocol::Protocol) -> String {
+pub(crate) fn protocol_table(protocol: crate::options::Protocol) -> String {
     let mut out = format!("| name | {protocol} | how, or why not |\n|---|---|---|\n");
     for e in REGISTRY {
         let (serves, text) = match e.support(protocol) {
-            crate::protocol::Support::Supported(how) => ("yes", how),
-            crate::protocol::Support::Unsupported(why) => ("no", why),
+            crate::framework::Support::Supported(how) => ("yes", how),
+            crate::framework::Support::Unsupported(why) => ("no", why),
         };
         // Writing to a String cannot fail.
         let _ = writeln!(out, "| `{}` | {serves} | {text} |", e.name);

@@ -146,7 +146,7 @@ impl Framework for Salvo {
                 let handle = server.handle();
                 tokio::spawn(async move {
                     stop.await;
-                    handle.stop_graceful(server::GRACE);
+                    handle.stop_graceful(crate::options::GRACE);
                 });
                 let _ = server.try_serve(service).await;
             }

@@ -1,12 +1,14 @@
 //! The protocols a server speaks and the load driver speaks to it, each one module: what the
-//! protocol is called, how its connections are shaped (a pipeline, or streams), and how one
-//! request of the oracle goes over it ([`http1`], [`h2c`]). Every other module asks a
-//! [`Protocol`] value, never names one of its variants: `tests/testsuite/shape.rs` holds that
-//! outside this module, `src/frameworks/` and the CLI's argument types.
+//! protocol is called, how its connections are shaped (a pipeline, or streams), how one request
+//! of the oracle goes over it, and its conformance probes ([`http1`], [`h2c`]). Every other
+//! module asks a [`Protocol`] value, never names one of its variants: `tests/testsuite/shape.rs`
+//! holds that outside this module, `src/frameworks/` and the CLI's argument types
+//! (`src/options.rs`, where the enum is declared as the option it is, below everything that
+//! uses it, and `src/cmd/args.rs`).
 //!
-//! Adding a protocol is a variant here, its module, its rule set under `crate::conformance`,
-//! and a line in the `PROTOCOLS` table of each framework file that serves it
-//! ([`crate::framework::Framework::PROTOCOLS`]).
+//! Adding a protocol is a variant of the enum, its module here with its rules under
+//! `crate::oracle::conformance`, and a line in the `PROTOCOLS` table of each framework file
+//! that serves it ([`crate::framework::Framework::PROTOCOLS`]).
 
 pub(crate) mod h2c;
 pub mod http1;
@@ -16,57 +18,13 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::fixtures::Fixtures;
+use crate::options::Protocol;
 use crate::oracle::conformance::Rule;
 use crate::oracle::{Expected, Instance, Observed};
 
 /// How long any single loopback exchange may take before it counts as a failure: the bound on
 /// connect, every read and every write of the checks and of the benches' client.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The protocol a server speaks on its listener, and the load driver speaks to it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    /// HTTP/1.1, one request at a time per connection (or pipelined).
-    #[default]
-    Http1,
-    /// HTTP/2 over cleartext TCP with prior knowledge (RFC 9113 §3.3): no Upgrade, no TLS, many
-    /// concurrent streams per connection. Only the frameworks `framebench list` marks `h2c`
-    /// serve it (docs/methodology/http2.md).
-    H2c,
-}
-
-/// Whether a framework speaks a protocol: through which API, or why not. A framework's file
-/// states it per protocol ([`crate::framework::Framework::PROTOCOLS`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Support {
-    /// It serves the protocol, through the API named (empty for HTTP/1.1, which every server
-    /// speaks).
-    Supported(&'static str),
-    /// It does not, for the reason given; its cells print `–` with it.
-    Unsupported(&'static str),
-}
-
-impl Support {
-    /// The reason it does not, when it does not.
-    pub fn why_not(self) -> Option<&'static str> {
-        match self {
-            Support::Supported(_) => None,
-            Support::Unsupported(why) => Some(why),
-        }
-    }
-}
 
 /// A connection's shape: how many requests it has in flight at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,15 +58,6 @@ impl Protocol {
         match self {
             Protocol::Http1 => false,
             Protocol::H2c => true,
-        }
-    }
-
-    /// What a server that does not state the protocol is taken to do: every server speaks
-    /// HTTP/1.1, and no other protocol is assumed.
-    pub(crate) fn undeclared(self) -> Support {
-        match self {
-            Protocol::Http1 => Support::Supported(""),
-            Protocol::H2c => Support::Unsupported("its framework file does not declare h2c"),
         }
     }
 

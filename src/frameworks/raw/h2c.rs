@@ -51,7 +51,7 @@ impl Answers {
 
 /// Serves h2c on `listener` until `stop`: one accept loop per connection. At the stop, every
 /// open connection is sent GOAWAY and finishes the streams it has; the runtime drops whatever is
-/// left after [`crate::server::GRACE`].
+/// left after [`crate::options::GRACE`].
 pub(super) async fn serve(
     listener: tokio::net::TcpListener,
     stop: crate::server::Stopped,

@@ -240,7 +240,7 @@ fn goaway(addr: SocketAddr, stop: &mut dyn FnMut()) -> Result<()> {
     let mut stream = open(addr)?;
     handshake_on(&mut stream)?;
     let watcher = std::thread::spawn(move || -> Result<()> {
-        let deadline = Instant::now() + TIMEOUT + crate::server::GRACE;
+        let deadline = Instant::now() + TIMEOUT + crate::options::GRACE;
         loop {
             match read_frame(&mut stream, deadline) {
                 Ok(Some(f)) if f.kind == GOAWAY => return Ok(()),

@@ -211,7 +211,7 @@ pub(crate) fn instance_request(instance: &Instance, connection: Connection) -> V
 
 /// Any in-process request as a client would send it over HTTP/1.1: for the in-process paths
 /// that can only parse bytes (hyper 0.10's, hyperlane's).
-pub(crate) fn encode_request(req: &crate::framework::Request) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn encode_request(req: &http::Request<Bytes>) -> anyhow::Result<Vec<u8>> {
     let version = match req.version() {
         http::Version::HTTP_09 | http::Version::HTTP_10 => "HTTP/1.0",
         _ => "HTTP/1.1",
