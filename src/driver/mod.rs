@@ -57,8 +57,6 @@ impl Target {
     }
 }
 
-/// The Ctrl-C flag, shared with the builds: SIGINT sets it and every loop checks it.
-
 /// Runs one cell on the server in `kept` if there is one (and it is alive), else on a new one,
 /// which is left in `kept` for the next cell unless this cell crashed it: the caller stops it
 /// by dropping it (pass `&mut None` for a fresh server). `progress` is called every 20 ms or
