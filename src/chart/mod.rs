@@ -5,6 +5,7 @@
 
 pub(crate) mod bars;
 pub(crate) mod lines;
+pub(crate) mod load_bars;
 
 use std::path::Path;
 use std::sync::Once;

@@ -402,7 +402,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
         lines::draw_load(&report.cells, p, title)?;
     }
     if let Some(p) = &opts.bars {
-        crate::driver::bars::draw(&report.cells, p)?;
+        crate::chart::load_bars::draw(&report.cells, p)?;
     }
     // After every output is written: a baseline that cannot be read loses nothing measured.
     opts.baselines.apply(&results)?;

@@ -47,12 +47,6 @@ pub struct TimeArgs {
     pub(crate) json: Option<PathBuf>,
 }
 
-/// Where `framebench report` looks for the in-process and loopback files, under the target
-/// folder.
-pub(crate) const IN_PROCESS_JSON: &str = "time/in_process.json";
-/// See [`IN_PROCESS_JSON`].
-pub(crate) const LOOPBACK_JSON: &str = "time/loopback.json";
-
 /// Runs `framebench time`.
 pub fn run(args: TimeArgs) -> anyhow::Result<ExitCode> {
     let entries = entries(&args)?;
@@ -245,16 +239,6 @@ fn results_of(bench: &str, detail: &Detail, started: std::time::SystemTime) -> R
     );
     results.detail = serde_json::to_value(detail).ok();
     results
-}
-
-/// The rounds a `framebench time` results file keeps.
-pub(crate) fn detail_of(results: &Results) -> anyhow::Result<Detail> {
-    let value = results
-        .detail
-        .clone()
-        .ok_or_else(|| anyhow::anyhow!("not a `framebench time` file: it has no rounds"))?;
-    serde_json::from_value(value)
-        .map_err(|e| anyhow::anyhow!("not a `framebench time` file: its rounds do not read ({e})"))
 }
 
 /// The terminal table: per scenario and variant, the cells fastest first with their shared

@@ -9,7 +9,6 @@
 //! load, and reads the server's CPU and peak RSS from /proc ([`proc`]). Results carry their
 //! environment ([`output`]) and can be drawn ([`plot`]).
 
-pub(crate) mod bars;
 pub(crate) mod client;
 pub(crate) mod hdrlog;
 pub(crate) mod intervals;

@@ -146,8 +146,8 @@ pub(super) fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<Shards> {
         let (mut timings, newest) = criterion::read(&dir.join("criterion"))?;
         // `framebench time`'s interleaved rounds replace criterion's times of their groups.
         for (group, file) in [
-            ("in_process", crate::cmd::time::IN_PROCESS_JSON),
-            ("loopback", crate::cmd::time::LOOPBACK_JSON),
+            ("in_process", crate::timing::IN_PROCESS_JSON),
+            ("loopback", crate::timing::LOOPBACK_JSON),
         ] {
             let path = dir.join(file);
             if !path.exists() {
@@ -233,8 +233,8 @@ fn interleaved_timings(
     group: &str,
     path: &Path,
 ) -> anyhow::Result<Vec<Timing>> {
-    let detail = crate::cmd::time::detail_of(results)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let detail =
+        crate::timing::detail_of(results).with_context(|| format!("reading {}", path.display()))?;
     Ok(detail
         .cells
         .into_iter()

@@ -180,6 +180,22 @@ pub(crate) struct Detail {
     pub(crate) cells: Vec<CellRounds>,
 }
 
+/// Where `framebench report` looks for the in-process and loopback files, under the target
+/// folder.
+pub(crate) const IN_PROCESS_JSON: &str = "time/in_process.json";
+/// See [`IN_PROCESS_JSON`].
+pub(crate) const LOOPBACK_JSON: &str = "time/loopback.json";
+
+/// The rounds a `framebench time` results file keeps.
+pub(crate) fn detail_of(results: &crate::results::Results) -> anyhow::Result<Detail> {
+    let value = results
+        .detail
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("not a `framebench time` file: it has no rounds"))?;
+    serde_json::from_value(value)
+        .map_err(|e| anyhow::anyhow!("not a `framebench time` file: its rounds do not read ({e})"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! `load --bars` and `compare --bars`: one bar chart per scenario, protocol and stream count
 //! (and connection count, when a run has several), one bar per target with its rate and the
-//! cell's interval as a whisker ([`super::output::rate_interval`]: its spread, or its rounds'
+//! cell's interval as a whisker ([`crate::driver::output::rate_interval`]: its spread, or its rounds'
 //! range; [`crate::chart::bars`]). This is how the h2c results read: each server's
 //! h2c rates at M = 1, 10 and 100 beside its HTTP/1.1 rate of the same run, each panel sorted.
 //! A rate the server did not set (a cell marked `unsat` or `client-bound`) is drawn pale, and
@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
-use super::output::bound_mark;
-use super::stats::{CellResult, Status};
-use crate::chart::bars::{Bar, Panel};
+use super::bars::{Bar, Panel};
+use crate::driver::output::bound_mark;
+use crate::driver::stats::{CellResult, Status};
 use crate::protocol::Shape;
 
 /// The panels of `cells`, a scenario's together (so that a row of the chart is one scenario's
@@ -45,7 +45,7 @@ fn panels(cells: &[CellResult]) -> Vec<Panel> {
                 out.len() - 1
             }
         };
-        let interval = super::output::rate_interval(c).map(|e| (e.lo, e.hi));
+        let interval = crate::driver::output::rate_interval(c).map(|e| (e.lo, e.hi));
         let mut bar = Bar::new(&c.target, c.rps, interval);
         bar.faded = !bound_mark(c).is_empty();
         out[at].2.bars.push(bar);
@@ -79,5 +79,5 @@ pub(crate) fn draw(cells: &[CellResult], path: &Path) -> anyhow::Result<()> {
         path.display()
     );
     let columns = panels.len().min(4);
-    crate::chart::bars::draw(path, &panels, columns)
+    super::bars::draw(path, &panels, columns)
 }
