@@ -38,6 +38,7 @@ pub(crate) mod interval;
 pub(crate) mod logging;
 pub mod options;
 pub mod oracle;
+pub mod outcome;
 pub mod pinning;
 pub(crate) mod plotting;
 pub(crate) mod proc;

@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use crate::framework::{Config, Entry};
 use crate::options::{Options, Protocol};
 use crate::oracle::hostile::{cases, over_limit, said, still_serving, Case, Verdict};
+use crate::outcome::Outcome;
 use crate::table::{Align, Table};
 
 /// `framebench check`.
@@ -142,25 +143,21 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<Conformance> 
     // why in its row.
     let mut started = Vec::new();
     for entry in entries.into_iter().filter(|e| e.loopback) {
-        let served = entry.available().map_err(|why| (true, why)).and_then(|()| {
-            let app = entry
-                .build(&config)
-                .map_err(|e| (false, format!("build: {e:#}")))?;
-            let server = app
-                .serve(bind_local().map_err(|e| (false, format!("{e:#}")))?)
-                .map_err(|e| (false, format!("serve: {e:#}")))?;
+        let served = || -> Outcome<_> {
+            entry.available()?;
+            let app = entry.build(&config).context("build")?;
+            let server = app.serve(bind_local()?).context("serve")?;
             let dates = Dates::start(server.addr());
             Ok((app, server, dates))
-        });
-        match served {
+        };
+        match served() {
             Ok(s) => started.push((entry, s)),
-            Err((skipped, why)) => {
-                let mark = if skipped { "skip" } else { "FAIL" };
+            Err(e) => {
                 table.row(
                     std::iter::once(entry.name.to_string())
-                        .chain(std::iter::repeat_n(mark.to_string(), RULES.len() + 1)),
+                        .chain(std::iter::repeat_n(e.mark().to_string(), RULES.len() + 1)),
                 );
-                notes.push(format!("{mark} {}: {why}", entry.name));
+                notes.push(e.note(entry.name));
             }
         }
     }
@@ -233,17 +230,16 @@ fn conformance_h2c(names: &[String], opts: &OptArgs) -> anyhow::Result<Conforman
             row("–", format!("– {}: no h2c: {why}", entry.name), &mut notes);
             continue;
         }
-        if let Err(why) = entry.available() {
-            row("skip", format!("skip {}: {why}", entry.name), &mut notes);
-            continue;
-        }
-        let server = match entry
-            .build(&config)
-            .and_then(|app| app.serve(bind_local()?).map(|s| (app, s)))
-        {
+        let served = || -> Outcome<_> {
+            entry.available()?;
+            let app = entry.build(&config)?;
+            let server = app.serve(bind_local()?)?;
+            Ok((app, server))
+        };
+        let server = match served() {
             Ok(s) => s,
             Err(e) => {
-                row("FAIL", format!("FAIL {}: {e:#}", entry.name), &mut notes);
+                row(e.mark(), e.note(entry.name), &mut notes);
                 continue;
             }
         };

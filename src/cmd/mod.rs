@@ -25,6 +25,8 @@ pub mod scale;
 pub mod serve;
 pub mod time;
 
+use anyhow::Context as _;
+
 use crate::frameworks::REGISTRY;
 
 /// Checks `FRAMEBENCH_REQUIRE`: a framework that needs a required tool must also be ready (the
@@ -35,7 +37,7 @@ pub fn prepare_tools() -> anyhow::Result<()> {
         if let Some(tool) = entry.tool.filter(|t| t.required()) {
             entry
                 .available()
-                .map_err(|e| anyhow::anyhow!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()))?;
+                .with_context(|| format!("FRAMEBENCH_REQUIRE requires {}", tool.name()))?;
         }
     }
     Ok(())

@@ -242,10 +242,10 @@ fn start(body: &Bytes) -> String {
 
 /// Whether the server at `addr` still answers `GET /` as the oracle's hello (`Err`: what it
 /// did instead), after a case.
-pub fn still_serving(addr: SocketAddr) -> Result<(), String> {
+pub fn still_serving(addr: SocketAddr) -> anyhow::Result<()> {
     match crate::check::raw_get(addr, "/") {
         Ok(got) if got.status == 200 && got.body[..] == *super::HELLO.as_bytes() => Ok(()),
-        other => Err(format!("`GET /` got {other:?}")),
+        other => anyhow::bail!("`GET /` got {other:?}"),
     }
 }
 

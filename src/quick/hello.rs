@@ -181,7 +181,7 @@ pub(crate) fn cheapest_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
     let failed = |c: &CellResult| {
         !matches!(
             c.status,
-            Status::Ok | Status::Interrupted | Status::Skipped(_) | Status::Unsupported(_)
+            Status::Ok | Status::Interrupted | Status::NotRun(_)
         )
     };
     // Per cell: the best pass so far, and user and system µs summed over its `ok` passes.

@@ -36,7 +36,7 @@ pub(crate) fn best_of(passes: Vec<Vec<CellResult>>) -> Vec<CellResult> {
                 // Only an `ok` pass can be replaced: by a failure, or by a faster `ok` pass.
                 let failed = !matches!(
                     cell.status,
-                    Status::Ok | Status::Interrupted | Status::Skipped(_) | Status::Unsupported(_)
+                    Status::Ok | Status::Interrupted | Status::NotRun(_)
                 );
                 if b.status == Status::Ok
                     && (failed || (cell.status == Status::Ok && cell.rps > b.rps))
