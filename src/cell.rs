@@ -3,55 +3,12 @@
 //! that measures a cell in-process (criterion, callgrind, `allocs`, `profile`, `deltas`, `ab`,
 //! the quick compare) starts here, so "checked before measured" is written once.
 
-use std::fmt;
+use anyhow::Context as _;
 
 use crate::fixtures::Fixtures;
 use crate::framework::{App, Config, Entry};
 use crate::oracle::{Instance, Observed, Scenario};
-
-/// Why a cell was not measured: the one error a cell ends with, whichever mode measures it
-/// (`check`'s rows, the quick compare's cells, the benches, `allocs`, `profile`). Each kind
-/// carries its whole message, causes included, on one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CellError {
-    /// It cannot run here (a missing tool or service); why, and how to get it.
-    Skipped(String),
-    /// The app did not build.
-    Build(String),
-    /// The answer differed from the oracle.
-    Mismatch(String),
-    /// A request could not be made or read, or a fixture not loaded.
-    Io(String),
-    /// The framework cannot serve the scenario through its own API
-    /// ([`crate::framework::Framework::CANNOT`]), or the mode has no such cell (`upload_chunked`
-    /// in-process); why. Shown as `–`, never as a failure.
-    Unsupported(String),
-}
-
-impl CellError {
-    /// The app did not build: `e` with its causes.
-    pub(crate) fn build(e: &anyhow::Error) -> CellError {
-        CellError::Build(format!("{e:#}"))
-    }
-
-    /// A request or a fixture failed: `e` with its causes.
-    pub(crate) fn io(e: &anyhow::Error) -> CellError {
-        CellError::Io(format!("{e:#}"))
-    }
-}
-
-impl fmt::Display for CellError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CellError::Skipped(why) => write!(f, "skipped: {why}"),
-            CellError::Build(why) => write!(f, "build: {why}"),
-            CellError::Unsupported(why) => write!(f, "– ({why})"),
-            CellError::Mismatch(why) | CellError::Io(why) => f.write_str(why),
-        }
-    }
-}
-
-impl std::error::Error for CellError {}
+use crate::outcome::{NotOk, Outcome};
 
 /// How many distinct requests an in-process cell cycles through ([`Prepared::instances`]): one
 /// for a fixed scenario, this many for a query or body scenario, so that a handler that caches
@@ -75,13 +32,9 @@ pub struct Prepared {
 }
 
 /// Builds `entry` from `config`, dispatches the scenario in-process and checks the answers.
-pub fn prepare(
-    entry: &Entry,
-    config: &Config,
-    scenario: &'static Scenario,
-) -> Result<Prepared, CellError> {
+pub fn prepare(entry: &Entry, config: &Config, scenario: &'static Scenario) -> Outcome<Prepared> {
     supported(entry, scenario, true)?;
-    let app = entry.build(config).map_err(|e| CellError::build(&e))?;
+    let app = entry.build(config).context("build")?;
     let observed = verify(&*app, &config.fixtures, scenario)?;
     Ok(Prepared {
         app,
@@ -92,14 +45,14 @@ pub fn prepare(
 }
 
 /// Whether `entry` serves `scenario` through its own API, and in-process when `in_process`
-/// (a wire-only scenario has no in-process cell): [`CellError::Unsupported`] with why if not.
-pub fn supported(entry: &Entry, scenario: &Scenario, in_process: bool) -> Result<(), CellError> {
+/// (a wire-only scenario has no in-process cell): unsupported, with why, if not.
+pub fn supported(entry: &Entry, scenario: &Scenario, in_process: bool) -> Outcome {
     if let Some(why) = entry.cannot(scenario.name) {
-        return Err(CellError::Unsupported(why.to_owned()));
+        return Err(NotOk::unsupported(why));
     }
     if in_process && scenario.wire_only() {
-        return Err(CellError::Unsupported(
-            "a chunked body exists only on the wire; in-process it is `upload`".to_owned(),
+        return Err(NotOk::unsupported(
+            "a chunked body exists only on the wire; in-process it is `upload`",
         ));
     }
     Ok(())
@@ -111,12 +64,10 @@ pub(crate) fn verify(
     app: &dyn App,
     fixtures: &Fixtures,
     scenario: &'static Scenario,
-) -> Result<Observed, CellError> {
+) -> Outcome<Observed> {
     let mut first = None;
     for instance in scenario.instances(VERIFIED) {
-        let response = app
-            .dispatch(instance.request())
-            .map_err(|e| CellError::io(&e))?;
+        let response = app.dispatch(instance.request())?;
         let observed = Observed::from_response(&response);
         check(fixtures, scenario, &instance, &observed)?;
         first.get_or_insert(observed);
@@ -124,18 +75,18 @@ pub(crate) fn verify(
     Ok(first.expect("every scenario has a request"))
 }
 
-/// Checks one observed response to `instance` against the oracle.
+/// Checks one observed response to `instance` against the oracle; a mismatch names the
+/// scenario.
 pub fn check(
     fixtures: &Fixtures,
     scenario: &'static Scenario,
     instance: &Instance,
     observed: &Observed,
-) -> Result<(), CellError> {
-    scenario
-        .expected(fixtures)
-        .map_err(|e| CellError::io(&e))?
+) -> Outcome {
+    Ok(scenario
+        .expected(fixtures)?
         .check_instance(instance, observed)
-        .map_err(|e| CellError::Mismatch(format!("{}: {e}", scenario.name)))
+        .context(scenario.name)?)
 }
 
 impl Prepared {
@@ -147,10 +98,10 @@ impl Prepared {
 
     /// The second warm-up request of the counted benches (callgrind, `allocs`): the first,
     /// in [`prepare`], may fill caches the steady state keeps.
-    pub(crate) fn warm_up(&self) -> Result<(), CellError> {
+    pub(crate) fn warm_up(&self) -> Outcome {
         self.app
             .dispatch(self.counted_request())
-            .map(drop)
-            .map_err(|e| CellError::io(&e.context("warm-up dispatch")))
+            .context("warm-up dispatch")?;
+        Ok(())
     }
 }

@@ -8,11 +8,10 @@ use std::net::TcpListener;
 
 use anyhow::Context as _;
 
-use crate::cell::CellError;
 use crate::framework::{App, Config, Entry};
-use crate::options::Options;
-use crate::options::Protocol;
+use crate::options::{Options, Protocol};
 use crate::oracle::{self, Instance, Observed, SCENARIOS, TRAVERSALS};
+use crate::outcome::{NotOk, Outcome};
 use crate::protocol::TIMEOUT;
 use crate::table::{Align, Table};
 
@@ -36,7 +35,7 @@ impl fmt::Display for Mode {
 }
 
 /// The result of one framework × mode × variant: one verdict per scenario, plus traversals.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Row {
     /// Framework name.
     pub(crate) framework: &'static str,
@@ -45,7 +44,7 @@ pub struct Row {
     /// The options used.
     pub(crate) options: Options,
     /// `(scenario, verdict)` in oracle order, then `("traversal", verdict)`.
-    pub(crate) cells: Vec<(&'static str, Result<(), CellError>)>,
+    pub(crate) cells: Vec<(&'static str, Outcome)>,
 }
 
 impl Row {
@@ -54,7 +53,7 @@ impl Row {
     pub(crate) fn passed(&self) -> bool {
         self.cells
             .iter()
-            .all(|(_, r)| matches!(r, Ok(()) | Err(CellError::Unsupported(_))))
+            .all(|(_, r)| r.as_ref().err().is_none_or(|e| !e.is_failure()))
     }
 }
 
@@ -73,11 +72,8 @@ pub fn bind_local() -> anyhow::Result<TcpListener> {
 fn verdict(
     observed: anyhow::Result<Observed>,
     judge: impl Fn(&Observed) -> anyhow::Result<()>,
-) -> Result<(), CellError> {
-    match observed {
-        Ok(got) => judge(&got).map_err(|e| CellError::Mismatch(format!("{e}"))),
-        Err(e) => Err(CellError::io(&e)),
-    }
+) -> Outcome {
+    Ok(judge(&observed?)?)
 }
 
 /// How many requests of a computed scenario `check` sends: distinct operands or bodies, so that
@@ -93,7 +89,7 @@ fn check_all(
     config: &Config,
     send: impl Fn(&Instance) -> anyhow::Result<Observed>,
     get_exact: impl Fn(&str) -> anyhow::Result<Observed>,
-) -> Vec<(&'static str, Result<(), CellError>)> {
+) -> Vec<(&'static str, Outcome)> {
     let mut cells = Vec::new();
     for s in SCENARIOS {
         // A scenario this config cannot serve (the redis one without a Redis) gets no cell:
@@ -110,7 +106,7 @@ fn check_all(
                 .instances(CHECKED_INSTANCES)
                 .iter()
                 .try_for_each(|i| verdict(send(i), |got| expected.check_instance(i, got))),
-            Err(e) => Err(CellError::io(&e)),
+            Err(e) => Err(e.into()),
         };
         cells.push((s.name, r));
     }
@@ -125,7 +121,7 @@ fn check_all(
     let traversal = if failures.is_empty() {
         Ok(())
     } else {
-        Err(CellError::Mismatch(failures.join("; ")))
+        Err(anyhow::anyhow!(failures.join("; ")).into())
     };
     cells.push(("traversal", traversal));
     cells
@@ -146,7 +142,7 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
             framework: entry.name,
             mode,
             options,
-            cells: vec![("build", Err(CellError::build(&e)))],
+            cells: vec![("build", Err(e.into()))],
         };
         let app = match entry.build(&config) {
             Ok(app) => app,
@@ -183,10 +179,7 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
                 framework: entry.name,
                 mode,
                 options,
-                cells: vec![(
-                    options.protocol.name(),
-                    Err(CellError::Unsupported(why.to_owned())),
-                )],
+                cells: vec![(options.protocol.name(), Err(NotOk::unsupported(why)))],
             });
         } else if entry.loopback {
             match check_loopback(entry, &*app, &config) {
@@ -207,7 +200,7 @@ fn check_loopback(
     entry: &Entry,
     app: &dyn App,
     config: &Config,
-) -> anyhow::Result<Vec<(&'static str, Result<(), CellError>)>> {
+) -> anyhow::Result<Vec<(&'static str, Outcome)>> {
     let server = app.serve(bind_local()?)?;
     let protocol = config.options.protocol;
     // One client for every check: each request a connection of its own over HTTP/1.1, a stream
@@ -254,7 +247,7 @@ pub fn print_table(rows: &[Row]) -> usize {
         // A full row (it has the traversal cell) has one column per header entry, and "skip"
         // where a scenario has no cell; a failed build has its one cell.
         let full = row.cells.iter().any(|(n, _)| *n == "traversal");
-        let columns: Vec<(&str, Option<&Result<(), CellError>>)> = if full {
+        let columns: Vec<(&str, Option<&Outcome>)> = if full {
             header
                 .iter()
                 .map(|h| (*h, row.cells.iter().find(|(n, _)| n == h).map(|(_, r)| r)))
@@ -266,26 +259,22 @@ pub fn print_table(rows: &[Row]) -> usize {
             cells.push(match r {
                 None => "skip".into(),
                 Some(Ok(())) => "ok".into(),
-                Some(Err(CellError::Unsupported(why))) => {
-                    let line = format!("– {} {name}: {why}", row.framework);
+                Some(Err(e)) if !e.is_failure() => {
+                    let line = e.note(format_args!("{} {name}", row.framework));
                     if !unsupported.contains(&line) {
                         unsupported.push(line);
                     }
-                    "–".into()
+                    e.mark().into()
                 }
+                // A failed build has the one cell `build`.
                 Some(Err(e)) => {
-                    // A build failure names itself (`build: …`); a scenario's cell is named.
-                    let cell = match e {
-                        CellError::Build(_) => String::new(),
-                        _ => format!(" {name}:"),
-                    };
-                    reasons.push(format!(
-                        "{} {} {}{cell} {e}",
+                    reasons.push(e.note(format_args!(
+                        "{} {} {} {name}",
                         row.framework,
                         row.mode,
                         row.options.label()
-                    ));
-                    "FAIL".into()
+                    )));
+                    e.mark().into()
                 }
             });
         }
@@ -299,7 +288,7 @@ pub fn print_table(rows: &[Row]) -> usize {
         println!("{line}");
     }
     for r in &reasons {
-        println!("FAIL {r}");
+        println!("{r}");
     }
     failing
 }

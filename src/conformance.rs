@@ -7,8 +7,11 @@ use std::net::SocketAddr;
 
 use crate::check::bind_local;
 use crate::framework::{App, Config, Entry, ServerHandle};
+use anyhow::Context as _;
+
 use crate::options::Protocol;
 use crate::oracle::hostile::{cases, over_limit, said, Case, Verdict, OVER_NAME, OVER_WHAT};
+use crate::outcome::{NotOk, Outcome};
 use crate::protocol::http1::hostile::{send_case, still_serving};
 use crate::protocol::{Finding, Suite};
 use crate::table::{Align, Table};
@@ -50,12 +53,12 @@ pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
                 let judgment = (suite.begin)(server.addr());
                 started.push((entry, app, server, judgment));
             }
-            Err((mark, why)) => {
+            Err(e) => {
                 table.row(
                     std::iter::once(entry.name.to_string())
-                        .chain(std::iter::repeat_n(mark.to_string(), suite.rules.len())),
+                        .chain(std::iter::repeat_n(e.mark().to_string(), suite.rules.len())),
                 );
-                notes.push(format!("{mark} {}: {why}", entry.name));
+                notes.push(e.note(entry.name));
             }
         }
     }
@@ -95,23 +98,15 @@ pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
 /// A server up: its app and its handle.
 type Started = (Box<dyn App>, ServerHandle);
 
-/// A running server for `entry`, or the mark of its row and why: `–` when it does not speak
-/// `protocol`, `skip` when it cannot run here, `FAIL` when it did not build or serve.
-fn start(
-    entry: &Entry,
-    config: &Config,
-    protocol: Protocol,
-) -> Result<Started, (&'static str, String)> {
+/// A running server for `entry`: not run when it does not speak `protocol` (`–`) or cannot run
+/// here (`skip`), failed when it did not build or serve.
+fn start(entry: &Entry, config: &Config, protocol: Protocol) -> Outcome<Started> {
     if let Some(why) = entry.support(protocol).why_not() {
-        return Err(("–", format!("no {protocol}: {why}")));
+        return Err(NotOk::unsupported(format!("no {protocol}: {why}")));
     }
-    entry.available().map_err(|why| ("skip", why))?;
-    let app = entry
-        .build(config)
-        .map_err(|e| ("FAIL", format!("build: {e:#}")))?;
-    let server = bind_local()
-        .and_then(|l| app.serve(l))
-        .map_err(|e| ("FAIL", format!("serve: {e:#}")))?;
+    entry.available()?;
+    let app = entry.build(config).context("build")?;
+    let server = app.serve(bind_local()?).context("serve")?;
     Ok((app, server))
 }
 

@@ -2,7 +2,8 @@
 //! `anyhow`, the commands included, with context added where the error starts; the one boundary
 //! is [`CliError::from`], which `main` calls and prints as `error: …`: a failure of the run
 //! (exit 1), its chain of causes on one line, or exit 2 where a cause is [`BadInput`] ([`usage`]
-//! makes one). A typed error is kept only where a caller branches on its kind (`CellError`).
+//! makes one). A typed error is kept only where a caller branches on its kind
+//! ([`crate::outcome::NotOk`]).
 
 use std::process::ExitCode;
 

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use crate::fixtures::Fixtures;
 use crate::options::Options;
 pub use crate::options::Protocol;
+use crate::outcome::NotRun;
 use crate::tools::Tool;
 
 /// An in-process request. Always a complete value: the body is already collected.
@@ -103,9 +104,9 @@ pub trait Framework: Sized + 'static {
     /// framework states it.
     const CANNOT: &'static [(&'static str, &'static str)];
 
-    /// Whether the framework can run on this machine: `Err` says what to install (the Go
-    /// peers without `go`). Callers skip an unavailable framework with that message.
-    fn available() -> Result<(), String> {
+    /// Whether the framework can run on this machine: [`NotRun::Skipped`] says what to install
+    /// (the Go peers without `go`). Callers skip an unavailable framework with that message.
+    fn available() -> Result<(), NotRun> {
         Ok(())
     }
 
@@ -259,7 +260,7 @@ pub struct Entry {
     pub(crate) cannot: &'static [(&'static str, &'static str)],
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
     serve_child: fn(&Config) -> anyhow::Result<()>,
-    available: fn() -> Result<(), String>,
+    available: fn() -> Result<(), NotRun>,
     version: fn() -> Option<&'static str>,
 }
 
@@ -337,7 +338,7 @@ impl Entry {
     }
 
     /// See [`Framework::available`].
-    pub fn available(&self) -> Result<(), String> {
+    pub fn available(&self) -> Result<(), NotRun> {
         (self.available)()
     }
 

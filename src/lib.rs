@@ -55,6 +55,7 @@ pub(crate) mod interval;
 pub(crate) mod logging;
 pub mod options;
 pub mod oracle;
+pub mod outcome;
 pub(crate) mod paired;
 pub mod pinning;
 pub(crate) mod proc;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 
 use crate::oracle::REDIS_VALUE;
+use crate::outcome::NotRun;
 use crate::store::{COMMAND_TIMEOUT, CONNECT_TIMEOUT};
 use crate::tools::Tool;
 
@@ -26,8 +27,11 @@ pub(crate) const REDIS_ENV: &str = "FRAMEBENCH_REDIS";
 
 /// Whether `redis-server` can be started here (see [`Tool::Redis`]); the error is one line
 /// with the command that installs it.
-pub fn available() -> Result<(), String> {
-    Tool::Redis.path().map(|_| ()).map_err(str::to_owned)
+pub fn available() -> Result<(), NotRun> {
+    Tool::Redis
+        .path()
+        .map(drop)
+        .map_err(|why| NotRun::Skipped(why.to_owned()))
 }
 
 /// A `redis-server` child process on a loopback port. Dropping it kills and reaps it.
@@ -39,7 +43,7 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts `redis-server` on a free loopback port, waits until it answers, and seeds [`SEED`].
     pub fn start() -> anyhow::Result<RedisServer> {
-        available().map_err(anyhow::Error::msg)?;
+        available()?;
         // Find a free port, then release it for redis-server. Retried if someone takes it.
         let mut last = None;
         for _ in 0..5 {

@@ -25,6 +25,7 @@ pub mod scale;
 pub mod serve;
 pub mod time;
 
+use anyhow::Context as _;
 use std::process::ExitCode;
 
 use crate::frameworks::REGISTRY;
@@ -50,7 +51,7 @@ pub fn prepare_tools() -> anyhow::Result<()> {
         if let Some(tool) = entry.tool.filter(|t| t.required()) {
             entry
                 .available()
-                .map_err(|e| anyhow::anyhow!("FRAMEBENCH_REQUIRE requires {}: {e}", tool.name()))?;
+                .with_context(|| format!("FRAMEBENCH_REQUIRE requires {}", tool.name()))?;
         }
     }
     Ok(())

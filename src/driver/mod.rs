@@ -31,6 +31,7 @@ use crate::framework::Entry;
 use crate::interrupt::interrupted;
 use crate::options::{Options, Protocol};
 use crate::oracle::{Expected, Instance, Observed, Scenario};
+use crate::outcome::NotRun;
 use crate::proc;
 use crate::protocol::http1;
 
@@ -74,9 +75,7 @@ pub(crate) fn run_cell(
     // `Err` is the status of a cell that never ran its load.
     let mut load = || -> Result<Run, Status> {
         refuse(target, scenario, params.protocol)?;
-        let expected = scenario
-            .expected(fixtures)
-            .map_err(|e| Status::Error(format!("{e:#}")))?;
+        let expected = scenario.expected(fixtures)?;
         let alive = kept.as_mut().is_some_and(|s| s.exited().is_none());
         let (addr, mut server) = match kept.take() {
             Some(s) if alive => (s.addr(), Some(s)),
@@ -86,8 +85,7 @@ pub(crate) fn run_cell(
             .instances_sized(crate::cell::RING, params.body_size)
             .into();
         check_first(addr, &expected, &instances, params, server.as_mut())?;
-        let spec = client_spec(addr, &instances, connections, params)
-            .map_err(|e| Status::Error(format!("{e:#}")))?;
+        let spec = client_spec(addr, &instances, connections, params)?;
         let start_at = params
             .start_at
             .map(|s| std::time::UNIX_EPOCH + Duration::from_secs_f64(s));
@@ -142,11 +140,11 @@ fn refuse(target: &Target, scenario: &Scenario, protocol: Protocol) -> Result<()
     }
     if let Target::Framework(e, _) = target {
         if let Some(why) = e.support(protocol).why_not() {
-            return Err(Status::Unsupported(format!("no {protocol}: {why}")));
+            return Err(NotRun::Unsupported(format!("no {protocol}: {why}")).into());
         }
-        e.available().map_err(Status::Skipped)?;
+        e.available()?;
         if let Some(why) = e.cannot(scenario.name) {
-            return Err(Status::Unsupported(why.to_owned()));
+            return Err(NotRun::Unsupported(why.to_owned()).into());
         }
     }
     Ok(())
@@ -162,7 +160,7 @@ fn start(
         Target::Framework(e, o) => framebench_exe()
             .and_then(|exe| ServerProcess::start(&exe, e.name, *o, &params.pinning.server_cpus))
             .map(|s| (s.addr(), Some(s)))
-            .map_err(|e| Status::Error(format!("{e:#}"))),
+            .map_err(Status::from),
     }
 }
 

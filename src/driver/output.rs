@@ -174,7 +174,7 @@ impl Report {
         let mut table = Table::new(COLUMNS);
         for c in &self.cells {
             // A skipped or unsupported cell measured nothing: dashes, not zeros.
-            if let Status::Skipped(_) | Status::Unsupported(_) = c.status {
+            if let Status::NotRun(_) = c.status {
                 let mut row = [(); 20].map(|()| "–".to_string());
                 row[0] = c.target.clone();
                 row[1] = c.scenario.clone();

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::client::SLICES;
 use crate::interval::{median_interval, Estimate};
+use crate::outcome::NotRun;
 
 /// The rate of each whole slice of the recorded window (`slices` responses per slice of
 /// `window` / [`SLICES`], `recorded` seconds of it elapsed), and the median of those rates with
@@ -97,21 +98,31 @@ pub(crate) enum Status {
     Error(String),
     /// Stopped by Ctrl-C.
     Interrupted,
-    /// Not run: an optional tool is missing (the Go peers without `go`); why. Not a failure.
-    Skipped(String),
-    /// Not run: the framework cannot serve the scenario through its own API
-    /// ([`crate::framework::Framework::CANNOT`]); why. Shown as `–`, not a failure.
-    Unsupported(String),
+    /// Not run: an optional tool is missing (the Go peers without `go`), or the framework
+    /// cannot serve the scenario through its own API or protocol; why. Not a failure. Written
+    /// as the [`NotRun`] it holds (`{"kind": "skipped", "reason": …}`), as before it had one.
+    #[serde(untagged)]
+    NotRun(NotRun),
+}
+
+impl From<NotRun> for Status {
+    fn from(n: NotRun) -> Status {
+        Status::NotRun(n)
+    }
+}
+
+/// A cell the driver could not run: [`Status::Error`] with the chain of causes.
+impl From<anyhow::Error> for Status {
+    fn from(e: anyhow::Error) -> Status {
+        Status::Error(format!("{e:#}"))
+    }
 }
 
 impl Status {
     /// Whether the cell failed: anything but `ok` and the two kinds of not run (`skip`, `–`),
     /// Ctrl-C included. `load` and `compare` exit 1 on one.
     pub(crate) fn is_failure(&self) -> bool {
-        !matches!(
-            self,
-            Status::Ok | Status::Skipped(_) | Status::Unsupported(_)
-        )
+        !matches!(self, Status::Ok | Status::NotRun(_))
     }
 
     /// Why a cell did not end `ok`, as its status carries it (empty for `ok`).
@@ -120,15 +131,14 @@ impl Status {
             Status::Failing(r)
             | Status::IgnoredClose(r)
             | Status::Crashed(r)
-            | Status::Error(r)
-            | Status::Skipped(r)
-            | Status::Unsupported(r) => r,
+            | Status::Error(r) => r,
+            Status::NotRun(n) => n.reason(),
             Status::Interrupted => "interrupted by Ctrl-C",
             Status::Ok => "",
         }
     }
 
-    /// `ok`, `FAIL`, `OPEN`, `CRASH`, `ERROR`, `STOPPED`, `skip`.
+    /// `ok`, `FAIL`, `OPEN`, `CRASH`, `ERROR`, `STOPPED`, `skip`, `–`.
     pub(crate) fn short(&self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -137,8 +147,7 @@ impl Status {
             Status::Crashed(_) => "CRASH",
             Status::Error(_) => "ERROR",
             Status::Interrupted => "STOPPED",
-            Status::Skipped(_) => "skip",
-            Status::Unsupported(_) => "–",
+            Status::NotRun(n) => n.mark(),
         }
     }
 }
@@ -336,6 +345,32 @@ pub(crate) struct CellResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_keeps_the_results_files_form() {
+        let cases = [
+            (Status::Ok, r#"{"kind":"ok"}"#),
+            (
+                Status::Failing("wrong body".into()),
+                r#"{"kind":"failing","reason":"wrong body"}"#,
+            ),
+            (
+                NotRun::Skipped("install go".into()).into(),
+                r#"{"kind":"skipped","reason":"install go"}"#,
+            ),
+            (
+                NotRun::Unsupported("no h2c".into()).into(),
+                r#"{"kind":"unsupported","reason":"no h2c"}"#,
+            ),
+        ];
+        for (status, json) in cases {
+            assert_eq!(serde_json::to_string(&status).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Status>(json).unwrap(), status);
+        }
+        let unsupported = Status::from(NotRun::Unsupported("no h2c".into()));
+        assert_eq!((unsupported.short(), unsupported.reason()), ("–", "no h2c"));
+        assert!(!unsupported.is_failure());
+    }
 
     #[test]
     fn rate_spread_takes_whole_slices_only() {

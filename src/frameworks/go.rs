@@ -19,9 +19,10 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{bail, Context as _};
 
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
+use crate::outcome::NotRun;
 use crate::child;
 use crate::tools::{self, Tool};
 
@@ -311,8 +312,8 @@ impl<P: Program> Framework for GoPeer<P> {
     const PROTOCOLS: &'static [(Protocol, Support)] = P::PROTOCOLS;
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
-    fn available() -> Result<(), String> {
-        prepare(P::CMD).map_err(str::to_owned)
+    fn available() -> Result<(), NotRun> {
+        prepare(P::CMD).map_err(|why| NotRun::Skipped(why.to_owned()))
     }
 
     fn version() -> Option<&'static str> {
@@ -327,7 +328,7 @@ impl<P: Program> Framework for GoPeer<P> {
     }
 
     fn build(config: &Config) -> anyhow::Result<Self> {
-        <Self as Framework>::available().map_err(|e| anyhow!(e))?;
+        <Self as Framework>::available()?;
         Ok(GoPeer {
             config: config.clone(),
             binary: bin_dir().join(P::CMD),

@@ -35,6 +35,7 @@ use may_minihttp::{HttpServer, HttpService, Request as MayRequest, Response as M
 
 use crate::fixtures::FIXTURES_ENV;
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
+use crate::outcome::NotRun;
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
 use crate::child;
@@ -109,10 +110,10 @@ impl Framework for MayMinihttp {
          (src/request.rs:155) and closes the connection",
     )];
 
-    fn available() -> Result<(), String> {
+    fn available() -> Result<(), NotRun> {
         child::framebench_binary()
-            .map(|_| ())
-            .map_err(|e| format!("{e:#}"))
+            .map(drop)
+            .map_err(|e| NotRun::Skipped(format!("{e:#}")))
     }
 
     fn build(config: &Config) -> anyhow::Result<Self> {

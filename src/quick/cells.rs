@@ -6,13 +6,13 @@
 use std::time::Duration;
 
 use crate::allocs::report::Report as Allocs;
-use crate::cell::CellError;
 use crate::chart::bars::Kind;
 use crate::driver::output::bound_mark;
 use crate::driver::stats::{CellResult, Status};
 use crate::framework::{App, Config, Entry};
 use crate::options::Options;
 use crate::oracle;
+use crate::outcome::NotOk;
 use crate::quick::QUICK_SCENARIOS;
 
 use super::hello;
@@ -24,13 +24,14 @@ use super::loopback::QuickLoopback;
 pub(crate) const SAMPLE: Duration = Duration::from_millis(20);
 
 /// One measured cell.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) enum Cell {
     /// Median time per request over the samples, with their spread.
     Time(Timed),
     /// Not timed: the app did not build, its answer differed from the oracle, or the scenario
-    /// cannot run here (the redis one without a Redis, [`CellError::Skipped`]).
-    Failed(CellError),
+    /// cannot run here (the redis one without a Redis, skipped) or through the framework's own
+    /// API (unsupported).
+    Failed(NotOk),
 }
 
 /// Times `instances` on `app`, in turn: calibrate a batch size worth about `sample` of work, then take
@@ -101,7 +102,7 @@ pub(crate) fn run(
                 .enumerate()
                 .map(|(k, s)| {
                     let checked = match s.skip_reason(config) {
-                        Some(why) => Err(CellError::Skipped(why)),
+                        Some(why) => Err(NotOk::skipped(why)),
                         None => crate::cell::supported(entry, s, true)
                             .and_then(|()| crate::cell::verify(&**app, &config.fixtures, s)),
                     };
@@ -112,12 +113,16 @@ pub(crate) fn run(
                             timers.push(Box::new(move |n| crate::bench::timed_batch(app, ring, n)));
                             slots.push((row, k));
                             // Replaced by its rounds below.
-                            Cell::Failed(CellError::Io("not timed".into()))
+                            Cell::Failed(anyhow::anyhow!("not timed").into())
                         }
                     }
                 })
                 .collect(),
-            Err(e) => vec![Cell::Failed(CellError::build(e)); QUICK_SCENARIOS.len()],
+            // The one build failure, in each of the row's cells.
+            Err(e) => QUICK_SCENARIOS
+                .iter()
+                .map(|_| Cell::Failed(anyhow::anyhow!("build: {e:#}").into()))
+                .collect(),
         };
         rows.push((entry.name, cells));
     }
@@ -125,9 +130,9 @@ pub(crate) fn run(
     drop(timers);
     for ((row, k), m) in slots.into_iter().zip(measured) {
         rows[row].1[k] = match m {
-            Ok(r) if r.ns.is_empty() => Cell::Failed(CellError::Io("interrupted".into())),
+            Ok(r) if r.ns.is_empty() => Cell::Failed(anyhow::anyhow!("interrupted").into()),
             Ok(r) => Cell::Time(Timed::of_rounds(&r.ns)),
-            Err(e) => Cell::Failed(CellError::io(&e)),
+            Err(e) => Cell::Failed(e.into()),
         };
     }
     rows

@@ -38,7 +38,7 @@ pub(crate) fn pooled(
     let failed = |c: &CellResult| {
         !matches!(
             c.status,
-            Status::Ok | Status::Interrupted | Status::Skipped(_) | Status::Unsupported(_)
+            Status::Ok | Status::Interrupted | Status::NotRun(_)
         )
     };
     // Per cell: the kept pass, user and system µs summed over its `ok` passes, and the highest

@@ -117,7 +117,7 @@ pub(crate) fn in_process(
         let app = match app_of(p) {
             Ok(app) => &**app,
             Err(e) => {
-                out[i].error = Some(crate::cell::CellError::build(e).to_string());
+                out[i].error = Some(format!("build: {e:#}"));
                 continue;
             }
         };

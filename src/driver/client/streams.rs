@@ -150,7 +150,7 @@ struct Answer {
     index: usize,
     /// The answer's status and body length, the whole answer when it is sampled, or why there
     /// is none.
-    result: Result<Got, String>,
+    result: anyhow::Result<Got>,
 }
 
 /// An answer read to its end.
@@ -266,7 +266,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                 match start(&mut send, &shared.requests[i], i, sample, intended) {
                     Ok(stream) => inflight.push(stream),
                     Err(e) => {
-                        r.error(e);
+                        r.error(format!("{e:#}"));
                         failed = true;
                     }
                 }
@@ -391,11 +391,9 @@ fn start(
     index: usize,
     sample: bool,
     intended: Option<Instant>,
-) -> Result<impl std::future::Future<Output = Answer> + use<>, String> {
+) -> anyhow::Result<impl std::future::Future<Output = Answer> + use<>> {
     let sent = intended.unwrap_or_else(Instant::now);
-    let (response, stream) = send
-        .send_request(head.clone(), frames.is_empty())
-        .map_err(|e| format!("{e:#}"))?;
+    let (response, stream) = send.send_request(head.clone(), frames.is_empty())?;
     let frames = frames.clone();
     Ok(async move {
         let result = async {
@@ -406,8 +404,7 @@ fn start(
             }
             read(response.await?, sample).await
         }
-        .await
-        .map_err(|e| format!("{e:#}"));
+        .await;
         Answer {
             sent,
             index,
@@ -444,7 +441,7 @@ fn record(shared: &Shared, r: &mut ThreadResult, answer: Answer, now: Instant) -
     let got = match answer.result {
         Ok(got) => got,
         Err(e) => {
-            r.error(e);
+            r.error(format!("{e:#}"));
             return false;
         }
     };

@@ -6,9 +6,7 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use crate::cell::CellError;
 use crate::chart::bars::Kind;
-use crate::driver::stats::Status;
 use crate::env::Environment;
 use crate::quick::claims::{Lead, Noisy, NOISY_SPREAD_PCT};
 use crate::quick::loopback::QuickLoopback;
@@ -100,9 +98,7 @@ impl Run {
             let s = &QUICK_SCENARIOS[k];
             let time = match self.in_process(name, k) {
                 Some(Cell::Time(t)) => sig3(t.median.as_secs_f64() * 1e6),
-                Some(Cell::Failed(CellError::Skipped(_))) => "skip".into(),
-                Some(Cell::Failed(CellError::Unsupported(_))) => "–".into(),
-                Some(Cell::Failed(_)) => "FAIL".into(),
+                Some(Cell::Failed(e)) => e.mark().into(),
                 None => "–".into(),
             };
             let time_mark = leads[k].0.mark(name).unwrap_or(" ");
@@ -124,8 +120,6 @@ impl Run {
                     "~"
                 },
             ),
-            (Some(c), None) if matches!(c.status, Status::Skipped(_)) => ("skip".into(), " "),
-            (Some(c), None) if matches!(c.status, Status::Unsupported(_)) => ("–".into(), " "),
             (Some(c), None) => (c.status.short().chars().take(5).collect(), " "),
             (None, None) => ("–".into(), " "),
         }
@@ -314,7 +308,7 @@ mod tests {
     /// Every in-process cell of `name` in `run` at `us` µs, `spread_pct` % apart.
     fn set_times(run: &mut Run, name: &str, us: f64, spread_pct: f64) {
         let (_, cells) = run.rows.iter_mut().find(|(n, _)| *n == name).unwrap();
-        cells.fill(timed(us, spread_pct));
+        cells.iter_mut().for_each(|c| *c = timed(us, spread_pct));
     }
 
     /// Saturated servers for `a` and `b` in every scenario, with their ratios to raw over the

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::driver::output::bound_mark;
 use crate::driver::stats::{CellResult, Status};
+use crate::outcome::NotRun;
 use crate::quick::cells::Run;
 use crate::quick::hello;
 use crate::table::{Align, Table};
@@ -236,7 +237,7 @@ fn hello_note(cell: Option<&CellResult>, notes: &mut Notes, what: impl Fn() -> S
                 ));
             }
         }
-        Status::Skipped(why) => notes.skip(why),
+        Status::NotRun(NotRun::Skipped(why)) => notes.skip(why),
         Status::IgnoredClose(why) => notes.findings.push(format!("{}: {why}", what())),
         Status::Interrupted => {}
         other => notes.failed.push(format!("{}: {other:?}", what())),

@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::allocs::report::Report as Allocs;
-use crate::cell::CellError;
 use crate::driver::output::{bound_mark, BOUND_LEGEND};
 use crate::driver::stats::{CellResult, Status};
 use crate::env::Environment;
 use crate::options::Options;
+use crate::outcome::{NotOk, NotRun};
 use crate::quick::cells::{Cell, Run};
 use crate::quick::loopback::QuickLoopback;
 use crate::quick::QUICK_SCENARIOS;
@@ -160,11 +160,11 @@ fn in_process_text(cell: Option<&Cell>, notes: &mut Notes, what: impl Fn() -> St
         Some(Cell::Time(t)) => {
             format!("{} ±{:.0}%", crate::units::fmt_time(t.median), t.spread_pct)
         }
-        Some(Cell::Failed(CellError::Skipped(why))) => {
+        Some(Cell::Failed(NotOk::NotRun(NotRun::Skipped(why)))) => {
             notes.skip(why);
             "skip".to_owned()
         }
-        Some(Cell::Failed(CellError::Unsupported(_))) => "–".to_owned(),
+        Some(Cell::Failed(NotOk::NotRun(NotRun::Unsupported(_)))) => "–".to_owned(),
         Some(Cell::Failed(e)) => {
             notes.failed.push(format!("{}: {e}", what()));
             "FAIL".to_owned()
@@ -233,14 +233,14 @@ fn loopback_texts(
     match cell {
         None => std::array::from_fn(|_| dash()),
         Some(CellResult {
-            status: Status::Skipped(why),
+            status: Status::NotRun(NotRun::Skipped(why)),
             ..
         }) => {
             notes.skip(why);
             std::array::from_fn(|i| if i == 0 { "skip".to_owned() } else { dash() })
         }
         Some(CellResult {
-            status: Status::Unsupported(_),
+            status: Status::NotRun(NotRun::Unsupported(_)),
             ..
         }) => std::array::from_fn(|_| dash()),
         Some(c) if c.status == Status::Ok => [
