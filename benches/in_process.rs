@@ -38,7 +38,10 @@ fn in_process(c: &mut Criterion) {
             // Not a failure: the framework cannot serve this scenario through its own API, or
             // the scenario has no in-process cell; said once, not timed.
             if let Err(e) = framebench::cell::supported(entry, scenario, true) {
-                eprintln!("in_process/{}/{}: {e}", scenario.name, entry.name);
+                eprintln!(
+                    "{}",
+                    e.note(format_args!("in_process/{}/{}", scenario.name, entry.name))
+                );
                 continue;
             }
             for options in bench::in_process_variants(entry, scenario) {

@@ -71,7 +71,10 @@ fn loopback(c: &mut Criterion) {
             let name = &entry.name;
             // Not a failure: the framework cannot serve this scenario through its own API.
             if let Err(e) = framebench::cell::supported(entry, scenario, false) {
-                eprintln!("loopback/{}/{name}: {e}", scenario.name);
+                eprintln!(
+                    "{}",
+                    e.note(format_args!("loopback/{}/{name}", scenario.name))
+                );
                 continue;
             }
             let addr = server.addr();

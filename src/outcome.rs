@@ -27,7 +27,7 @@ pub enum NotRun {
 
 impl NotRun {
     /// The table cell: `skip` or `–`.
-    pub fn mark(&self) -> &'static str {
+    pub(crate) fn mark(&self) -> &'static str {
         match self {
             NotRun::Skipped(_) => "skip",
             NotRun::Unsupported(_) => "–",
@@ -35,7 +35,7 @@ impl NotRun {
     }
 
     /// The install hint or the reason.
-    pub fn reason(&self) -> &str {
+    pub(crate) fn reason(&self) -> &str {
         match self {
             NotRun::Skipped(why) | NotRun::Unsupported(why) => why,
         }
@@ -54,22 +54,22 @@ pub enum NotOk {
 
 impl NotOk {
     /// Not run: it cannot run here; `hint` says what to install.
-    pub fn skipped(hint: impl Into<String>) -> NotOk {
+    pub(crate) fn skipped(hint: impl Into<String>) -> NotOk {
         NotOk::NotRun(NotRun::Skipped(hint.into()))
     }
 
     /// Not run: the framework or the mode has no such cell; `why`.
-    pub fn unsupported(why: impl Into<String>) -> NotOk {
+    pub(crate) fn unsupported(why: impl Into<String>) -> NotOk {
         NotOk::NotRun(NotRun::Unsupported(why.into()))
     }
 
     /// Whether it failed (anything but not run).
-    pub fn is_failure(&self) -> bool {
+    pub(crate) fn is_failure(&self) -> bool {
         matches!(self, NotOk::Failed(_))
     }
 
     /// The table cell: `skip`, `–` or `FAIL`.
-    pub fn mark(&self) -> &'static str {
+    pub(crate) fn mark(&self) -> &'static str {
         match self {
             NotOk::NotRun(n) => n.mark(),
             NotOk::Failed(_) => "FAIL",

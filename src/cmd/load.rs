@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::chart::lines;
 use crate::driver::output::Report;
 use crate::driver::{run_plan, LoadParams, Plan, Target};
+use crate::error::usage;
 use crate::fixtures::Fixtures;
 use crate::interrupt::interrupted;
 use crate::options::{Io, Logging, Options, Protocol};
@@ -168,21 +169,23 @@ pub struct LoadArgs {
 }
 
 /// Accepts `http://127.0.0.1:PORT` (or `[::1]`, `localhost`), and with `allow_remote` any
-/// `http://IP:PORT`; refuses anything else.
-pub(crate) fn parse_url(text: &str, allow_remote: bool) -> Result<SocketAddr, String> {
+/// `http://IP:PORT`; refuses anything else (a usage error).
+pub(crate) fn parse_url(text: &str, allow_remote: bool) -> anyhow::Result<SocketAddr> {
     let rest = text.strip_prefix("http://").ok_or_else(|| {
-        format!("bad target {text:?} (want a framework name or http://127.0.0.1:PORT)")
+        usage(format!(
+            "bad target {text:?} (want a framework name or http://127.0.0.1:PORT)"
+        ))
     })?;
     let hostport = rest.trim_end_matches('/');
     let hostport = hostport.replacen("localhost:", "127.0.0.1:", 1);
     let addr: SocketAddr = hostport
         .parse()
-        .map_err(|_| format!("bad target {text:?} (want http://127.0.0.1:PORT)"))?;
+        .map_err(|_| usage(format!("bad target {text:?} (want http://127.0.0.1:PORT)")))?;
     if !addr.ip().is_loopback() && !allow_remote {
-        return Err(format!(
+        return Err(usage(format!(
             "refusing to load {text}: the driver targets loopback addresses only \
              (--allow-remote loads another host)"
-        ));
+        )));
     }
     Ok(addr)
 }
@@ -310,7 +313,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 "a URL target speaks one protocol: give --protocol http1 or h2c",
             ));
         }
-        let addr = parse_url(&args.target, args.allow_remote).map_err(crate::error::usage)?;
+        let addr = parse_url(&args.target, args.allow_remote)?;
         if !addr.ip().is_loopback() {
             eprintln!("warning: loading {addr}, another host, over the network (--allow-remote)");
         }
@@ -428,6 +431,7 @@ mod tests {
         assert!(parse_url("http://[::1]:80", false).is_ok());
         assert!(parse_url("http://10.0.0.1:80", false)
             .unwrap_err()
+            .to_string()
             .contains("loopback"));
         assert!(parse_url("http://10.0.0.1:80", true).is_ok());
         assert!(parse_url("http://example.com:80", true).is_err());
