@@ -91,8 +91,8 @@ pub fn run(args: TimeArgs) -> anyhow::Result<ExitCode> {
         rounds,
         batch_ms: batch.as_secs_f64() * 1e3,
         floor: floor.to_owned(),
-        order: "every cell once per round; each round the last rotated by one, every other \
-                round reversed"
+        order: "every cell once per round; rounds in pairs, an order and its reverse, each \
+                pair's order the last pair's rotated by one"
             .into(),
         pinning,
         cells,
@@ -208,7 +208,7 @@ fn pinned_label(p: &crate::pinning::Pinning) -> String {
 fn announce(plan: &[Plan], rounds: usize, batch: std::time::Duration, pinning: &str) -> String {
     format!(
         "framebench time: {} cells × {rounds} interleaved rounds of one {} ms batch each \
-         (rotated, every other round reversed), about {} s; {pinning}",
+         (in pairs, an order and its reverse, rotated each pair), about {} s; {pinning}",
         plan.len(),
         batch.as_millis(),
         (plan.len() * (rounds + 1) * batch.as_millis() as usize).div_ceil(1000)

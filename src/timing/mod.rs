@@ -5,9 +5,9 @@
 //! by 2× within an hour (docs/hosts.md) the drift falls between cells, and a ranking of cells
 //! timed minutes apart ranks the minutes. Here every cell is timed once per round, one batch of
 //! a few milliseconds each, and the rounds repeat: a slow spell lands on every cell alike, and
-//! the median of each cell's rounds is about the cell. The order of a round is the one before
-//! rotated by one place, and every other round is reversed, so that no cell always runs first
-//! or always runs next to the same neighbour.
+//! the median of each cell's rounds is about the cell. Rounds come in pairs, an order and its
+//! reverse, each pair's order the last pair's rotated by one place ([`order`]), so that no cell
+//! always runs first or always runs next to the same neighbour on the same side.
 //!
 //! Each cell reports the median of its rounds with the distribution-free interval of
 //! [`crate::interval`], and its ratio to a floor (`null` in-process, `raw` over loopback) taken
@@ -85,10 +85,13 @@ pub(crate) fn interleave(
     out
 }
 
-/// The order of round `round` over `n` cells: 0..n rotated left by `round`, reversed in odd
-/// rounds.
+/// The order of round `round` over `n` cells: rounds come in pairs, an order and its reverse
+/// (A B, B A), and each pair's order is the last pair's rotated left by one. Over `2n` rounds
+/// every cell runs first twice and beside each of its neighbours both ways. (Rotating by `round`
+/// itself and reversing odd rounds, as before, cancels out for two cells: every round ran
+/// `[0, 1]`.)
 pub(crate) fn order(n: usize, round: usize) -> Vec<usize> {
-    let mut v: Vec<usize> = (0..n).map(|i| (i + round) % n.max(1)).collect();
+    let mut v: Vec<usize> = (0..n).map(|i| (i + round / 2) % n.max(1)).collect();
     if round % 2 == 1 {
         v.reverse();
     }
@@ -203,13 +206,17 @@ mod tests {
     #[test]
     fn a_round_is_the_last_rotated_and_every_other_reversed() {
         assert_eq!(order(4, 0), [0, 1, 2, 3]);
-        assert_eq!(order(4, 1), [0, 3, 2, 1]);
-        assert_eq!(order(4, 2), [2, 3, 0, 1]);
+        assert_eq!(order(4, 1), [3, 2, 1, 0]);
+        assert_eq!(order(4, 2), [1, 2, 3, 0]);
+        assert_eq!(order(4, 3), [0, 3, 2, 1]);
         assert_eq!(order(0, 3), Vec::<usize>::new());
-        // Over as many rounds as cells, each cell runs first once in the forward rounds or last
-        // once in the reversed ones.
-        let firsts: Vec<usize> = (0..4).map(|r| order(4, r)[0]).collect();
-        assert_eq!(firsts, [0, 0, 2, 2]);
+        // Over 2n rounds every cell runs first twice.
+        let mut firsts: Vec<usize> = (0..8).map(|r| order(4, r)[0]).collect();
+        firsts.sort_unstable();
+        assert_eq!(firsts, [0, 0, 1, 1, 2, 2, 3, 3]);
+        // Two cells alternate: A B, B A, B A, A B.
+        let two: Vec<Vec<usize>> = (0..4).map(|r| order(2, r)).collect();
+        assert_eq!(two, [[0, 1], [1, 0], [1, 0], [0, 1]]);
     }
 
     /// The host slows down threefold in the middle of the run; criterion's way (every batch of
