@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::framework::Config;
 use crate::options::Options;
-use crate::quick::{time_per_request, SAMPLE};
+use crate::quick::{Timed, ROUNDS, SAMPLE};
 
 /// `framebench quick-cell`.
 #[derive(clap::Args)]
@@ -16,15 +16,25 @@ pub struct QuickCellArgs {
     scenario: String,
 }
 
-/// `framebench quick-cell`: one in-process cell of the quick compare, checked, then timed
-/// with the quick compare's sample and batch count.
+/// `framebench quick-cell`: one in-process cell of the quick compare, checked, then timed as
+/// the table times it: [`ROUNDS`] rounds of one [`SAMPLE`] batch ([`crate::timing::interleave`]
+/// with one cell), their median ([`Timed::of_rounds`]).
 pub fn run(args: QuickCellArgs) -> anyhow::Result<ExitCode> {
     let entry = crate::select::framework(&args.framework)?;
     let scenario = crate::select::scenario(&args.scenario)?;
     let config =
         Config::new(crate::fixtures::Fixtures::load_default()?, None).with(Options::default());
     let prepared = crate::cell::prepare(entry, &config, scenario)?;
-    let timed = time_per_request(&*prepared.app, &prepared.instances, SAMPLE, 5)?;
+    let (app, ring) = (&*prepared.app, &prepared.instances);
+    let mut timers: Vec<crate::timing::Timer<'_>> =
+        vec![Box::new(|n| crate::bench::timed_batch(app, ring, n))];
+    let stop = crate::interrupt::interrupted();
+    let interrupted = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let rounds = crate::timing::interleave(&mut timers, ROUNDS, SAMPLE, &interrupted)
+        .pop()
+        .expect("one timer")?;
+    anyhow::ensure!(!rounds.ns.is_empty(), "interrupted");
+    let timed = Timed::of_rounds(&rounds.ns);
     println!("{:.1}", timed.median.as_secs_f64() * 1e9);
     Ok(ExitCode::SUCCESS)
 }

@@ -34,32 +34,8 @@ pub(crate) enum Cell {
     Failed(NotOk),
 }
 
-/// Times `instances` on `app`, in turn: calibrate a batch size worth about `sample` of work, then take
-/// `samples` batches of pre-built requests ([`crate::bench::timed_batch`]) and return the
-/// median time per request with the batches' spread. Only the dispatch calls are inside the
-/// timed region.
-pub(crate) fn time_per_request(
-    app: &dyn App,
-    instances: &[oracle::Instance],
-    sample: Duration,
-    samples: usize,
-) -> anyhow::Result<Timed> {
-    let batch = crate::bench::calibrate(sample, |n| crate::bench::timed_batch(app, instances, n))?;
-    let mut times = Vec::with_capacity(samples);
-    for _ in 0..samples {
-        let t = crate::bench::timed_batch(app, instances, batch)?;
-        times.push(t.as_secs_f64() * 1e9 / batch as f64);
-    }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
-    let spread = times.iter().map(|t| (t - median).abs()).fold(0.0, f64::max);
-    Ok(Timed {
-        median: Duration::from_secs_f64(median / 1e9),
-        spread_pct: spread / median * 100.0,
-    })
-}
-
-/// An in-process time: the median of the batches and how far the farthest batch lay from it.
+/// An in-process time: the median of a cell's rounds and how far the farthest end of its
+/// interval lay from it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timed {
     /// Median time per request.

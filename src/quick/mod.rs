@@ -19,7 +19,7 @@ pub(crate) mod loopback;
 mod passes;
 mod views;
 
-pub(crate) use cells::{run, time_per_request, Run, ROUNDS, SAMPLE};
+pub(crate) use cells::{run, Run, Timed, ROUNDS, SAMPLE};
 
 /// The scenarios the quick compare measures: every one, the seven fixed `GET`s and the four that
 /// read a query or a body (issue 42). Taking in the four cost the other columns some of their
