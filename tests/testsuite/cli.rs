@@ -261,3 +261,19 @@ fn list_names_fiber_from_go_mod_without_go() {
         .unwrap_or_else(|| panic!("go-fiber missing from list: {text}"));
     assert!(line.contains(want.trim()), "{line} lacks {want}");
 }
+
+/// `quick-cell` (scripts/harness-agreement.sh's probe of the quick table's timer) prints one
+/// positive time in ns per request, taken in the table's rounds; a bad name is one line, exit 2.
+#[test]
+fn quick_cell_prints_one_time_and_refuses_bad_names() {
+    let out = run(&["quick-cell", "null", "hello"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let ns: f64 = text
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a time: {text}"));
+    assert!(ns > 0.0 && ns < 1e7, "{ns}");
+    assert_one_line_error(&run(&["quick-cell", "null", "nope"]), 2, "unknown scenario");
+    assert_one_line_error(&run(&["quick-cell", "nope", "hello"]), 2, "nope");
+}
