@@ -148,6 +148,7 @@ fn exact_count_seen_by_the_server_with_pipelining() {
 #[cfg(feature = "hyper")]
 #[test]
 fn an_idle_server_is_marked_unsaturated() {
+    let _measuring = crate::common::measuring();
     let json = json_path("unsat");
     let out = load(
         "hyper",
@@ -236,6 +237,7 @@ fn stalling_server() -> SocketAddr {
 
 #[test]
 fn rate_mode_holds_the_rate_and_charges_stalls_to_the_server() {
+    let _measuring = crate::common::measuring();
     // Open loop: ~60 requests were due during the stall; each is charged from its intended
     // send time, so the stall shows at p90 and above.
     let json = json_path("rate");
@@ -570,6 +572,7 @@ fn churn_counts_connects_and_catches_a_server_that_ignores_close() {
 /// that pass; and rounds cannot be mixed with one aligned run of several processes.
 #[test]
 fn rounds_report_the_median_round_and_never_hide_a_failure() {
+    let _measuring = crate::common::measuring();
     let json = json_path("rounds");
     let out = load(
         "raw",

@@ -279,6 +279,7 @@ fn only_cell(json: &std::path::Path) -> serde_json::Value {
 
 #[test]
 fn an_open_loop_h2c_load_sends_at_its_rate() {
+    let _measuring = crate::common::measuring();
     // 2 connections at 400 req/s in all: each sends every 5 ms, staggered by 2.5 ms, so a 1 s
     // window holds 400 intended sends. raw answers tens of thousands a second here closed-loop,
     // so a count near 400 is the schedule's, not the server's.
@@ -301,6 +302,7 @@ fn an_open_loop_h2c_load_sends_at_its_rate() {
 
 #[test]
 fn the_open_loop_charges_a_slow_server_from_the_intended_send_time() {
+    let _measuring = crate::common::measuring();
     // One connection, one stream, a send due every 10 ms, and a server that takes 30 ms per
     // answer: the requests fall further behind their schedule, and their latency counts from
     // when each was due, so the median is far above the 30 ms any one answer took (a closed

@@ -61,6 +61,7 @@ fn serve_with_allow_remote_warns_and_binds_every_address() {
 /// refused.
 #[test]
 fn shards_merge_into_the_servers_count_and_foreign_files_are_refused() {
+    let _measuring = crate::common::measuring();
     let dir = std::env::temp_dir().join(format!("framebench-hosts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = |name: &str| dir.join(name).display().to_string();
@@ -192,6 +193,7 @@ fn shards_merge_into_the_servers_count_and_foreign_files_are_refused() {
 /// `FRAMEBENCH_REQUIRE` names `netns` or `all` (CI runs as root and requires it).
 #[test]
 fn two_client_hosts_merge_exactly_in_network_namespaces() {
+    let _measuring = crate::common::measuring();
     let out = Command::new("bash")
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),

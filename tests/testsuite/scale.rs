@@ -58,6 +58,7 @@ fn a_t_that_cannot_fit_and_every_refused_flag_exit_2_with_one_line() {
 /// by `framebench diff`, the charts parsed.
 #[test]
 fn a_sweep_runs_in_rotating_rounds_and_writes_what_diff_reads() {
+    let _measuring = crate::common::measuring();
     let dir = scratch("scale");
     let (json, md, svg) = (dir.join("s.json"), dir.join("s.md"), dir.join("s.svg"));
     let out = Command::new(BIN)

@@ -4,6 +4,7 @@
 pub(crate) mod plant;
 
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
 
 /// The `framebench` binary cargo built for the tests.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_framebench");
@@ -20,4 +21,16 @@ pub(crate) fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
     assert_eq!(stderr.lines().count(), 1, "want one line, got: {stderr:?}");
     assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// Held by each test whose assertions read a measured rate or interval (a rate held within a
+/// few percent, shards' rates that add up, an interval around its median), so that no other
+/// such test loads the machine's cores meanwhile: the suite is one binary, whose tests run in
+/// parallel threads, where the 21 binaries before it ran one after another. The others run
+/// beside them as before.
+pub(crate) fn measuring() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    // A test that failed while holding it leaves it poisoned; the next one still measures.
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
