@@ -6,6 +6,8 @@
 pub(crate) mod bars;
 pub(crate) mod lines;
 pub(crate) mod load_bars;
+pub(crate) mod load_lines;
+pub(crate) mod scale_lines;
 
 use std::path::Path;
 use std::sync::Once;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::chart::lines;
+use crate::chart::load_lines;
 use crate::driver::output::Report;
 use crate::driver::{run_plan, LoadParams, Plan, Target};
 use crate::error::usage;
@@ -402,7 +402,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
         write(p, crate::generated::markdown(&report.markdown()))?;
     }
     if let Some(p) = &opts.plot {
-        lines::draw_load(&report.cells, p, title)?;
+        load_lines::draw_load(&report.cells, p, title)?;
     }
     if let Some(p) = &opts.bars {
         crate::chart::load_bars::draw(&report.cells, p)?;

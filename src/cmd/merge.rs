@@ -68,7 +68,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {
-        crate::chart::lines::draw_load(&report.cells, p, "framebench merge")?;
+        crate::chart::load_lines::draw_load(&report.cells, p, "framebench merge")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::chart::lines;
+use crate::chart::scale_lines;
 use crate::fixtures::Fixtures;
 use crate::scale::{output, plan, read_rows, summary, Sweep};
 use crate::units::parse_duration;
@@ -114,7 +114,7 @@ pub struct ScaleArgs {
 pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
         let rows = read_rows(from)?;
-        lines::draw_scale(&rows, plot)?;
+        scale_lines::draw_scale(&rows, plot)?;
         return Ok(ExitCode::SUCCESS);
     }
     args.baselines.check("scale")?;
@@ -147,7 +147,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.plot {
-        lines::draw_scale(&rows, p)?;
+        scale_lines::draw_scale(&rows, p)?;
     }
     args.baselines.apply(&results)?;
     if crate::interrupt::interrupted().load(Ordering::Relaxed) {
