@@ -69,13 +69,13 @@ impl Protocol {
             if shape.pipeline > 1 {
                 return Err(
                     "--pipeline is HTTP/1.1's: with --protocol h2c, load more streams \
-                            per connection with --streams",
+                     per connection with --streams",
                 );
             }
             if churn {
                 return Err(
                     "--requests-per-connection is HTTP/1.1's: with --protocol h2c, load \
-                            more streams per connection with --streams",
+                     more streams per connection with --streams",
                 );
             }
         } else if shape.streams > 1 {

@@ -61,6 +61,7 @@ const ACK: u8 = 0x1;
 /// The SETTINGS identifiers the report shows.
 const MAX_CONCURRENT_STREAMS: u16 = 0x3;
 const INITIAL_WINDOW_SIZE: u16 = 0x4;
+
 /// What the server said in its first SETTINGS, and whether it acknowledged the client's.
 pub(crate) struct Handshake {
     /// SETTINGS_MAX_CONCURRENT_STREAMS, when it sent one.
