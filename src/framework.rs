@@ -227,6 +227,9 @@ impl<F: Framework> App for F {
 pub struct Entry {
     /// See [`Framework::NAME`].
     pub name: &'static str,
+    /// The Cargo feature that compiles it in (`may-minihttp`), empty for the baselines that are
+    /// always compiled in: what `ab --patch` builds.
+    pub(crate) feature: &'static str,
     /// Its module under `src/frameworks/`, which names its callgrind benchmarks
     /// (`callgrind::in_process::<module>::hello_off`).
     pub module: &'static str,
@@ -283,6 +286,7 @@ impl Entry {
     pub const fn of<F: Framework>(module: &'static str) -> Entry {
         Entry {
             name: F::NAME,
+            feature: "",
             module,
             krate: F::CRATE,
             version_prefix: F::VERSION_PREFIX,
@@ -303,6 +307,11 @@ impl Entry {
             available: F::available,
             version: F::version,
         }
+    }
+
+    /// The same line, compiled in by `feature` (the registry's lines, [`crate::registry!`]).
+    pub const fn with_feature(self, feature: &'static str) -> Entry {
+        Entry { feature, ..self }
     }
 
     /// Whether its server takes `--runtime per-core` under `protocol`.

@@ -316,6 +316,19 @@ pub(crate) fn render_top(
     out
 }
 
+/// Of per-function differences sorted largest first ([`Profile::difference`]), the `top`
+/// largest each way: the largest gains first, the largest savings last.
+pub(crate) fn each_way(diff: &[(String, f64)], top: usize) -> Vec<(String, f64)> {
+    let up = diff.iter().filter(|(_, d)| *d > 0.0).take(top);
+    let down: Vec<_> = diff
+        .iter()
+        .rev()
+        .filter(|(_, d)| *d < 0.0)
+        .take(top)
+        .collect();
+    up.chain(down.into_iter().rev()).cloned().collect()
+}
+
 /// `profile --callgrind --against`'s table: per function, the self instructions per request
 /// that `a` spends beyond `b` (self costs, so that the rows sum to the difference of the
 /// totals): the `top` largest each way, the rest in one line, and the total.
@@ -338,16 +351,9 @@ pub(crate) fn render_difference(
         a_entry.name,
         b_entry.name,
     );
-    let positive = diff.iter().filter(|(_, d)| *d > 0.0).take(top);
-    let negative: Vec<_> = diff
-        .iter()
-        .rev()
-        .filter(|(_, d)| *d < 0.0)
-        .take(top)
-        .collect();
     let mut shown = 0.0;
     let mut listed = 0usize;
-    for (f, d) in positive.chain(negative.into_iter().rev()) {
+    for (f, d) in &each_way(&diff, top) {
         out += &format!("{:>10}  {}\n", signed(*d), shorten(f));
         shown += d;
         listed += 1;

@@ -108,7 +108,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Every `--fail-if` gate, or the usage error of the first that does not parse.
-fn gates(texts: &[String]) -> anyhow::Result<Vec<Gate>> {
+pub(crate) fn gates(texts: &[String]) -> anyhow::Result<Vec<Gate>> {
     Ok(texts
         .iter()
         .map(|g| parse_gates(g))
@@ -136,9 +136,19 @@ fn read_sides(args: &DiffArgs) -> anyhow::Result<Sides<'_>> {
     let new = match (&args.new, pair) {
         (Some(path), _) => read(path)?,
         (None, Some(_)) => base.clone(),
+        // `ab --patch --json` holds both sides of each cell: its `ab/base` and `ab/new`.
+        (None, None) if base.command == "ab" => {
+            let (b, n) = crate::ab::sides(&base);
+            return Ok(Sides {
+                base: b,
+                new: n,
+                new_path: &args.base,
+                pair: None,
+            });
+        }
         (None, None) => {
             return Err(crate::error::usage(
-                "diff needs two files, or one file and --pair OLD:NEW",
+                "diff needs two files, one file and --pair OLD:NEW, or one file of `ab --json`",
             ))
         }
     };

@@ -59,6 +59,15 @@ pub struct ProfileArgs {
     /// per request FRAMEWORK spends beyond OTHER.
     #[arg(long, value_name = "OTHER", requires = "callgrind")]
     pub(crate) against: Option<String>,
+    /// With `--callgrind`: count the cell in two builds of framebench, the pinned release of
+    /// CRATE and your checkout of it at PATH (built as `ab --patch` builds them; logging off, io
+    /// memory, 100 dispatches), and print per function the instructions per request the
+    /// checkout spends beyond the release.
+    #[arg(long, value_name = "CRATE=PATH", value_parser = crate::ab::parse_patch, requires = "callgrind", conflicts_with_all = ["against", "logging", "io", "requests"])]
+    pub(crate) patch: Option<crate::ab::checkout::Patch>,
+    /// With `--patch`: the checkout at REV is the base, instead of the pinned release.
+    #[arg(long, value_name = "REV", requires = "patch")]
+    pub(crate) base: Option<String>,
     /// With `--callgrind`: dispatches counted (the figures are per request).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub(crate) requests: u32,
@@ -188,6 +197,16 @@ fn profile_callgrind(
         Tool::Valgrind.skip();
         return Ok(ExitCode::SUCCESS);
     };
+    if let Some(patch) = &args.patch {
+        let names = [entry.name.to_owned()];
+        let plan = crate::ab::patch::prepare(patch, args.base.as_deref(), &names, None)?;
+        let builds = plan.build()?;
+        print!(
+            "{}",
+            builds.functions(entry.name, scenario.name, args.top.into())?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let count = |entry: &Entry| {
         eprintln!(
             "counting {} {} ({}) under callgrind: {} dispatches",

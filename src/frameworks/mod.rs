@@ -119,7 +119,8 @@ macro_rules! entries {
         /// Every framework compiled in, baselines first.
         pub const REGISTRY: &[Entry] = &[$(
             #[cfg(all($(feature = $feature, not(test))?))]
-            Entry::of::<$module::$ty$(<$generic>)?>(stringify!($module)),
+            Entry::of::<$module::$ty$(<$generic>)?>(stringify!($module))
+                .with_feature(concat!("" $(, $feature)?)),
         )*];
         $(
             #[cfg(all($(feature = $feature, not(test))?))]

@@ -184,6 +184,16 @@ impl Change {
         }
     }
 
+    /// A change whose `separated` its measurement decided (paired rounds, whose ratio's
+    /// interval leaves out 1, or two exact counts that differ), not the two figures' own
+    /// intervals.
+    pub(crate) fn paired(base: Figure, new: Figure, separated: bool) -> Change {
+        Change {
+            separated,
+            ..Change::of(base, new)
+        }
+    }
+
     /// How much worse, in the metric's units (negative: better).
     fn worse_by(&self) -> f64 {
         self.delta * self.base.metric.worse()

@@ -277,3 +277,50 @@ fn quick_cell_prints_one_time_and_refuses_bad_names() {
     assert_one_line_error(&run(&["quick-cell", "null", "nope"]), 2, "unknown scenario");
     assert_one_line_error(&run(&["quick-cell", "nope", "hello"]), 2, "nope");
 }
+
+/// `ab --patch` refuses what it cannot build before building anything: one line, exit 2, for a
+/// path without a manifest, a crate its workspace does not hold, a crate of no framework, a
+/// malformed `--patch` and the flags that need it. tests/ab_patch.rs builds the real thing.
+#[test]
+fn ab_patch_refuses_bad_input_in_one_line_before_building() {
+    let dir = tempfile_dir("ab-patch-cli");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"not-a-framework\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let at = |krate: &str, path: &std::path::Path| format!("{krate}={}", path.display());
+    let cases = [
+        (at("axum", &dir.join("src")), "no Cargo.toml there"),
+        (
+            at("axum", &dir),
+            "is not the crate axum: its workspace holds not-a-framework",
+        ),
+        (
+            at("not-a-framework", &dir),
+            "is not the crate of a framework",
+        ),
+        ("axum".to_owned(), "expected CRATE=PATH"),
+    ];
+    for (patch, needle) in cases {
+        let out = run(&["ab", "--patch", &patch]);
+        assert_one_line_error(&out, 2, needle);
+    }
+    let out = run(&["ab", "--base", "HEAD"]);
+    assert_one_line_error(&out, 2, "--patch");
+    let out = run(&["ab", "old", "new", "--fail-if", "allocs>+0"]);
+    assert_one_line_error(&out, 2, "--patch");
+    let out = run(&["ab", "old", "new", "--patch", &at("axum", &dir)]);
+    assert_one_line_error(&out, 2, "no OLD and NEW");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A folder of its own under the test target folder, empty.
+fn tempfile_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

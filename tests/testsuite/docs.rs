@@ -12,9 +12,10 @@ use framebench::frameworks::{ENTRIES, REGISTRY};
 /// The generated files the README quotes whole but for their stamp line, each between the lines
 /// `<!-- FILE: begin -->` and `<!-- FILE: end -->`: the quick compare's first screen, and the
 /// newcomer's time box that scripts/fresh-clone.sh writes.
-const QUOTED: [&str; 2] = [
+const QUOTED: [&str; 3] = [
     "docs/generated/quick/screen.md",
     "docs/generated/fresh-clone.md",
+    "docs/generated/ab-patch.md",
 ];
 
 /// `file`, from the repository's root.

@@ -15,6 +15,18 @@
 //! cell starts `--restarts` fresh pairs of workers, takes the median of a few paired rounds from
 //! each, and publishes the median over the pairs with its distribution-free 95 % interval: the
 //! interval covers the layouts, not only the machine's drift. `≈` when it holds 1.00.
+//!
+//! `ab --patch CRATE=PATH` makes the two builds itself, from a framework author's checkout
+//! ([`patch`]), and adds the exact counts and the loopback rate to the time.
+
+mod build;
+pub(crate) mod checkout;
+pub(crate) mod measure;
+pub(crate) mod patch;
+mod report;
+
+pub(crate) use checkout::parse_patch;
+pub(crate) use report::{check_gates, crossed, render, results, sides};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
