@@ -42,7 +42,7 @@ if [ "$code" != 1 ]; then
   echo "ab --patch exited $code; the planted allocation must cross the gate (exit 1)" >&2
   exit 1
 fi
-ended=$(date -u '+%d %b %Y %H:%M')
+ended=$(date -u '+%H:%M')
 machine="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, Linux $(uname -r), $(rustc -V)"
 mkdir -p "$(dirname "$out")"
 {

@@ -211,6 +211,31 @@ fn an_authors_planted_allocation_is_found_against_the_release_and_against_its_ba
     );
     assert!(text.contains(" rps "), "no loopback rate: {text}");
 
+    // Where the instructions went: `profile --callgrind --patch`, on the same two builds.
+    match framebench::tools::Tool::Valgrind.path() {
+        Ok(_) => {
+            let out = Command::new(FRAMEBENCH)
+                .args(["profile", "axum", "hello", "--callgrind", "--patch", &patch])
+                .arg("--scratch")
+                .arg(&scratch)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let row = text
+                .lines()
+                .find(|l| l.contains("Router<S>::call_with_state"))
+                .unwrap_or_else(|| panic!("the router's function is not listed: {text}"));
+            assert!(row.trim_start().starts_with('+'), "{row}");
+            assert!(text.lines().any(|l| l.contains("malloc")), "{text}");
+        }
+        Err(why) => eprintln!("skipping profile --callgrind --patch: {why}"),
+    }
+
     // The pull-request case, through the GitHub Action's script: the commit before against the
     // checkout, the Markdown appended to the job summary.
     let summary = target.join("ab-patch-summary.md");

@@ -56,16 +56,25 @@ pub(crate) fn render(
          allocations"
     );
     s.push('\n');
+    let mut changes: Vec<_> = m
+        .changes
+        .iter()
+        .cloned()
+        .map(|mut c| {
+            c.base.bench = "ab".to_owned();
+            c
+        })
+        .collect();
+    // Cell by cell, each cell's metrics in one order: counts, then time, then rate.
+    changes.sort_by(|a, b| {
+        (&a.new.framework, &a.new.scenario, a.new.metric).cmp(&(
+            &b.new.framework,
+            &b.new.scenario,
+            b.new.metric,
+        ))
+    });
     let shown = Comparison {
-        changes: m
-            .changes
-            .iter()
-            .cloned()
-            .map(|mut c| {
-                c.base.bench = "ab".to_owned();
-                c
-            })
-            .collect(),
+        changes,
         ..Comparison::default()
     };
     s.push_str(&table(&shown, markdown, false, "base", "new"));

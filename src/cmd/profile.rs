@@ -68,6 +68,9 @@ pub struct ProfileArgs {
     /// With `--patch`: the checkout at REV is the base, instead of the pinned release.
     #[arg(long, value_name = "REV", requires = "patch")]
     pub(crate) base: Option<String>,
+    /// With `--patch`: the scratch folder, as `ab --patch --scratch` [default: target/ab-patch].
+    #[arg(long, value_name = "DIR", requires = "patch")]
+    pub(crate) scratch: Option<PathBuf>,
     /// With `--callgrind`: dispatches counted (the figures are per request).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub(crate) requests: u32,
@@ -199,7 +202,12 @@ fn profile_callgrind(
     };
     if let Some(patch) = &args.patch {
         let names = [entry.name.to_owned()];
-        let plan = crate::ab::patch::prepare(patch, args.base.as_deref(), &names, None)?;
+        let plan = crate::ab::patch::prepare(
+            patch,
+            args.base.as_deref(),
+            &names,
+            args.scratch.as_deref(),
+        )?;
         let builds = plan.build()?;
         print!(
             "{}",
