@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# docs/generated/ab-patch.md: a real run of `framebench ab --patch`, the one README.md and
-# docs/usage.md ("Your framework's change") quote. The change is one an author could make: axum's
+# docs/history/ab-patch.md: a real run of `framebench ab --patch`, the one README.md and
+# docs/usage.md ("Your framework's change") quote. An example of the command's output, dated
+# under its commit as docs/history/ keeps single runs; not a part of the publication (whose
+# files all name one commit), and rerun when the report's form changes. The change is one an author could make: axum's
 # pinned source, copied from the cargo registry into a git repository, renumbered 0.8.99 (a
 # version framebench's pin refuses) and given one more heap allocation per request in
 # `Router::call_with_state`, committed on top; the run compares that commit with the one before
 # (`--base HEAD~1`, the pull-request case) on hello and json.
 #
-#   scripts/ab-patch-example.sh            # writes docs/generated/ab-patch.md (OUT overrides)
+#   scripts/ab-patch-example.sh            # writes docs/history/ab-patch.md (OUT overrides)
 #
 # FRAMEBENCH names the binary (default target/release/framebench). The scratch folder is a new
 # one, so that the report's `builds:` line is what an author waits for the first time: framebench
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${FRAMEBENCH:-target/release/framebench}
-out=${OUT:-docs/generated/ab-patch.md}
+out=${OUT:-docs/history/ab-patch.md}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

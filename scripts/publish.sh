@@ -30,14 +30,12 @@
 #                (10 min)
 #   seeds        scripts/seeds.sh with 3 s cells (cut from 5 s: 25 min) and scripts/pipeline.sh
 #                with 2 s cells (5 min)
-#   ab-patch     scripts/ab-patch-example.sh: `ab --patch` of axum with one planted allocation,
-#                both builds from an empty scratch folder (6 min)
 # Files that need a lent many-core machine keep their own commit and have `16-cpus` in their
 # names; they are not regenerated here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds ab-patch)
+PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds)
 root=${CARGO_TARGET_DIR:-target}/publish
 
 # The full commit a generated Markdown file names within its first 30 lines, or nothing.
@@ -188,11 +186,6 @@ part_seeds() {
   build
   FRAMEBENCH=$bin DURATION=3s OUT="$out/seeds" scripts/seeds.sh
   FRAMEBENCH=$bin DURATION=2s OUT="$out/seeds/pipeline" scripts/pipeline.sh
-}
-
-part_ab_patch() {
-  build
-  FRAMEBENCH=$bin OUT="$out/ab-patch.md" scripts/ab-patch-example.sh
 }
 
 # docs/generated/README.md: the publication's commit and parts, then per Markdown file the

@@ -42,9 +42,10 @@ for doc in README.md docs/*.md docs/methodology/*.md; do
     echo "$doc: framebench $args"
   done
 done
-# Every guide's quotes of generated files, each less its stamp line.
+# Every guide's quotes of generated files (and of docs/history/'s dated runs written by a
+# script), each less its stamp line.
 for doc in README.md docs/*.md docs/methodology/*.md; do
-  { grep -E '^<!-- docs/generated/.*: begin -->$' "$doc" || true; } | while IFS= read -r begin; do
+  { grep -E '^<!-- docs/(generated|history)/.*: begin -->$' "$doc" || true; } | while IFS= read -r begin; do
     file=${begin#<!-- }
     file=${file%: begin -->}
     tail -n +2 "$file" >"$with"

@@ -26,7 +26,7 @@ pub(crate) mod patch;
 mod report;
 
 pub(crate) use checkout::parse_patch;
-pub(crate) use report::{check_gates, crossed, render, results, sides};
+pub(crate) use report::{check_gates, crossed, functions, render, results, sides};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

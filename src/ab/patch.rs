@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::build::{self, Side};
 use super::checkout::{self, Checkout, Patch, Worktree};
 use super::measure::{self, Build, Load};
+use crate::bench::callgrind_out::Profile;
 use crate::framework::Entry;
 use crate::oracle::Scenario;
 use crate::results::diff::Change;
@@ -215,15 +216,18 @@ pub(crate) struct Measured {
 }
 
 impl Builds {
-    /// `profile --callgrind --patch`: `fw` × `scenario` counted in both builds, and per
-    /// function the self instructions per request the new build spends beyond the base, the
-    /// `top` largest each way.
-    pub(crate) fn functions(&self, fw: &str, scenario: &str, top: usize) -> anyhow::Result<String> {
+    /// `fw` × `scenario` counted under callgrind in both builds: base, then new, each figure
+    /// with its profile (`profile --callgrind --patch`).
+    pub(crate) fn instructions(
+        &self,
+        fw: &str,
+        scenario: &str,
+    ) -> anyhow::Result<[(crate::results::Figure, Profile); 2]> {
         let (base, new) = self.sides();
-        let (bf, bp) = measure::instructions(base, fw, scenario)?;
-        let (nf, np) = measure::instructions(new, fw, scenario)?;
-        let rows = measure::functions(&bp, &np, top);
-        Ok(super::report::functions(self, (&bf, &nf), &rows))
+        Ok([
+            measure::instructions(base, fw, scenario)?,
+            measure::instructions(new, fw, scenario)?,
+        ])
     }
 
     /// Each side's binary and folder.

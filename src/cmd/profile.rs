@@ -209,10 +209,10 @@ fn profile_callgrind(
             args.scratch.as_deref(),
         )?;
         let builds = plan.build()?;
-        print!(
-            "{}",
-            builds.functions(entry.name, scenario.name, args.top.into())?
-        );
+        let [(base, base_profile), (new, new_profile)] =
+            builds.instructions(entry.name, scenario.name)?;
+        let rows = crate::ab::measure::functions(&base_profile, &new_profile, args.top.into());
+        print!("{}", crate::ab::functions(&builds, (&base, &new), &rows));
         return Ok(ExitCode::SUCCESS);
     }
     let count = |entry: &Entry| {

@@ -15,7 +15,7 @@ use framebench::frameworks::{ENTRIES, REGISTRY};
 const QUOTED: [&str; 3] = [
     "docs/generated/quick/screen.md",
     "docs/generated/fresh-clone.md",
-    "docs/generated/ab-patch.md",
+    "docs/history/ab-patch.md",
 ];
 
 /// `file`, from the repository's root.
@@ -131,22 +131,24 @@ fn readme_quotes_are_generated() {
     }
 }
 
-/// Every guide's `<!-- docs/generated/FILE: begin -->` … `end` block is FILE less its stamp
-/// line, as scripts/readme.sh copies it: a guide quotes a published figure only so.
+/// Every guide's `<!-- docs/generated/FILE: begin -->` … `end` block (or a docs/history/ FILE,
+/// a dated run a script wrote) is FILE less its stamp line, as scripts/readme.sh copies it: a
+/// guide quotes a measured figure only so.
 #[test]
 fn guides_quote_generated_files_whole() {
     for doc in guides() {
         let text = read(&doc);
         for line in text.lines() {
+            // A generated file, or a dated run of docs/history/ written by a script.
             let Some(file) = line
-                .strip_prefix("<!-- docs/generated/")
+                .strip_prefix("<!-- ")
                 .and_then(|l| l.strip_suffix(": begin -->"))
+                .filter(|f| f.starts_with("docs/generated/") || f.starts_with("docs/history/"))
             else {
                 continue;
             };
-            let file = format!("docs/generated/{file}");
             let quoted = block(&text, line, &format!("<!-- {file}: end -->"), &doc);
-            let generated = read(&file);
+            let generated = read(file);
             let body = generated.split_once('\n').map_or("", |(_, b)| b);
             assert_eq!(
                 quoted,
