@@ -176,6 +176,7 @@ fn an_authors_planted_allocation_is_found_against_the_release_and_against_its_ba
         "{text}"
     );
     assert!(text.contains("no gate crossed"), "{text}");
+    assert!(text.contains("lock: nothing else moved"), "{text}");
     // Its results file is one diff reads, both sides in one file.
     let diff = Command::new(FRAMEBENCH)
         .arg("diff")

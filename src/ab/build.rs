@@ -75,10 +75,11 @@ impl Side {
             Some(c) => patched(&manifest, c, pinned)?,
             None => (manifest, Vec::new()),
         };
+        let text = tagged(&text, name)?;
         // The lock starts as framebench's. The new side's build then moves what the checkout
         // needs; that lock is kept while neither the manifest nor framebench's lock changes, so
         // that a second run does not rebuild (the build script reruns on a touched lock).
-        let lock = std::fs::read_to_string(source.join("Cargo.lock"))?;
+        let lock = tagged_lock(&std::fs::read_to_string(source.join("Cargo.lock"))?, name)?;
         let manifest_changed = write_if_changed(&dir.join("Cargo.toml"), &text)?;
         let lock_changed = write_if_changed(&dir.join("Cargo.lock.framebench"), &lock)?;
         if manifest_changed || lock_changed || !dir.join("Cargo.lock").is_file() {
@@ -142,7 +143,8 @@ impl Side {
         let (mine, theirs) = (locked(&self.dir), locked(&other.dir));
         mine.iter()
             .filter(|p| !theirs.contains(p))
-            .filter(|(n, _)| !members.iter().any(|(m, _)| same_name(m, n)))
+            // framebench itself differs by its side's tag ([`tagged`]).
+            .filter(|(n, _)| n != "framebench" && !members.iter().any(|(m, _)| same_name(m, n)))
             .map(|(n, v)| format!("{n} {v}"))
             .collect()
     }
@@ -175,6 +177,45 @@ fn locked(dir: &Path) -> Vec<(String, String)> {
             Some((s("name")?, s("version")?))
         })
         .collect()
+}
+
+/// The manifest with framebench's version tagged by the side (`0.1.0+ab-base`). cargo leaves
+/// a local package's folder out of its build hashes, so without the tag both sides' build
+/// scripts share one output folder in the shared target folder, and each build reran the
+/// script and rebuilt framebench after the other side's build (a minute each here).
+fn tagged(manifest: &str, side: &str) -> anyhow::Result<String> {
+    let mut doc: DocumentMut = manifest
+        .parse()
+        .map_err(|e| anyhow::anyhow!("framebench's Cargo.toml: {e}"))?;
+    let version = doc
+        .get("package")
+        .and_then(|p| p.get("version"))
+        .and_then(Item::as_str)
+        .ok_or_else(|| anyhow::anyhow!("framebench's Cargo.toml has no package version"))?;
+    let tagged = format!("{version}+ab-{side}");
+    doc["package"]["version"] = toml_edit::value(tagged);
+    Ok(doc.to_string())
+}
+
+/// Cargo.lock with framebench's own entry at [`tagged`]'s version, so that the base side still
+/// builds `--locked`.
+fn tagged_lock(lock: &str, side: &str) -> anyhow::Result<String> {
+    let mut doc: DocumentMut = lock
+        .parse()
+        .map_err(|e| anyhow::anyhow!("framebench's Cargo.lock: {e}"))?;
+    let own = doc
+        .get_mut("package")
+        .and_then(Item::as_array_of_tables_mut)
+        .and_then(|packages| {
+            packages
+                .iter_mut()
+                .find(|p| p.get("name").and_then(Item::as_str) == Some("framebench"))
+        })
+        .ok_or_else(|| anyhow::anyhow!("framebench's Cargo.lock has no framebench"))?;
+    let version = own.get("version").and_then(Item::as_str).unwrap_or("0.0.0");
+    let tagged = format!("{version}+ab-{side}");
+    own["version"] = toml_edit::value(tagged);
+    Ok(doc.to_string())
 }
 
 /// framebench's manifest with the checkout patched in: the dependency on the crate at the
@@ -282,6 +323,7 @@ mod tests {
 
     const MANIFEST: &str = r#"[package]
 name = "framebench"
+version = "0.1.0"
 
 [dependencies]
 hyper = { version = "=1.12.0", features = ["server"] }
@@ -323,6 +365,16 @@ actix-http = { version = "3", optional = true }
         assert_eq!(changes.len(), 2, "{changes:?}");
         // Everything else is kept as written.
         assert!(text.contains("hyper = { version = \"=1.12.0\", features = [\"server\"] }"));
+    }
+
+    #[test]
+    fn each_side_tags_framebench_s_version_and_keeps_the_rest() {
+        let text = tagged(MANIFEST, "base").unwrap();
+        assert!(
+            text.contains("name = \"framebench\"\nversion = \"0.1.0+ab-base\""),
+            "{text}"
+        );
+        assert!(text.contains("axum = { version = \"=0.8.9\""), "{text}");
     }
 
     #[test]
