@@ -46,16 +46,16 @@ pub(crate) fn source() -> anyhow::Result<PathBuf> {
 }
 
 impl Side {
-    /// Makes `scratch/<name>`: framebench's manifest, with `checkout` patched in when given,
+    /// Makes `scratch/<folder>` for the side `name`: framebench's manifest, with `checkout` patched in when given,
     /// framebench's Cargo.lock, and a link to every other entry of the source.
     pub(crate) fn prepare(
-        name: &'static str,
+        (name, folder): (&'static str, &str),
         scratch: &Path,
         source: &Path,
         checkout: Option<&Checkout>,
         pinned: &str,
     ) -> anyhow::Result<Side> {
-        let dir = scratch.join(name);
+        let dir = scratch.join(folder);
         std::fs::create_dir_all(&dir)
             .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
         for entry in std::fs::read_dir(source)? {
@@ -75,11 +75,11 @@ impl Side {
             Some(c) => patched(&manifest, c, pinned)?,
             None => (manifest, Vec::new()),
         };
-        let text = tagged(&text, name)?;
+        let text = tagged(&text, folder)?;
         // The lock starts as framebench's. The new side's build then moves what the checkout
         // needs; that lock is kept while neither the manifest nor framebench's lock changes, so
         // that a second run does not rebuild (the build script reruns on a touched lock).
-        let lock = tagged_lock(&std::fs::read_to_string(source.join("Cargo.lock"))?, name)?;
+        let lock = tagged_lock(&std::fs::read_to_string(source.join("Cargo.lock"))?, folder)?;
         let manifest_changed = write_if_changed(&dir.join("Cargo.toml"), &text)?;
         let lock_changed = write_if_changed(&dir.join("Cargo.lock.framebench"), &lock)?;
         if manifest_changed || lock_changed || !dir.join("Cargo.lock").is_file() {

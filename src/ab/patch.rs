@@ -144,12 +144,19 @@ impl Plan {
                     krate: self.checkout.krate.clone(),
                     path: at,
                 })?;
-                let side = Side::prepare("base", &self.scratch, &source, Some(&co), &self.pinned)?;
+                // A folder of its own: the release's base stays built for the next run.
+                let side = Side::prepare(
+                    ("base", "base-rev"),
+                    &self.scratch,
+                    &source,
+                    Some(&co),
+                    &self.pinned,
+                )?;
                 let label = format!("{} {} at {rev} (git {})", co.krate, co.version, wt.rev);
                 (side, label, Some(wt))
             }
             None => (
-                Side::prepare("base", &self.scratch, &source, None, &self.pinned)?,
+                Side::prepare(("base", "base"), &self.scratch, &source, None, &self.pinned)?,
                 format!(
                     "{} {} from crates.io (framebench's pin)",
                     self.checkout.krate, self.pinned
@@ -158,7 +165,7 @@ impl Plan {
             ),
         };
         let new = Side::prepare(
-            "new",
+            ("new", "new"),
             &self.scratch,
             &source,
             Some(&self.checkout),
