@@ -139,6 +139,16 @@ fn major_minor(version: &str) -> Option<(u64, u64)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
+/// The start of the versions semver counts compatible with `version`: `1.` for 1.x, `0.8.`
+/// for 0.8.x.
+pub(crate) fn series(version: &str) -> String {
+    match major_minor(version) {
+        Some((0, minor)) => format!("0.{minor}."),
+        Some((major, _)) => format!("{major}."),
+        None => String::new(),
+    }
+}
+
 /// `(major, minor, patch)`, to find the newest of several entries.
 fn triple(version: &str) -> (u64, u64, u64) {
     let mut parts = version
@@ -344,6 +354,8 @@ mod tests {
         assert_eq!(major_minor("0.8.9"), Some((0, 8)));
         assert_eq!(major_minor("1.12.0-dev+abc"), Some((1, 12)));
         assert_eq!(major_minor("x"), None);
+        assert_eq!(series("1.13.0-dev"), "1.");
+        assert_eq!(series("0.14.32"), "0.14.");
         assert!(triple("0.8.9") > triple("0.7.10"));
         assert!(triple("1.0.0-alpha.4") > triple("0.14.32"));
     }

@@ -47,7 +47,14 @@ pub(crate) fn prepare(
         .iter()
         .find(|e| checkout::same_name(e.krate, &checkout.krate))
         .map(|e| e.version().to_owned())
-        .or_else(|| crate::env::crate_version(&checkout.krate, "").map(str::to_owned))
+        // A crate the frameworks use (`--frameworks`): its locked version of the checkout's
+        // series (hyper 1.x, not the 0.10 or 0.14 framebench also locks), else the first.
+        .or_else(|| {
+            let series = checkout::series(&checkout.version);
+            crate::env::crate_version(&checkout.krate, &series)
+                .or_else(|| crate::env::crate_version(&checkout.krate, ""))
+                .map(str::to_owned)
+        })
         .ok_or_else(|| {
             crate::error::usage(format!(
                 "{} is not in framebench's Cargo.lock: no framework of this build uses it",
