@@ -116,15 +116,19 @@ fn ab(scratch: &Path, args: &[&str]) -> Output {
         .arg(scratch)
         .output()
         .unwrap();
+    show(&format!("ab {}", args.join(" ")), &out, started);
+    out
+}
+
+/// Prints what a run printed, under one line: what ran, its exit code and how long it took.
+fn show(what: &str, out: &Output, started: Instant) {
     eprintln!(
-        "ab {} → {:?} in {:.0} s\n{}{}",
-        args.join(" "),
+        "{what} → {:?} in {:.0} s\n{}{}",
         out.status.code(),
         started.elapsed().as_secs_f64(),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    out
 }
 
 /// The report's row of `metric` for hello: its change column.
@@ -257,13 +261,7 @@ fn an_authors_planted_allocation_is_found_against_the_release_and_against_its_ba
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .unwrap();
-    eprintln!(
-        "scripts/ab-patch-action.sh → {:?} in {:.0} s\n{}{}",
-        base.status.code(),
-        started_base.elapsed().as_secs_f64(),
-        String::from_utf8_lossy(&base.stdout),
-        String::from_utf8_lossy(&base.stderr)
-    );
+    show("scripts/ab-patch-action.sh", &base, started_base);
     assert_eq!(base.status.code(), Some(1));
     assert!(change(&base, "allocs").starts_with("+1 ("));
     let text = String::from_utf8_lossy(&base.stdout);

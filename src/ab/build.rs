@@ -70,12 +70,15 @@ impl Side {
                     .map_err(|e| anyhow::anyhow!("linking {}: {e}", link.display()))?;
             }
         }
-        let manifest = std::fs::read_to_string(source.join("Cargo.toml"))?;
-        let (text, changes) = match checkout {
-            Some(c) => patched(&manifest, c, pinned)?,
-            None => (manifest, Vec::new()),
+        let mut doc: DocumentMut = std::fs::read_to_string(source.join("Cargo.toml"))?
+            .parse()
+            .map_err(|e| anyhow::anyhow!("framebench's Cargo.toml: {e}"))?;
+        let changes = match checkout {
+            Some(c) => patched(&mut doc, c, pinned)?,
+            None => Vec::new(),
         };
-        let text = tagged(&text, folder)?;
+        tagged(&mut doc, folder)?;
+        let text = doc.to_string();
         // The lock starts as framebench's. The new side's build then moves what the checkout
         // needs; that lock is kept while neither the manifest nor framebench's lock changes, so
         // that a second run does not rebuild (the build script reruns on a touched lock).
@@ -179,22 +182,23 @@ fn locked(dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The manifest with framebench's version tagged by the side (`0.1.0+ab-base`). cargo leaves
-/// a local package's folder out of its build hashes, so without the tag both sides' build
-/// scripts share one output folder in the shared target folder, and each build reran the
-/// script and rebuilt framebench after the other side's build (a minute each here).
-fn tagged(manifest: &str, side: &str) -> anyhow::Result<String> {
-    let mut doc: DocumentMut = manifest
-        .parse()
-        .map_err(|e| anyhow::anyhow!("framebench's Cargo.toml: {e}"))?;
+/// framebench's version tagged by the side: `0.1.0+ab-base`.
+fn tag(version: &str, side: &str) -> Item {
+    toml_edit::value(format!("{version}+ab-{side}"))
+}
+
+/// The manifest with framebench's version tagged by the side ([`tag`]). cargo leaves a local
+/// package's folder out of its build hashes, so without the tag both sides' build scripts share
+/// one output folder in the shared target folder, and each build reran the script and rebuilt
+/// framebench after the other side's build (a minute each here).
+fn tagged(doc: &mut DocumentMut, side: &str) -> anyhow::Result<()> {
     let version = doc
         .get("package")
         .and_then(|p| p.get("version"))
         .and_then(Item::as_str)
         .ok_or_else(|| anyhow::anyhow!("framebench's Cargo.toml has no package version"))?;
-    let tagged = format!("{version}+ab-{side}");
-    doc["package"]["version"] = toml_edit::value(tagged);
-    Ok(doc.to_string())
+    doc["package"]["version"] = tag(version, side);
+    Ok(())
 }
 
 /// Cargo.lock with framebench's own entry at [`tagged`]'s version, so that the base side still
@@ -213,23 +217,19 @@ fn tagged_lock(lock: &str, side: &str) -> anyhow::Result<String> {
         })
         .ok_or_else(|| anyhow::anyhow!("framebench's Cargo.lock has no framebench"))?;
     let version = own.get("version").and_then(Item::as_str).unwrap_or("0.0.0");
-    let tagged = format!("{version}+ab-{side}");
-    own["version"] = toml_edit::value(tagged);
+    own["version"] = tag(version, side);
     Ok(doc.to_string())
 }
 
 /// framebench's manifest with the checkout patched in: the dependency on the crate at the
 /// `pinned` version points at the checkout's folder, whatever version it declares, and every
 /// member of its workspace is a `[patch.crates-io]` entry, so that crates of the graph that
-/// use one take the checkout's. Returns the text and what changed.
-pub(crate) fn patched(
-    manifest: &str,
+/// use one take the checkout's. Returns what changed.
+fn patched(
+    doc: &mut DocumentMut,
     checkout: &Checkout,
     pinned: &str,
-) -> anyhow::Result<(String, Vec<String>)> {
-    let mut doc: DocumentMut = manifest
-        .parse()
-        .map_err(|e| anyhow::anyhow!("framebench's Cargo.toml: {e}"))?;
+) -> anyhow::Result<Vec<String>> {
     let mut changes = Vec::new();
     let deps = doc
         .get_mut("dependencies")
@@ -295,7 +295,7 @@ pub(crate) fn patched(
         "[patch.crates-io]: {} from the checkout",
         members.join(", ")
     ));
-    Ok((doc.to_string(), changes))
+    Ok(changes)
 }
 
 /// Whether the dependency `spec` asks for the `pinned` version: `"=0.8.9"`, `"0.8"`, `"4"`.
@@ -332,6 +332,13 @@ axum07 = { package = "axum", version = "=0.7.9", optional = true }
 actix-http = { version = "3", optional = true }
 "#;
 
+    /// [`patched`] on [`MANIFEST`]: the text and what changed.
+    fn patch(c: &Checkout, pinned: &str) -> anyhow::Result<(String, Vec<String>)> {
+        let mut doc: DocumentMut = MANIFEST.parse().unwrap();
+        let changes = patched(&mut doc, c, pinned)?;
+        Ok((doc.to_string(), changes))
+    }
+
     fn checkout(krate: &str, version: &str, members: &[&str]) -> Checkout {
         Checkout {
             krate: krate.into(),
@@ -346,7 +353,7 @@ actix-http = { version = "3", optional = true }
     #[test]
     fn the_pinned_dependency_points_at_the_checkout_and_its_workspace_is_patched() {
         let c = checkout("axum", "0.9.0", &["axum", "axum-core"]);
-        let (text, changes) = patched(MANIFEST, &c, "0.8.9").unwrap();
+        let (text, changes) = patch(&c, "0.8.9").unwrap();
         let doc: DocumentMut = text.parse().unwrap();
         let axum = doc["dependencies"]["axum"].as_inline_table().unwrap();
         assert_eq!(axum.get("path").and_then(Value::as_str), Some("/co/axum"));
@@ -369,7 +376,9 @@ actix-http = { version = "3", optional = true }
 
     #[test]
     fn each_side_tags_framebench_s_version_and_keeps_the_rest() {
-        let text = tagged(MANIFEST, "base").unwrap();
+        let mut doc: DocumentMut = MANIFEST.parse().unwrap();
+        tagged(&mut doc, "base").unwrap();
+        let text = doc.to_string();
         assert!(
             text.contains("name = \"framebench\"\nversion = \"0.1.0+ab-base\""),
             "{text}"
@@ -380,14 +389,14 @@ actix-http = { version = "3", optional = true }
     #[test]
     fn a_renamed_dependency_and_a_caret_requirement_are_found_by_package_and_version() {
         let c = checkout("axum", "0.7.10", &["axum"]);
-        let (text, _) = patched(MANIFEST, &c, "0.7.9").unwrap();
+        let (text, _) = patch(&c, "0.7.9").unwrap();
         let doc: DocumentMut = text.parse().unwrap();
         assert!(doc["dependencies"]["axum07"]["path"].as_str().is_some());
         assert!(doc["dependencies"]["axum"]["version"].as_str().is_some());
         let c = checkout("actix-http", "3.12.0", &["actix-http"]);
-        assert!(patched(MANIFEST, &c, "3.11.2").is_ok());
+        assert!(patch(&c, "3.11.2").is_ok());
         let c = checkout("tokio", "1.0.0", &["tokio"]);
-        let (_, changes) = patched(MANIFEST, &c, "1.0.0").unwrap();
+        let (_, changes) = patch(&c, "1.0.0").unwrap();
         assert!(changes[0].starts_with("no dependency"), "{changes:?}");
     }
 }

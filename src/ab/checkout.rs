@@ -203,8 +203,7 @@ pub(crate) fn entries(
     let same = candidates
         .iter()
         .find(|e| {
-            major_minor(e.version()).is_some()
-                && major_minor(e.version()) == major_minor(&checkout.version)
+            major_minor(e.version()).is_some_and(|v| Some(v) == major_minor(&checkout.version))
         })
         .copied();
     let (entry, why) = match same {

@@ -35,18 +35,12 @@ pub(crate) struct Build<'a> {
 }
 
 impl Build<'_> {
-    /// This build's `framebench` with `args`, its target folder in its scratch folder.
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(self.exe);
-        cmd.args(args)
-            .env("CARGO_TARGET_DIR", self.dir.join("runs"));
-        cmd
-    }
-
-    /// Runs it and returns stdout, or one line of what went wrong.
+    /// Runs this build's `framebench` with `args`, its target folder in its scratch folder, and
+    /// returns stdout, or one line of what went wrong.
     fn output(&self, args: &[&str]) -> anyhow::Result<String> {
-        let out = self
-            .command(args)
+        let out = Command::new(self.exe)
+            .args(args)
+            .env("CARGO_TARGET_DIR", self.dir.join("runs"))
             .output()
             .map_err(|e| anyhow::anyhow!("running {}: {e}", self.exe.display()))?;
         if !out.status.success() {

@@ -119,6 +119,7 @@ impl Plan {
             .map(|e| e.feature)
             .filter(|f| !f.is_empty())
             .collect();
+        f.sort_unstable();
         f.dedup();
         f
     }
@@ -142,7 +143,8 @@ impl Plan {
             Some(rev) => {
                 let wt = Worktree::add(&self.patch.path, rev, &self.scratch.join("rev"))?;
                 let at = wt.dir.join(
-                    std::path::absolute(&self.patch.path)?
+                    self.patch
+                        .path
                         .canonicalize()?
                         .strip_prefix(&wt.top)
                         .unwrap_or(Path::new("")),

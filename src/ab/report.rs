@@ -87,7 +87,7 @@ pub(crate) fn render(
             s.push_str("```\n");
         }
         for (f, d) in functions {
-            let _ = writeln!(s, "{d:>+10.1}  {}", short(f));
+            let _ = writeln!(s, "{d:>+10.1}  {}", crate::bench::callgrind::shorten(f));
         }
         if markdown {
             s.push_str("```\n");
@@ -133,7 +133,7 @@ pub(crate) fn functions(
     );
     let shown: f64 = rows.iter().map(|(_, d)| d).sum();
     for (f, d) in rows {
-        let _ = writeln!(s, "{d:>+10.1}  {}", short(f));
+        let _ = writeln!(s, "{d:>+10.1}  {}", crate::bench::callgrind::shorten(f));
     }
     let total = new.value - base.value;
     if (total - shown).abs() > 0.05 {
@@ -145,14 +145,6 @@ pub(crate) fn functions(
     }
     let _ = writeln!(s, "{total:>+10.1}  total");
     s
-}
-
-/// A function's name cut to 120 characters (generic Rust names run to hundreds).
-fn short(name: &str) -> String {
-    if name.chars().count() <= 120 {
-        return name.to_owned();
-    }
-    name.chars().take(119).chain(['…']).collect()
 }
 
 /// Each change that crosses a gate, as `framework scenario variant metric: change`.
@@ -173,19 +165,16 @@ pub(crate) fn crossed(m: &Measured, gates: &[Gate]) -> Vec<String> {
         .collect()
 }
 
-/// Every gate names a metric that was measured: a gate with nothing to check would pass
-/// whatever happened.
+/// Every gate names a metric that was measured ([`crate::results::diff::unchecked`]).
 pub(crate) fn check_gates(m: &Measured, gates: &[Gate]) -> anyhow::Result<()> {
-    for g in gates {
-        if !m.changes.iter().any(|c| c.base.metric == g.metric) {
-            return Err(crate::error::usage(format!(
-                "--fail-if {}: no {} figure was measured",
-                g.metric.name(),
-                g.metric.name()
-            )));
-        }
+    match crate::results::diff::unchecked(gates, &m.changes) {
+        Some(g) => Err(crate::error::usage(format!(
+            "--fail-if {}: no {} figure was measured",
+            g.metric.name(),
+            g.metric.name()
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The results file: each change's base figure (bench `ab/base`) and new figure (`ab/new`).

@@ -243,7 +243,7 @@ fn callgrind_command(
 const NAME_WIDTH: usize = 150;
 
 /// `name`, cut to [`NAME_WIDTH`] characters with `…`.
-fn shorten(name: &str) -> String {
+pub(crate) fn shorten(name: &str) -> String {
     if name.chars().count() <= NAME_WIDTH {
         return name.to_owned();
     }

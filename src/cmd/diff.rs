@@ -64,16 +64,13 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         variants: args.variants.clone(),
     };
     let c = compare(&sides.base.figures, &sides.new.figures, sides.pair, &filter);
-    // A gate that has nothing to check would pass whatever happened: refuse it.
-    for g in &gates {
-        if !c.changes.iter().any(|ch| ch.base.metric == g.metric) {
-            return Err(crate::error::usage(format!(
-                "--fail-if {}: no {} figures compared (the files hold: {})",
-                g.metric.name(),
-                g.metric.name(),
-                metrics(&sides.base.figures).join(", ")
-            )));
-        }
+    if let Some(g) = crate::results::diff::unchecked(&gates, &c.changes) {
+        return Err(crate::error::usage(format!(
+            "--fail-if {}: no {} figures compared (the files hold: {})",
+            g.metric.name(),
+            g.metric.name(),
+            metrics(&sides.base.figures).join(", ")
+        )));
     }
     let (base_name, new_name) = match sides.pair {
         Some((a, b)) => (a.to_owned(), b.to_owned()),

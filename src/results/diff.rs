@@ -234,6 +234,14 @@ impl Change {
     }
 }
 
+/// The first of `gates` whose metric no change has: a gate with nothing to check would pass
+/// whatever happened, so `diff` and `ab --patch` refuse it.
+pub(crate) fn unchecked<'a>(gates: &'a [Gate], changes: &[Change]) -> Option<&'a Gate> {
+    gates
+        .iter()
+        .find(|g| !changes.iter().any(|ch| ch.base.metric == g.metric))
+}
+
 /// What [`compare`] found.
 #[derive(Debug, Default)]
 pub(crate) struct Comparison {
