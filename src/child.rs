@@ -119,9 +119,21 @@ impl ServerProcess {
     /// `options`, pinned to `cpus` (empty: where this process may run), and waits for its
     /// address.
     pub fn start(exe: &Path, name: &str, options: Options, cpus: &[usize]) -> anyhow::Result<Self> {
+        Self::start_with(exe, name, options, cpus, &[])
+    }
+
+    /// [`ServerProcess::start`] with `extra` flags after the others (`--heap FILE`).
+    pub(crate) fn start_with(
+        exe: &Path,
+        name: &str,
+        options: Options,
+        cpus: &[usize],
+        extra: &[&std::ffi::OsStr],
+    ) -> anyhow::Result<Self> {
         let mut cmd = Command::new(exe);
         cmd.args(["serve", name]);
         server_args(&mut cmd, options, None)
+            .args(extra)
             .stdin(Stdio::null())
             .stderr(Stdio::piped());
         let cpus = cpus.to_vec();

@@ -94,6 +94,11 @@ pub(crate) fn median_interval(samples: &[f64]) -> Option<Estimate> {
     Some(Estimate { point, lo, hi })
 }
 
+/// The median of `samples`, NaNs dropped; `None` for none.
+pub(crate) fn median(samples: &[f64]) -> Option<f64> {
+    sorted_median(samples, |x| !x.is_nan()).map(|(_, m)| m)
+}
+
 /// The samples that `keep` keeps, sorted, with their median; `None` when none is kept.
 fn sorted_median(samples: &[f64], keep: impl Fn(f64) -> bool) -> Option<(Vec<f64>, f64)> {
     let mut v: Vec<f64> = samples.iter().copied().filter(|&x| keep(x)).collect();

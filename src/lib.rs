@@ -53,6 +53,7 @@ pub(crate) mod hyper010;
 pub(crate) mod interrupt;
 pub(crate) mod interval;
 pub(crate) mod logging;
+pub(crate) mod memory;
 pub mod options;
 pub mod oracle;
 pub mod outcome;

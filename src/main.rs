@@ -78,6 +78,9 @@ enum Command {
     /// FILE --json FILE`, on one host or several) into one result, adding their latency
     /// histograms exactly.
     Merge(cmd::merge::MergeArgs),
+    /// What each framework's server holds per idle keep-alive connection (its live heap,
+    /// exact, and the kernel's RSS and PSS), and per connection after a large body.
+    Memory(cmd::memory::MemoryArgs),
     /// `load` over frameworks × scenarios × connection counts.
     Compare(cmd::compare::CompareArgs),
     /// How each framework's loopback rate grows with its server threads: a sweep over T (the
@@ -148,6 +151,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Report(args)) => cmd::report::run(args),
         Some(Command::Load(args)) => cmd::load::run(args),
         Some(Command::Merge(args)) => cmd::merge::run(args),
+        Some(Command::Memory(args)) => cmd::memory::run(args),
         Some(Command::Compare(args)) => cmd::compare::run(args),
         Some(Command::Scale(args)) => cmd::scale::run(args),
         Some(Command::Check(args)) => cmd::check::run(args),

@@ -311,3 +311,57 @@ mod tests {
         assert!(tree.contains(&child.id()), "{tree:?} lacks {}", child.id());
     }
 }
+
+/// What the kernel says a set of processes holds in memory now, from
+/// `/proc/<pid>/smaps_rollup`: resident pages (RSS), and the same with each shared page divided
+/// among the processes that map it (PSS).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Resident {
+    /// Resident bytes.
+    pub(crate) rss: u64,
+    /// Proportional resident bytes.
+    pub(crate) pss: u64,
+}
+
+/// [`Resident`] summed over `pids`; `None` when one of them cannot be read (gone, or not ours).
+pub(crate) fn resident(pids: &[u32]) -> Option<Resident> {
+    let mut total = Resident::default();
+    for pid in pids {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+        let kib = |key: &str| -> Option<u64> {
+            let line = text.lines().find(|l| l.starts_with(key))?;
+            line[key.len()..].split_whitespace().next()?.parse().ok()
+        };
+        total.rss += kib("Rss:")? * 1024;
+        total.pss += kib("Pss:")? * 1024;
+    }
+    Some(total)
+}
+
+/// Raises this process's soft limit on open files to at least `need` (its children inherit
+/// it), up to the hard limit. Returns the soft limit now; the error says in one line why it
+/// stays below `need`.
+pub(crate) fn raise_open_files(need: u64) -> Result<u64, String> {
+    // SAFETY: getrlimit and setrlimit read and write the struct they are given.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err("cannot read the limit on open files (getrlimit)".to_owned());
+    }
+    if limit.rlim_cur >= need {
+        return Ok(limit.rlim_cur);
+    }
+    if limit.rlim_max < need {
+        return Err(format!(
+            "the hard limit on open files is {}, below the {need} needed (raise it: \
+             `ulimit -Hn {need}` as root, or `LimitNOFILE=` for a service)",
+            limit.rlim_max
+        ));
+    }
+    limit.rlim_cur = need;
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+        return Err(format!(
+            "cannot raise the limit on open files to {need} (setrlimit)"
+        ));
+    }
+    Ok(need)
+}

@@ -52,6 +52,56 @@ impl crate::versioned::Versioned for ServerStats {
     const HOW: &'static str = "write one with `framebench serve --stats FILE`";
 }
 
+/// What `serve --heap FILE` writes on each SIGUSR1: the live heap of the whole process, counted
+/// by its global allocator ([`crate::allocs::GATE`]) since `serve` started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Heap {
+    /// Bytes allocated and not yet freed. Counting starts when `serve` does, so what the
+    /// process freed of its earlier allocations makes it a few hundred bytes low: a constant of
+    /// the build, which a difference between two readings cancels.
+    pub(crate) live_bytes: i64,
+    /// Blocks allocated and not yet freed, likewise.
+    pub(crate) live_blocks: i64,
+}
+
+impl Heap {
+    /// This process's live heap now.
+    pub(crate) fn now() -> Heap {
+        let s = crate::allocs::GATE.stats().stats();
+        let signed = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        Heap {
+            live_bytes: signed(s.bytes_allocated) - signed(s.bytes_deallocated),
+            live_blocks: signed(s.allocations) - signed(s.deallocations),
+        }
+    }
+
+    /// Writes it to `path` whole: a reader never sees half a file.
+    pub(crate) fn write(self, path: &std::path::Path) -> anyhow::Result<()> {
+        let part = path.with_extension("part");
+        let text = serde_json::to_string(&self).expect("two numbers serialize");
+        std::fs::write(&part, text)
+            .and_then(|()| std::fs::rename(&part, path))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+    }
+
+    /// Reads what [`Heap::write`] wrote.
+    pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<Heap> {
+        let text = std::fs::read_to_string(path)?;
+        Ok(serde_json::from_str(&text)?)
+    }
+}
+
+/// `serve --heap`: counts every allocation from now on; fails when this binary's allocator is
+/// not the counting one.
+pub(crate) fn count_heap() -> anyhow::Result<()> {
+    anyhow::ensure!(
+        crate::allocs::installed(),
+        "--heap needs the framebench binary, whose allocator counts"
+    );
+    crate::allocs::GATE.set(crate::allocs::Mode::Count);
+    Ok(())
+}
+
 /// How long `serve --max-requests` waits for its requests before giving up.
 pub(crate) const LIMIT_TIMEOUT: Duration = Duration::from_secs(300);
 

@@ -16,6 +16,7 @@ pub mod deltas;
 pub mod diff;
 pub mod list;
 pub mod load;
+pub mod memory;
 pub mod merge;
 pub mod profile;
 pub mod quick;

@@ -35,6 +35,11 @@ pub struct ServeArgs {
     max_requests: Option<u64>,
     #[command(flatten)]
     redis: RedisArg,
+    /// Count every allocation from the start (slower) and, on each SIGUSR1, write the live heap
+    /// (bytes and blocks allocated and not yet freed) to this file as JSON: what `framebench
+    /// memory` reads.
+    #[arg(long, value_name = "PATH", conflicts_with = "max_requests")]
+    heap: Option<PathBuf>,
 }
 
 /// `framebench serve`: one framework on `--addr` until SIGINT or SIGTERM, or until
@@ -48,7 +53,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         server,
         max_requests,
         redis,
+        heap,
     } = args;
+    if heap.is_some() {
+        crate::serve::count_heap()?;
+    }
     let (name, options, stats) = (name.as_str(), server.options(), stats.as_deref());
     let entry = crate::select::framework(name)?;
     check_addr(addr, allow_remote)?;
@@ -83,10 +92,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let signals = match max_requests {
         Some(_) => None,
         None => Some(
-            signal_hook::iterator::Signals::new([
-                signal_hook::consts::SIGINT,
-                signal_hook::consts::SIGTERM,
-            ])
+            signal_hook::iterator::Signals::new(
+                [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+                    .into_iter()
+                    .chain(heap.is_some().then_some(signal_hook::consts::SIGUSR1)),
+            )
             .context("cannot install signal handlers")?,
         ),
     };
@@ -100,9 +110,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         return serve_until_limit(server, limit);
     };
     announce(&server);
-    loop {
-        if signals.pending().next().is_some() {
-            break;
+    'serving: loop {
+        for signal in signals.pending() {
+            match (signal, &heap) {
+                (signal_hook::consts::SIGUSR1, Some(path)) => {
+                    crate::serve::Heap::now().write(path)?
+                }
+                _ => break 'serving,
+            }
         }
         if server.has_died() {
             return Err(anyhow::anyhow!("{name} server stopped unexpectedly"));

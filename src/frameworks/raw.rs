@@ -262,6 +262,21 @@ fn spin() -> Duration {
         _ => SPIN,
     })
 }
+/// Set to a number of bytes that each connection then holds beyond its own: the change that
+/// tests/testsuite/memory.rs plants to see that `framebench memory` counts it to the byte.
+pub(crate) const PLANT_ENV: &str = "FRAMEBENCH_RAW_PLANT";
+
+/// [`PLANT_ENV`]'s bytes, 0 when unset.
+fn planted() -> usize {
+    static PLANTED: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PLANTED.get_or_init(|| {
+        std::env::var(PLANT_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    })
+}
+
 /// How often a loop looks for connections idle longer than [`KEEP_ALIVE`].
 const SWEEP: Duration = Duration::from_millis(500);
 /// Unsent answers above which a connection is not read until its client reads (a client that
@@ -282,6 +297,8 @@ struct Conn {
     /// Close once `out` is written (after a 400 or 431).
     closing: bool,
     last_active: Instant,
+    /// [`PLANT_ENV`]'s bytes, held as long as the connection: nothing else reads them.
+    _planted: Box<[u8]>,
 }
 
 /// Accepts and serves until `stop`. Connections are slots of a `Vec`; a token is a slot index.
@@ -358,6 +375,7 @@ fn event_loop(
                                 writable: false,
                                 closing: false,
                                 last_active: now,
+                                _planted: vec![1; planted()].into_boxed_slice(),
                             });
                         }
                         Err(e) if e.kind() == ErrorKind::WouldBlock => break,

@@ -14,6 +14,8 @@ fn bmf_measure(m: Metric) -> &'static str {
         Metric::Bytes => "bytes-allocated",
         Metric::Time => "latency",
         Metric::Rps => "throughput",
+        Metric::HeapPerConn => "heap-bytes-per-connection",
+        Metric::RssPerConn => "rss-bytes-per-connection",
     }
 }
 

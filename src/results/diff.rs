@@ -106,7 +106,16 @@ pub(crate) fn parse_gates(text: &str) -> anyhow::Result<Vec<Gate>> {
             let metric = Metric::ALL
                 .into_iter()
                 .find(|m| m.name() == name.trim())
-                .ok_or_else(|| bad("metric is one of instructions, allocs, bytes, time, rps"))?;
+                .ok_or_else(|| {
+                    bad("metric is one of instructions, allocs, bytes, time, rps, \
+                         heap_bytes_per_conn")
+                })?;
+            if metric == Metric::RssPerConn {
+                return Err(bad(
+                    "the kernel's figure has no interval to tell a change from noise; gate on \
+                     heap_bytes_per_conn, which is exact",
+                ));
+            }
             let limit = limit
                 .trim()
                 .strip_prefix('+')

@@ -36,16 +36,26 @@ pub(crate) enum Metric {
     Time,
     /// Requests per second, with an interval; lower is worse.
     Rps,
+    /// Live heap bytes one idle connection holds in its server (`framebench memory`): exact,
+    /// written only where two runs of one build agreed to the byte.
+    #[serde(rename = "heap_bytes_per_conn")]
+    HeapPerConn,
+    /// Resident bytes one idle connection adds to its server, the kernel's figure: not exact,
+    /// and without an interval, so `diff` never tells two apart (`≈`).
+    #[serde(rename = "rss_bytes_per_conn")]
+    RssPerConn,
 }
 
 impl Metric {
     /// Every metric, by the name the gate uses.
-    pub(crate) const ALL: [Metric; 5] = [
+    pub(crate) const ALL: [Metric; 7] = [
         Metric::Instructions,
         Metric::Allocs,
         Metric::Bytes,
         Metric::Time,
         Metric::Rps,
+        Metric::HeapPerConn,
+        Metric::RssPerConn,
     ];
 
     /// The name used in files and gates.
@@ -56,12 +66,17 @@ impl Metric {
             Metric::Bytes => "bytes",
             Metric::Time => "time",
             Metric::Rps => "rps",
+            Metric::HeapPerConn => "heap_bytes_per_conn",
+            Metric::RssPerConn => "rss_bytes_per_conn",
         }
     }
 
     /// Whether the figure repeats exactly on one build (no interval needed).
     pub(crate) fn exact(self) -> bool {
-        matches!(self, Metric::Instructions | Metric::Allocs | Metric::Bytes)
+        matches!(
+            self,
+            Metric::Instructions | Metric::Allocs | Metric::Bytes | Metric::HeapPerConn
+        )
     }
 
     /// +1 when more is worse, −1 when less is (a rate).

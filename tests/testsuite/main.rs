@@ -26,6 +26,7 @@ mod guides;
 mod h2c;
 mod hosts;
 mod malformed;
+mod memory;
 mod oracle_cheats;
 mod profile;
 mod provenance;
