@@ -76,7 +76,7 @@ impl Environment {
             }
             .to_owned(),
             cpu,
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: online_cpus(),
             kernel,
             framebench: env!("CARGO_PKG_VERSION").to_owned(),
             git_revision: GIT_REVISION.to_owned(),
@@ -147,6 +147,17 @@ pub fn target_dir() -> std::path::PathBuf {
         || std::path::PathBuf::from("target"),
         std::path::PathBuf::from,
     )
+}
+
+/// The machine's online CPUs, not this process's: a command that pinned itself to one CPU
+/// before it wrote its results (`time --loopback`, `memory`) still names a 2-core machine.
+fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(test)]

@@ -70,6 +70,7 @@ pub(crate) mod scale;
 pub(crate) mod select;
 pub(crate) mod serve;
 pub(crate) mod server;
+pub(crate) mod startup;
 pub(crate) mod store;
 pub(crate) mod table;
 pub(crate) mod timing;

@@ -81,6 +81,9 @@ enum Command {
     /// What each framework's server holds per idle keep-alive connection (its live heap,
     /// exact, and the kernel's RSS and PSS), and per connection after a large body.
     Memory(cmd::memory::MemoryArgs),
+    /// Each framework's time from `exec` of its server to the first 200, in interleaved rounds
+    /// beside the reference server's, and its memory right after.
+    Startup(cmd::startup::StartupArgs),
     /// `load` over frameworks × scenarios × connection counts.
     Compare(cmd::compare::CompareArgs),
     /// How each framework's loopback rate grows with its server threads: a sweep over T (the
@@ -152,6 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Load(args)) => cmd::load::run(args),
         Some(Command::Merge(args)) => cmd::merge::run(args),
         Some(Command::Memory(args)) => cmd::memory::run(args),
+        Some(Command::Startup(args)) => cmd::startup::run(args),
         Some(Command::Compare(args)) => cmd::compare::run(args),
         Some(Command::Scale(args)) => cmd::scale::run(args),
         Some(Command::Check(args)) => cmd::check::run(args),

@@ -37,6 +37,18 @@ pub(crate) fn process_tree(pid: u32) -> Vec<u32> {
     tree
 }
 
+/// The processes that serve for the `framebench serve` process `pid`: itself, or, when it runs
+/// its server as a child (the Go peers, may-minihttp), that child and its own. `true` when the
+/// server is the serve process itself.
+pub(crate) fn serving(pid: u32) -> (Vec<u32>, bool) {
+    let tree = process_tree(pid);
+    if tree.len() > 1 {
+        (tree[1..].to_vec(), false)
+    } else {
+        (tree, true)
+    }
+}
+
 /// The fields of `/proc/<pid>/stat` after the command name (which is in parentheses and may
 /// hold spaces): index 0 is the state, 1 the parent pid, 11 and 12 utime and stime.
 fn stat_fields(pid: u32) -> Option<Vec<String>> {

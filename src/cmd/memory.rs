@@ -42,6 +42,12 @@ pub struct MemoryArgs {
     /// Write the results to this file (`-`: stdout, instead of the table).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Also write the table as a stamped Markdown file (docs/generated/memory.md).
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
+    /// Also draw heap and RSS per idle connection as a chart (`.svg` or `.png`).
+    #[arg(long, value_name = "PATH")]
+    chart: Option<PathBuf>,
 }
 
 /// A `--bodies` entry: a size in bytes, or `none`.
@@ -100,7 +106,8 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
     // it among the processes that serve.
     let _redis = crate::redis::provide(None)?;
     crate::select::prepare_entries(entries.iter().copied());
-    eprintln!("{}", announce(&loads, &args, &pinning));
+    let announced = announce(&loads, &args, &pinning);
+    eprintln!("{announced}");
     let started = std::time::SystemTime::now();
     let stop = crate::interrupt::interrupted();
     let mut frameworks = Vec::new();
@@ -128,6 +135,17 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
             crate::provenance::Provenance::here(crate::provenance::Window::since(started)),
         )
     };
+    if let Some(path) = &args.markdown {
+        let window = crate::provenance::Window::since(started);
+        let text = report::markdown(&frameworks, window, &announced);
+        std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.chart {
+        report::chart(&frameworks, path)?;
+        eprintln!("wrote {}", path.display());
+    }
     match args.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => {
             println!("{}", serde_json::to_string_pretty(&results)?);

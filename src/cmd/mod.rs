@@ -24,6 +24,7 @@ pub mod quick_cell;
 pub mod report;
 pub mod scale;
 pub mod serve;
+pub mod startup;
 pub mod time;
 
 use anyhow::Context as _;

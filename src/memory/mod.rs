@@ -218,20 +218,9 @@ impl Reader {
         }
     }
 
-    /// The processes that serve: the serve process, or, when it runs its server as a child
-    /// (the Go peers, may-minihttp), that child and its own.
-    fn serving(&self) -> (Vec<u32>, bool) {
-        let tree = crate::proc::process_tree(self.pid);
-        if tree.len() > 1 {
-            (tree[1..].to_vec(), false)
-        } else {
-            (tree, true)
-        }
-    }
-
     /// One reading.
     fn read(&self) -> anyhow::Result<Reading> {
-        let (pids, in_serve) = self.serving();
+        let (pids, in_serve) = crate::proc::serving(self.pid);
         let resident = crate::proc::resident(&pids)
             .ok_or_else(|| anyhow!("cannot read /proc/{}/smaps_rollup", pids[0]))?;
         let heap = in_serve.then(|| self.heap()).transpose()?;

@@ -41,7 +41,8 @@ pub(crate) struct Summary {
 pub(crate) fn summarize(framework: &str, load: Load, runs: &[Point]) -> Option<Summary> {
     let first = runs.first()?;
     let heaps: Vec<f64> = runs.iter().filter_map(Point::heap_per_conn).collect();
-    let heap_exact = heaps.windows(2).all(|w| w[0] == w[1]);
+    // One run cannot say whether the figure repeats.
+    let heap_exact = heaps.len() >= 2 && heaps.windows(2).all(|w| w[0] == w[1]);
     let heap_per_conn = first.heap_per_conn().map(|_| median(&heaps));
     Some(Summary {
         framework: framework.to_owned(),
@@ -92,12 +93,13 @@ fn heap_bytes(v: f64) -> String {
     format!("{} B", crate::units::fmt_count(v))
 }
 
-/// The heap figure's cell: `4,096 B`, `≈ 4,100 B (varies: 4,090.2–4,110.0)`, or `–` (not
-/// counted: a server in a process of its own).
+/// The heap figure's cell: `4,096 B`, `4,096 B (1 run)`, `≈ 4,100 B (varies: 4,090.2–4,110.0)`,
+/// or `–` (not counted: a server in a process of its own).
 fn heap_cell(s: &Summary) -> String {
     match s.heap_per_conn {
         None => "–".to_owned(),
         Some(v) if s.heap_exact => heap_bytes(v),
+        Some(v) if s.heap_runs.len() < 2 => format!("{} (1 run)", heap_bytes(v)),
         Some(v) => {
             let lo = s.heap_runs.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = s
@@ -152,9 +154,8 @@ impl Framework {
     }
 }
 
-/// The terminal table: one row per framework and load, then one line per framework with its
-/// slope and what 50,000 idle connections would hold at it.
-pub(crate) fn render(frameworks: &[Framework]) -> String {
+/// The table: one row per framework and load; a load not measured shows its mark.
+fn table(frameworks: &[Framework]) -> crate::table::Table {
     use crate::table::{Align, Table};
     let mut table = Table::new([
         ("framework", Align::Left),
@@ -165,7 +166,6 @@ pub(crate) fn render(frameworks: &[Framework]) -> String {
         ("heap at rest", Align::Right),
         ("RSS at rest", Align::Right),
     ]);
-    let mut notes = Vec::new();
     for fw in frameworks {
         for (load, outcome) in &fw.loads {
             match outcome {
@@ -178,17 +178,19 @@ pub(crate) fn render(frameworks: &[Framework]) -> String {
                     s.base_heap.map_or("–".to_owned(), crate::units::fmt_bytes),
                     crate::units::fmt_bytes(s.base_rss),
                 ]),
-                Err(e) => {
-                    table.row([fw.name.clone(), load.label(), e.mark().to_owned()]);
-                    notes.push(e.note(format!("{} {}", fw.name, load.label())));
-                }
+                Err(e) => table.row([fw.name.clone(), load.label(), e.mark().to_owned()]),
             }
         }
     }
-    let mut out = table.terminal("");
+    table
+}
+
+/// After the table: per framework its slopes and what [`PROJECTED`] idle connections would
+/// hold at them, then why each load not measured was not.
+fn lines(frameworks: &[Framework]) -> Vec<String> {
+    let mut out = Vec::new();
     for fw in frameworks {
-        let heap = fw.heap_slope();
-        let rss = fw.rss_slope();
+        let (heap, rss) = (fw.heap_slope(), fw.rss_slope());
         if heap.is_none() && rss.is_none() {
             continue;
         }
@@ -200,17 +202,91 @@ pub(crate) fn render(frameworks: &[Framework]) -> String {
         let rss = rss.map_or_else(String::new, |r| {
             format!(", RSS {} → {}", crate::units::fmt_bytes(r), at(r))
         });
-        out.push_str(&format!(
-            "{}: per idle connection {heap}{rss} at {} idle connections (projected)\n",
+        out.push(format!(
+            "{}: per idle connection {heap}{rss} at {} idle connections (projected)",
             fw.name,
             crate::units::fmt_count(PROJECTED as f64),
         ));
     }
-    for note in notes {
-        out.push_str(&note);
+    for fw in frameworks {
+        for (load, s) in &fw.loads {
+            if let Err(e) = s {
+                out.push(e.note(format!("{} {}", fw.name, load.label())));
+            }
+        }
+    }
+    out
+}
+
+/// For the terminal: the table, then [`lines`].
+pub(crate) fn render(frameworks: &[Framework]) -> String {
+    let mut out = table(frameworks).terminal("");
+    for line in lines(frameworks) {
+        out.push_str(&line);
         out.push('\n');
     }
     out
+}
+
+/// The stamped Markdown file: the commit, window and machine, the table, [`lines`] as a list,
+/// and what each column is.
+pub(crate) fn markdown(
+    frameworks: &[Framework],
+    window: crate::provenance::Window,
+    how: &str,
+) -> String {
+    let mut out = format!(
+        "# framebench memory\n\n{}\n\nMachine: {}\n\n{how}\n\n",
+        crate::provenance::Provenance::header(window),
+        crate::env::Environment::current()
+    );
+    out.push_str(&table(frameworks).markdown());
+    out.push('\n');
+    for line in lines(frameworks) {
+        out.push_str(&format!("- {line}\n"));
+    }
+    out.push_str(LEGEND);
+    crate::generated::markdown(&out)
+}
+
+/// What each column of the table is (docs/methodology/memory.md says more).
+const LEGEND: &str = "
+`heap/conn`: live heap bytes one connection adds to its server, counted by the serve process's
+allocator; exact, and written as a figure only where every run agreed to the byte (else `≈`
+with the runs' range). `RSS/conn`, `PSS/conn`: resident and proportional bytes per connection,
+the kernel's (`/proc/PID/smaps_rollup`), which hold what the allocator keeps after a free and
+pages touched once. `at rest`: the fresh server before its first connection. A Go peer and
+may-minihttp serve from a process of their own, whose allocator framebench does not see: RSS
+only. Methodology: [memory](../methodology/memory.md).
+";
+
+/// The chart: heap and RSS bytes per idle connection, one bar per framework, least first.
+pub(crate) fn chart(frameworks: &[Framework], path: &std::path::Path) -> anyhow::Result<()> {
+    use crate::chart::bars::{Bar, Panel};
+    let panel = |title: &str, of: fn(&Framework) -> Option<f64>| Panel {
+        title: title.to_owned(),
+        axis: "bytes per idle keep-alive connection".to_owned(),
+        higher_is_better: false,
+        format: |v| format!("{:.1} KiB", v / 1024.0),
+        bars: frameworks
+            .iter()
+            .filter_map(|f| Some(Bar::new(&f.name, of(f)?, None)))
+            .collect(),
+    };
+    crate::chart::bars::draw(
+        path,
+        &[
+            panel(
+                "Live heap per idle connection (exact)",
+                Framework::heap_slope,
+            ),
+            panel(
+                "RSS per idle connection (the kernel's)",
+                Framework::rss_slope,
+            ),
+        ],
+        2,
+    )
 }
 
 /// The connection count the summary line projects to: a server of mostly idle connections.
