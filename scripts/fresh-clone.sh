@@ -21,9 +21,8 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "fresh-clone.sh: the tree has uncommitted changes; a fresh clone measures HEAD ($commit), so commit first" >&2
   exit 2
 fi
-# The reference crate: pinned, and one the project's own graph fetches anyway.
-ref_crate=regex-syntax
-ref_version=$(awk -v n="$ref_crate" '$0 == "name = \"" n "\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+# shellcheck source=scripts/lib/host-speed.sh
+. scripts/lib/host-speed.sh
 
 work=$(mktemp -d)
 if [ "${KEEP:-0}" = 1 ]; then
@@ -64,23 +63,7 @@ step download cargo fetch --locked
 crates=$(find "$CARGO_HOME/registry/cache" -name '*.crate' | wc -l)
 
 # The reference: the pinned crate built alone, release, offline from the registry just fetched.
-mkdir -p "$work/reference/src"
-cat >"$work/reference/Cargo.toml" <<EOF
-[package]
-name = "host-speed-reference"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-[dependencies]
-$ref_crate = "=$ref_version"
-EOF
-echo 'fn main() {}' >"$work/reference/src/main.rs"
-ref_started=$(date +%s.%N)
-(cd "$work/reference" && CARGO_TARGET_DIR="$work/reference/target" cargo build --release --offline --quiet) \
-  >"$work/reference.log" 2>&1 || { cat "$work/reference.log"; echo "the reference build failed" >&2; exit 1; }
-ref_secs=$(echo "$(date +%s.%N) - $ref_started" | bc | xargs printf '%.1f')
-echo "host-speed reference ($ref_crate $ref_version, release, alone): $ref_secs s"
+host_speed_reference "$work/reference"
 
 step build cargo build --release --locked --offline
 step run "${hide[@]}" cargo run --release --locked --offline

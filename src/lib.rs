@@ -44,6 +44,7 @@ pub mod driver;
 pub(crate) mod env;
 pub mod error;
 pub mod fixtures;
+pub(crate) mod footprint;
 pub mod framework;
 pub mod frameworks;
 pub(crate) mod generated;

@@ -84,6 +84,9 @@ enum Command {
     /// Each framework's time from `exec` of its server to the first 200, in interleaved rounds
     /// beside the reference server's, and its memory right after.
     Startup(cmd::startup::StartupArgs),
+    /// The footprint table, chart and results file from what scripts/footprint.sh measured
+    /// (its builds file): build time, binary size, start-up and memory per framework.
+    Footprint(cmd::footprint::FootprintArgs),
     /// `load` over frameworks × scenarios × connection counts.
     Compare(cmd::compare::CompareArgs),
     /// How each framework's loopback rate grows with its server threads: a sweep over T (the
@@ -131,6 +134,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 | Command::QuickCell(_)
                 | Command::Diff(_)
                 | Command::Merge(_)
+                | Command::Footprint(_)
                 | Command::Ab(_)
                 | Command::AbWorker
         )
@@ -156,6 +160,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Merge(args)) => cmd::merge::run(args),
         Some(Command::Memory(args)) => cmd::memory::run(args),
         Some(Command::Startup(args)) => cmd::startup::run(args),
+        Some(Command::Footprint(args)) => cmd::footprint::run(args),
         Some(Command::Compare(args)) => cmd::compare::run(args),
         Some(Command::Scale(args)) => cmd::scale::run(args),
         Some(Command::Check(args)) => cmd::check::run(args),

@@ -14,6 +14,7 @@ pub mod child;
 pub mod compare;
 pub mod deltas;
 pub mod diff;
+pub mod footprint;
 pub mod list;
 pub mod load;
 pub mod memory;
