@@ -30,12 +30,17 @@
 #                (10 min)
 #   seeds        scripts/seeds.sh with 3 s cells (cut from 5 s: 25 min) and scripts/pipeline.sh
 #                with 2 s cells (5 min)
+#   memory       `framebench memory` at 1,000 and 10,000 idle connections and after 1 MiB and
+#                16 MiB bodies, every framework: memory.md, memory.json, memory.svg (10 min)
+#   footprint    scripts/footprint.sh: footprint.md, .json, .svg (45 min); kept, not rerun, while
+#                Cargo.lock, Cargo.toml and src/frameworks/ are unchanged since the commit its
+#                file names
 # Files that need a lent many-core machine keep their own commit and have `16-cpus` in their
 # names; they are not regenerated here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds)
+PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds memory footprint)
 root=${CARGO_TARGET_DIR:-target}/publish
 
 # The full commit a generated Markdown file names within its first 30 lines, or nothing.
@@ -188,6 +193,23 @@ part_seeds() {
   FRAMEBENCH=$bin DURATION=2s OUT="$out/seeds/pipeline" scripts/pipeline.sh
 }
 
+part_memory() {
+  build
+  "$bin" memory --connections 1000,10000 --json "$out/memory.json" --markdown "$out/memory.md" \
+    --chart "$out/memory.svg" >/dev/null
+}
+
+part_footprint() {
+  local at
+  at=$(measured_at docs/generated/footprint.md 2>/dev/null || true)
+  if [ -n "$at" ] && git diff --quiet "$at" HEAD -- Cargo.lock Cargo.toml src/frameworks 2>/dev/null; then
+    echo "footprint: kept (measured at ${at:0:7}; Cargo.lock, Cargo.toml and src/frameworks/ unchanged since)"
+    return
+  fi
+  build
+  FRAMEBENCH=$bin OUT="$out" scripts/footprint.sh
+}
+
 # docs/generated/README.md: the publication's commit and parts, then per Markdown file the
 # commit it names and its window.
 index() {
@@ -200,7 +222,9 @@ index() {
   echo "names the commit it was measured at on a \`Measured at:\` line within its first 30 lines."
   echo "\`scripts/publish.sh --status\` says how many commits have changed what is measured since."
   echo "Files whose names contain \`16-cpus\` need a lent many-core machine and keep their own commit"
-  echo "(their \`Measured at:\` line was added once, from the commit their stamp names)."
+  echo "(their \`Measured at:\` line was added once, from the commit their stamp names). The footprint"
+  echo "(\`footprint.*\`, 45 minutes of builds) keeps its own commit while Cargo.lock, Cargo.toml and"
+  echo "src/frameworks/ are unchanged since."
   echo
   echo "Publication: $commit. Parts and their windows (UTC):"
   echo

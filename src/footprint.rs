@@ -145,7 +145,11 @@ pub(crate) fn rows(builds: &Builds, dir: &Path) -> anyhow::Result<(Vec<Row>, Vec
                 feature: if raw { "–".into() } else { f.feature.clone() },
                 build_s: peer.map_or(if raw { 0.0 } else { f.build_s }, |p| p.build_s),
                 bytes: peer.map_or(
-                    if raw { 0 } else { f.bytes.saturating_sub(builds.floors.bytes) },
+                    if raw {
+                        0
+                    } else {
+                        f.bytes.saturating_sub(builds.floors.bytes)
+                    },
                     |p| p.bytes,
                 ),
                 own_binary: peer.is_some(),
@@ -177,9 +181,21 @@ fn table(rows: &[Row], reference_s: f64) -> crate::table::Table {
         t.row([
             r.framework.clone(),
             r.feature.clone(),
-            if raw { "–".into() } else { format!("{:.0} s{mark}", r.build_s) },
-            if raw { "–".into() } else { format!("{:.0}", r.build_s / reference_s) },
-            if raw { "–".into() } else { format!("{}{mark}", crate::units::fmt_bytes(r.bytes as f64)) },
+            if raw {
+                "–".into()
+            } else {
+                format!("{:.0} s{mark}", r.build_s)
+            },
+            if raw {
+                "–".into()
+            } else {
+                format!("{:.0}", r.build_s / reference_s)
+            },
+            if raw {
+                "–".into()
+            } else {
+                format!("{}{mark}", crate::units::fmt_bytes(r.bytes as f64))
+            },
             format!(
                 "{:.1} ms ({:.1}–{:.1})",
                 r.startup.to_first_200.point * 1e3,

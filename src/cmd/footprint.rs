@@ -33,7 +33,8 @@ pub fn run(args: FootprintArgs) -> anyhow::Result<ExitCode> {
     let markdown = crate::footprint::markdown(&builds, &rows);
     match &args.markdown {
         Some(path) => {
-            std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;
+            std::fs::write(path, &markdown)
+                .with_context(|| format!("writing {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{markdown}"),
@@ -58,7 +59,11 @@ pub fn run(args: FootprintArgs) -> anyhow::Result<ExitCode> {
             .collect();
         let results = Results {
             detail: Some(serde_json::to_value(&rows)?),
-            ..Results::new("footprint", figures, crate::provenance::Provenance::joined(&sources))
+            ..Results::new(
+                "footprint",
+                figures,
+                crate::provenance::Provenance::joined(&sources),
+            )
         };
         results.write(path)?;
         eprintln!("wrote {}", path.display());

@@ -250,7 +250,9 @@ fn every_generated_file_names_what_produced_it() {
 /// One publication, one commit (`scripts/publish.sh`): every Markdown file in docs/generated/
 /// names the commit it was measured at on a `Measured at: <40 hex>` line within its first 30
 /// lines, and every one names the same commit, but for the files that need a lent many-core
-/// machine, which keep their own and say so in their names (`16-cpus`).
+/// machine, which keep their own and say so in their names (`16-cpus`), and the footprint
+/// (scripts/footprint.sh, 45 minutes of builds), which keeps its own while Cargo.lock,
+/// Cargo.toml and src/frameworks/ are unchanged since.
 #[test]
 fn every_published_file_names_one_commit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/generated");
@@ -281,9 +283,24 @@ fn every_published_file_names_one_commit() {
         unnamed.is_empty(),
         "no `Measured at: <full sha>` in the first 30 lines of: {unnamed:?}"
     );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (name, sha) in commits.iter().filter(|(n, _)| n.contains("footprint")) {
+        let unchanged = std::process::Command::new("git")
+            .args(["diff", "--quiet", sha, "HEAD", "--"])
+            .args(["Cargo.lock", "Cargo.toml", "src/frameworks"])
+            .current_dir(repo)
+            .status()
+            .unwrap();
+        assert!(
+            unchanged.success(),
+            "{name} was measured at {}, and Cargo.lock, Cargo.toml or src/frameworks/ changed \
+             since: rerun scripts/footprint.sh",
+            &sha[..7]
+        );
+    }
     let published: Vec<&(String, String)> = commits
         .iter()
-        .filter(|(n, _)| !n.contains("16-cpus"))
+        .filter(|(n, _)| !n.contains("16-cpus") && !n.contains("footprint"))
         .collect();
     let first = &published.first().expect("a published file").1;
     let other: Vec<String> = published
