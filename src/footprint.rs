@@ -82,7 +82,8 @@ pub(crate) struct Feature {
 pub(crate) struct GoPeer {
     /// `go-nethttp`.
     pub(crate) framework: String,
-    /// Seconds of `go build` with an empty build cache, modules downloaded.
+    /// Seconds of `go build` with a build cache of the standard library only, modules
+    /// downloaded.
     pub(crate) build_s: f64,
     /// Its stripped binary's bytes.
     pub(crate) bytes: u64,
@@ -215,10 +216,11 @@ fn table(rows: &[Row], reference_s: f64) -> crate::table::Table {
     t
 }
 
-/// The stamped Markdown file.
-pub(crate) fn markdown(builds: &Builds, rows: &[Row]) -> String {
+/// The stamped Markdown file: the builds that measured (the start-up files'), the window and
+/// the machine, the table and what each column is.
+pub(crate) fn markdown(builds: &Builds, rows: &[Row], sources: &[Source]) -> String {
     let text = format!(
-        "# Footprint: what a framework costs before its first request\n\n\
+        "# Footprint: what a framework costs before its first request\n\n{measured}\n\n\
          Window: {window}, on {machine}\n\n\
          Host-speed reference: the release build of {krate} alone, {ref_s:.1} s. The floors-only \
          build of framebench (no framework), cold: {floors_s:.0} s, {floors_size} stripped.\n\n{table}\n\
@@ -230,9 +232,15 @@ pub(crate) fn markdown(builds: &Builds, rows: &[Row]) -> String {
          in the same binary, with its 95 % interval; `× raw` is the ratio taken within each round \
          (`≈` where its interval holds 1). `RSS after`: the serving processes' resident memory \
          right after that answer (the binary's pages it touched included).\n\n\
-         ¹ A Go peer: its own `go build` (modules downloaded, an empty build cache) and its own \
-         stripped binary, not framebench's.\n\n\
+         ¹ A Go peer: its own `go build` (modules downloaded, a build cache holding the standard \
+         library only) and its own stripped binary, not framebench's.\n\n\
          Written by `scripts/footprint.sh`; methodology: [memory](../methodology/memory.md#footprint).\n",
+        measured = crate::provenance::Provenance::joined(sources)
+            .lines()
+            .into_iter()
+            .filter(|l| !l.starts_with("Window"))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
         window = builds.window,
         machine = crate::env::Environment::current(),
         krate = builds.reference.krate,
@@ -282,5 +290,83 @@ pub(crate) fn chart(rows: &[Row], path: &Path) -> anyhow::Result<()> {
                 .collect(),
         },
     ];
-    crate::chart::bars::draw(path, &panels, 3)
+    crate::chart::bars::draw(path, &panels, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start-up file of `(framework, seconds, ratio to raw)` as `framebench startup` writes it.
+    fn startup_file(path: &Path, rows: &[(&str, f64, Option<f64>)]) {
+        let detail: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(name, s, ratio)| {
+                let at = |v: f64| Estimate {
+                    point: v,
+                    lo: v,
+                    hi: v,
+                };
+                serde_json::json!({
+                    "framework": name,
+                    "summary": Summary { to_first_200: at(*s), rss: 1e7, pss: 5e6 },
+                    "to_raw": ratio.map(at),
+                })
+            })
+            .collect();
+        let results = Results {
+            detail: Some(serde_json::Value::Array(detail)),
+            ..Results::new(
+                "startup",
+                Vec::new(),
+                crate::provenance::Provenance::here(crate::provenance::Window::since(
+                    std::time::SystemTime::now(),
+                )),
+            )
+        };
+        results.write(path).unwrap();
+    }
+
+    #[test]
+    fn rows_take_each_features_build_and_a_go_peers_own() {
+        let dir = crate::env::target_dir().join("tmp/footprint-rows");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        startup_file(
+            &dir.join("axum.json"),
+            &[("raw", 0.005, None), ("axum", 0.010, Some(2.0))],
+        );
+        startup_file(
+            &dir.join("go.json"),
+            &[("raw", 0.005, None), ("go-nethttp", 0.020, Some(4.0))],
+        );
+        let builds: Builds = serde_json::from_value(serde_json::json!({
+            "schema": "framebench-footprint-builds/1", "window": "w", "rounds": 20,
+            "reference": { "crate": "regex-syntax 0.8.11", "build_s": 5.0 },
+            "floors": { "build_s": 200.0, "bytes": 10_000_000 },
+            "features": [
+                { "feature": "axum", "build_s": 80.0, "bytes": 11_500_000, "startup": "axum.json" },
+                { "feature": "go", "build_s": 70.0, "bytes": 10_000_100, "startup": "go.json",
+                  "go_peers": [{ "framework": "go-nethttp", "build_s": 40.0, "bytes": 9_000_000 }] },
+            ],
+        }))
+        .unwrap();
+        let (rows, sources) = rows(&builds, &dir).unwrap();
+        let names: Vec<&str> = rows.iter().map(|r| r.framework.as_str()).collect();
+        assert_eq!(names, ["raw", "axum", "go-nethttp"], "raw once");
+        assert_eq!(sources.len(), 2);
+        let axum = &rows[1];
+        assert_eq!(
+            (axum.build_s, axum.bytes, axum.own_binary),
+            (80.0, 1_500_000, false)
+        );
+        let go = &rows[2];
+        assert_eq!(
+            (go.build_s, go.bytes, go.own_binary),
+            (40.0, 9_000_000, true)
+        );
+        let text = markdown(&builds, &rows, &sources);
+        assert!(text.contains("| axum | axum | 80 s | 16 |"), "{text}");
+        assert!(text.contains("| go-nethttp | go | 40 s ¹ |"), "{text}");
+    }
 }

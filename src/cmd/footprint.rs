@@ -30,7 +30,7 @@ pub fn run(args: FootprintArgs) -> anyhow::Result<ExitCode> {
     let builds = crate::footprint::Builds::read(&args.builds)?;
     let dir = args.builds.parent().unwrap_or(std::path::Path::new("."));
     let (rows, sources) = crate::footprint::rows(&builds, dir)?;
-    let markdown = crate::footprint::markdown(&builds, &rows);
+    let markdown = crate::footprint::markdown(&builds, &rows, &sources);
     match &args.markdown {
         Some(path) => {
             std::fs::write(path, &markdown)
