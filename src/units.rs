@@ -107,10 +107,12 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// `512 B`, `4,096 B`, `12.3 KiB`, `1.50 MiB`: bytes, in binary units from 10 KiB.
+/// `512 B`, `4,096 B`, `12.3 KiB`, `1.50 MiB`, `3.82 GiB`: bytes, in binary units from 10 KiB.
 pub(crate) fn fmt_bytes(b: f64) -> String {
     let a = b.abs();
-    if a >= 10.0 * 1024.0 * 1024.0 {
+    if a >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
+    } else if a >= 10.0 * 1024.0 * 1024.0 {
         format!("{:.1} MiB", b / (1024.0 * 1024.0))
     } else if a >= 1024.0 * 1024.0 {
         format!("{:.2} MiB", b / (1024.0 * 1024.0))
