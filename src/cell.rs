@@ -45,8 +45,12 @@ pub fn prepare(entry: &Entry, config: &Config, scenario: &'static Scenario) -> O
 }
 
 /// Whether `entry` serves `scenario` through its own API, and in-process when `in_process`
-/// (a wire-only scenario has no in-process cell): unsupported, with why, if not.
+/// (a wire-only or loopback-only scenario has no in-process cell): unsupported, with why, if
+/// not.
 pub fn supported(entry: &Entry, scenario: &Scenario, in_process: bool) -> Outcome {
+    if in_process && scenario.loopback_only() {
+        return Err(NotOk::unsupported(crate::oracle::LOOPBACK_ONLY));
+    }
     if let Some(why) = entry.cannot(scenario.name) {
         return Err(NotOk::unsupported(why));
     }

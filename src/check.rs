@@ -1,16 +1,18 @@
 //! `framebench check`: every framework × variant × scenario against the oracle, in-process and
 //! over loopback, plus every traversal attempt. The benches and the driver call the same
 //! functions before they measure, so nothing wrong is ever timed: [`in_process`] for a dispatch,
-//! [`Protocol::precheck`] over a socket.
+//! [`Protocol::precheck`] over a socket. The waiting scenarios ([`oracle::WAITING`]) are checked
+//! over loopback only, where an answer that comes before the wait it was asked for fails.
 
 use std::fmt;
 use std::net::TcpListener;
+use std::time::Instant;
 
 use anyhow::Context as _;
 
 use crate::framework::{App, Config, Entry};
 use crate::options::{Options, Protocol};
-use crate::oracle::{self, Instance, Observed, SCENARIOS, TRAVERSALS};
+use crate::oracle::{self, Instance, Observed, TRAVERSALS};
 use crate::outcome::{NotOk, Outcome};
 use crate::protocol::TIMEOUT;
 use crate::table::{Align, Table};
@@ -43,7 +45,7 @@ pub struct Row {
     pub(crate) mode: Mode,
     /// The options used.
     pub(crate) options: Options,
-    /// `(scenario, verdict)` in oracle order, then `("traversal", verdict)`.
+    /// `(scenario, verdict)` in oracle order ([`oracle::all`]), then `("traversal", verdict)`.
     pub(crate) cells: Vec<(&'static str, Outcome)>,
 }
 
@@ -82,7 +84,8 @@ const CHECKED_INSTANCES: usize = 4;
 
 /// Checks every scenario with `send`, which sends one request, and every traversal with
 /// `get_exact`, which fetches one path byte for byte. A scenario `entry` cannot serve through its
-/// own API (or one without a cell in `mode`) gets a `–` cell with the reason.
+/// own API (or one without a cell in `mode`: a waiting one in-process) gets a `–` cell with the
+/// reason.
 fn check_all(
     entry: &Entry,
     mode: Mode,
@@ -91,7 +94,7 @@ fn check_all(
     get_exact: impl Fn(&str) -> anyhow::Result<Observed>,
 ) -> Vec<(&'static str, Outcome)> {
     let mut cells = Vec::new();
-    for s in SCENARIOS {
+    for s in oracle::all() {
         // A scenario this config cannot serve (the redis one without a Redis) gets no cell:
         // the table shows "skip", and whoever set up the config said why.
         if s.skip_reason(config).is_some() {
@@ -210,7 +213,14 @@ fn check_loopback(
         entry,
         Mode::Loopback(protocol),
         config,
-        |i| client.borrow_mut().observe(i),
+        |i| {
+            // From the request's send to its whole answer: a `delay` answer that comes sooner
+            // than the wait it asked for did not wait.
+            let sent = Instant::now();
+            let got = client.borrow_mut().observe(i)?;
+            i.check_not_early(sent.elapsed())?;
+            Ok(got)
+        },
         |p| client.borrow_mut().get(p),
     );
     drop(client);
@@ -221,11 +231,7 @@ fn check_loopback(
 /// Prints rows as a table, then every failure with its reason. Returns the number of failing
 /// rows.
 pub fn print_table(rows: &[Row]) -> usize {
-    let header: Vec<&str> = SCENARIOS
-        .iter()
-        .map(|s| s.name)
-        .chain(["traversal"])
-        .collect();
+    let header: Vec<&str> = oracle::all().map(|s| s.name).chain(["traversal"]).collect();
     let mut table = Table::new(
         [
             ("framework", Align::Left),

@@ -248,7 +248,7 @@ pub struct Entry {
     /// See [`Framework::BASELINE`].
     pub baseline: bool,
     /// See [`Framework::THREAD_PER_CONNECTION`].
-    pub(crate) thread_per_connection: bool,
+    pub thread_per_connection: bool,
     /// See [`Framework::NOTE`].
     pub(crate) note: &'static str,
     /// See [`Framework::PER_CORE`]; under another protocol, [`Entry::takes_per_core`].

@@ -8,12 +8,13 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 
 use crate::fixtures::{content_type_for, Fixtures, Miss};
 use crate::framework::Config;
-use crate::oracle::{HELLO, JSON, TEXT_HTML, TEXT_PLAIN};
+use crate::oracle::{DELAY_MS, HELLO, JSON, MAX_DELAY_MS, TEXT_HTML, TEXT_PLAIN};
 use crate::store::{AsyncStore, Lookup, SyncStore};
 
 /// One answer, before a framework turns it into its own response.
@@ -274,6 +275,69 @@ pub(crate) fn json_in(operands: Operands) -> Reply {
     )
 }
 
+/// The query of `delay`: `ms`, the milliseconds to wait ([`DELAY_MS`] when it is missing). The
+/// frameworks with a query extractor deserialize into it with their own, which answers 400 (or
+/// its own 4xx) for an `ms` that is not a `u64`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+pub(crate) struct Wait {
+    pub(crate) ms: Option<u64>,
+}
+
+/// How long a `delay` request waits, or the 400 to answer at once for a wait over
+/// [`MAX_DELAY_MS`].
+pub(crate) fn delay_wait(wait: Wait) -> Result<Duration, Reply> {
+    match wait.ms.unwrap_or(DELAY_MS) {
+        ms if ms <= MAX_DELAY_MS => Ok(Duration::from_millis(ms)),
+        _ => Err(Reply::error(400)),
+    }
+}
+
+/// `GET /delay?ms=N` on an async framework: waits `N` ms with `sleep`, the framework's own
+/// timer (`tokio::time::sleep`, `actix_rt::time::sleep`, `ntex::time::sleep`, …), then answers
+/// `N` in decimal.
+pub(crate) async fn delay<F: Future<Output = ()>>(
+    wait: Wait,
+    sleep: impl FnOnce(Duration) -> F,
+) -> Reply {
+    match delay_wait(wait) {
+        Ok(wait) => {
+            sleep(wait).await;
+            waited(wait)
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// [`delay`] on a framework whose handler blocks its worker (`std::thread::sleep` on hyper
+/// 0.10's pool, `may::coroutine::sleep` on a coroutine): `sleep` returns once it has waited.
+pub(crate) fn delay_blocking(wait: Wait, sleep: impl FnOnce(Duration)) -> Reply {
+    match delay_wait(wait) {
+        Ok(wait) => {
+            sleep(wait);
+            waited(wait)
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// The answer to `delay` once the handler has waited `wait`: its milliseconds, in decimal.
+fn waited(wait: Duration) -> Reply {
+    Reply::ok(TEXT_PLAIN, wait.as_millis().to_string())
+}
+
+/// The wait of a query string (`ms=N`, other keys ignored), for the servers without an
+/// extractor of their own (hyper, hyper 0.14, may-minihttp, iron, trillium).
+/// `None` when `ms` is not a `u64`: the caller answers 400.
+pub(crate) fn wait_from_query(query: Option<&str>) -> Option<Wait> {
+    let mut ms = None;
+    for pair in query.unwrap_or_default().split('&') {
+        if let Some(("ms", v)) = pair.split_once('=') {
+            ms = Some(v.parse().ok()?);
+        }
+    }
+    Some(Wait { ms })
+}
+
 /// The in-process floors' answer to a query or body scenario's request (`GET /sum?…`,
 /// `POST /upload`, `POST /json_in`), computed; `body` is `None` when it could not be read
 /// (400). `None` for every other route, which they answer canned.
@@ -364,6 +428,38 @@ mod tests {
             upload(b"a").body,
             format!("1 {:016x}", crate::oracle::fnv1a64(b"a"))
         );
+    }
+
+    #[test]
+    fn delays() {
+        let wait = |q| wait_from_query(Some(q));
+        assert_eq!(wait("ms=25"), Some(Wait { ms: Some(25) }));
+        assert_eq!(wait("x=1&ms=0"), Some(Wait { ms: Some(0) }));
+        assert_eq!(wait(""), Some(Wait { ms: None }));
+        assert_eq!(wait_from_query(None), Some(Wait { ms: None }));
+        assert_eq!(wait("ms=-1"), None);
+        assert_eq!(wait("ms=ten"), None);
+        let none = Wait { ms: None };
+        assert_eq!(delay_wait(none), Ok(Duration::from_millis(DELAY_MS)));
+        let most = Wait {
+            ms: Some(MAX_DELAY_MS),
+        };
+        assert_eq!(delay_wait(most), Ok(Duration::from_millis(MAX_DELAY_MS)));
+        let over = Wait {
+            ms: Some(MAX_DELAY_MS + 1),
+        };
+        assert_eq!(delay_wait(over), Err(Reply::error(400)));
+        let mut slept = None;
+        let reply = delay_blocking(Wait { ms: Some(7) }, |d| slept = Some(d));
+        assert_eq!(
+            (slept, reply),
+            (
+                Some(Duration::from_millis(7)),
+                waited(Duration::from_millis(7))
+            )
+        );
+        assert_eq!(waited(Duration::from_millis(7)).body, "7");
+        assert_eq!(delay_blocking(over, |_| unreachable!()).status, 400);
     }
 
     #[test]

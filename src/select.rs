@@ -1,15 +1,32 @@
 //! Choosing what a command runs: names to registry entries and scenarios (an unknown name is a
-//! usage error, exit 2), the runtime filter, and the frameworks to prepare first.
+//! usage error, exit 2), the runtime filter, and the frameworks to prepare first. A waiting
+//! scenario (`delay`, [`crate::oracle::WAITING`]) is found only by the commands that load
+//! servers over loopback ([`loaded_scenarios`]); every other command refuses it by name
+//! ([`scenario`]).
 
 use crate::framework::Entry;
 use crate::frameworks::REGISTRY;
 use crate::options::{Protocol, Runtime};
 use crate::oracle::{Scenario, SCENARIOS};
 
-/// The oracle's scenario called `name`, or the usage error every command gives for an unknown
-/// one.
-pub(crate) fn scenario(name: &str) -> anyhow::Result<&'static crate::oracle::Scenario> {
-    crate::oracle::scenario(name).ok_or_else(|| {
+/// The oracle's scenario called `name` for a command that times or counts one request at a
+/// time (in-process, or on one connection), or the usage error every command gives for an
+/// unknown one. A waiting scenario is refused in one line: its sleep would be all it measured.
+pub(crate) fn scenario(name: &str) -> anyhow::Result<&'static Scenario> {
+    let s = loaded_scenario(name)?;
+    if s.loopback_only() {
+        return Err(crate::error::usage(format!(
+            "{name} is {}; load it over loopback: `framebench load --scenario {name}`",
+            crate::oracle::LOOPBACK_ONLY
+        )));
+    }
+    Ok(s)
+}
+
+/// The oracle's scenario called `name` for a command that loads servers over loopback (`load`,
+/// `compare`, `scale`), the waiting ones included, or the usage error for an unknown one.
+pub(crate) fn loaded_scenario(name: &str) -> anyhow::Result<&'static Scenario> {
+    crate::oracle::loopback_scenario(name).ok_or_else(|| {
         crate::error::usage(format!(
             "unknown scenario '{name}' (one of: {})",
             crate::oracle::names().join(", ")
@@ -142,20 +159,35 @@ pub(crate) fn prepare_entries<'a>(entries: impl IntoIterator<Item = &'a Entry>) 
     }
 }
 
-/// The scenarios named (default: all). For framework targets, whose servers need a local
-/// redis-server for the redis scenario, that scenario is skipped with one line without one; a
-/// URL target brings its own server.
+/// The scenarios named (default: all of [`SCENARIOS`]) for a command that times one request at
+/// a time (`time`): a waiting one is refused ([`scenario`]). For framework targets, whose
+/// servers need a local redis-server for the redis scenario, that scenario is skipped with one
+/// line without one; a URL target brings its own server.
 pub(crate) fn served_scenarios(
     names: &[String],
     url_target: bool,
 ) -> anyhow::Result<Vec<&'static Scenario>> {
+    chosen_scenarios(names, url_target, scenario)
+}
+
+/// [`served_scenarios`] for a command that loads servers over loopback (`load`, `compare`,
+/// `scale`): a waiting scenario runs when named (the default is [`SCENARIOS`] still).
+pub(crate) fn loaded_scenarios(
+    names: &[String],
+    url_target: bool,
+) -> anyhow::Result<Vec<&'static Scenario>> {
+    chosen_scenarios(names, url_target, loaded_scenario)
+}
+
+fn chosen_scenarios(
+    names: &[String],
+    url_target: bool,
+    find: fn(&str) -> anyhow::Result<&'static Scenario>,
+) -> anyhow::Result<Vec<&'static Scenario>> {
     let chosen: Vec<&'static Scenario> = if names.is_empty() {
         SCENARIOS.iter().collect()
     } else {
-        names
-            .iter()
-            .map(|n| scenario(n))
-            .collect::<Result<_, _>>()?
+        names.iter().map(|n| find(n)).collect::<Result<_, _>>()?
     };
     // Without a Redis the redis scenario is skipped with one line, asked for or not.
     Ok(chosen

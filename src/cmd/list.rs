@@ -1,12 +1,13 @@
-//! `framebench list`: every framework compiled in with its exact version, then the scenarios;
-//! with `--markdown`, the README's framework table instead; with `--protocol P`, which
-//! frameworks serve P (docs/methodology/http2.md holds h2c's).
+//! `framebench list`: every framework compiled in with its exact version, then the scenarios
+//! (a loopback-only one says so in its request); with `--markdown`, the README's framework
+//! table instead; with `--protocol P`, which frameworks serve P (docs/methodology/http2.md
+//! holds h2c's).
 
 use std::process::ExitCode;
 
 use crate::frameworks::{markdown_table, protocol_table, REGISTRY};
 use crate::options::Protocol;
-use crate::oracle::SCENARIOS;
+use crate::oracle;
 use crate::table::{Align, Table};
 
 /// `framebench list`'s arguments.
@@ -71,7 +72,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
         ("request", Align::Left),
         ("status", Align::Right),
     ]);
-    for s in SCENARIOS {
+    for s in oracle::all() {
         scenarios.row([
             s.name.to_string(),
             format!("{} {}", s.method.as_str(), s.request_shape()),

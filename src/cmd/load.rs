@@ -323,7 +323,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = Plan {
         targets,
-        scenarios: crate::select::served_scenarios(&args.scenario, url_target)?,
+        scenarios: crate::select::loaded_scenarios(&args.scenario, url_target)?,
         connections: conns(&args.opts, &[10]),
         streams: streams(&args.opts),
         params: params(&args.opts, Duration::from_secs(10))?,
@@ -369,6 +369,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
             plan.cells()
         )));
     }
+    crate::driver::nofile::ensure(plan.connections.iter().copied().max().unwrap_or(1))?;
     let started = std::time::SystemTime::now();
     let cells = run_plan(&plan, &fixtures, opts.quiet);
     let measured = crate::provenance::Provenance::here(crate::provenance::Window::since(started));

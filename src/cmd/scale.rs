@@ -125,6 +125,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     let fixtures = Fixtures::load_default()?;
     crate::select::prepare_entries(sweep.targets.iter().map(|t| t.entry));
     crate::interrupt::interrupted();
+    crate::driver::nofile::ensure(sweep.connections)?;
     let started = std::time::SystemTime::now();
     let measured = crate::scale::run(&sweep, &fixtures, args.quiet);
     let window = crate::provenance::Window::since(started);
@@ -267,7 +268,7 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
     } else {
         args.scenarios.clone()
     };
-    let scenarios = crate::select::served_scenarios(&names, false)?;
+    let scenarios = crate::select::loaded_scenarios(&names, false)?;
     if scenarios.is_empty() {
         return Err(crate::error::usage(
             "no scenario left to run (the redis scenario needs a redis-server)",

@@ -7,12 +7,14 @@
 //! oracle with the cell's pipelining depth ([`crate::options::Protocol::precheck`]), then runs the client
 //! ([`client`]) pinned to the client CPUs, samples responses against the oracle during the
 //! load, and reads the server's CPU and peak RSS from /proc ([`proc`]). Results carry their
-//! environment ([`output`]) and can be drawn ([`plot`]).
+//! environment ([`output`]) and can be drawn ([`plot`]). Before a run, [`nofile`] makes room for
+//! its connections under the open-file limit.
 
 pub(crate) mod client;
 pub(crate) mod hdrlog;
 pub(crate) mod intervals;
 pub(crate) mod merge;
+pub(crate) mod nofile;
 pub(crate) mod output;
 mod params;
 mod plan;

@@ -29,7 +29,8 @@ impl Framework for Null {
     const LOOPBACK: bool = false;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Unsupported("a floor for in-process dispatch: it has no server"))];
-    const CANNOT: &'static [(&'static str, &'static str)] = &[];
+    const CANNOT: &'static [(&'static str, &'static str)] =
+        &[("delay", "an in-process floor, with no server: delay is a loopback scenario only")];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let routes = super::canned(&config.fixtures)?

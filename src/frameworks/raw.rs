@@ -143,7 +143,16 @@ impl Framework for Raw {
     const IN_PROCESS: bool = false;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)"))];
-    const CANNOT: &'static [(&'static str, &'static str)] = &[];
+    // Fairness: raw answers every complete request of a read in that read's write, from its
+    // event loop, and has no timer. One written for it (a timer wheel per loop, answers held
+    // back in pipelining order) would put framebench's own timer beside the frameworks' and
+    // be no reference: a delay load is read against arithmetic instead, its connections over
+    // the wait (docs/methodology/delay.md).
+    const CANNOT: &'static [(&'static str, &'static str)] = &[(
+        "delay",
+        "the loopback reference answers each read at once from its event loop and has no \
+         timer; a delay load is read against connections ÷ the wait instead",
+    )];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
         let canned = super::canned(&config.fixtures)?;

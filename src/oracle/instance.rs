@@ -10,7 +10,14 @@
 //! number above `u32::MAX`. Every request and every answer of a scenario therefore has the same
 //! length (with the body size fixed), which the benches' keep-alive client and the driver's
 //! request ring rely on, and a handler that sums in 32 bits fails.
+//!
+//! The waiting scenario (`delay`, [`super::WAITING`]) has one request, `GET /delay?ms=10`: its
+//! answer is the number of milliseconds asked for, and the request carries that wait
+//! ([`Instance::check_not_early`]), which an answer over loopback must not beat.
 
+use std::time::Duration;
+
+use anyhow::bail;
 use bytes::Bytes;
 
 use super::{Body, Scenario, JSON};
@@ -25,6 +32,14 @@ pub(crate) const CHUNKS: usize = 4;
 /// The range both query operands are drawn from: ten-digit `u32`s whose sum has ten digits and
 /// does not fit in a `u32`.
 pub(crate) const OPERANDS: std::ops::Range<u32> = 2_200_000_000..3_200_000_000;
+
+/// How long a `delay` request asks the server to wait, in milliseconds: the wait of every
+/// request the oracle sends, and a handler's wait when the query names none.
+pub(crate) const DELAY_MS: u64 = 10;
+
+/// The longest wait a `delay` request may ask for, in milliseconds; a longer one (or an `ms`
+/// that is not a `u64`) is answered 400 at once.
+pub(crate) const MAX_DELAY_MS: u64 = 10_000;
 
 /// The seed of every scenario's sequence, mixed with the scenario's name.
 const SEED: u64 = 0x6672_616d_6562_656e;
@@ -61,6 +76,9 @@ pub(crate) enum Payload {
     Chunked,
     /// `{"a":A,"b":B}` as JSON, answered `{"sum":S}`.
     Json,
+    /// `GET /delay?ms=N`: answered `N` after the server's own timer has waited `N` ms; the same
+    /// request every time ([`DELAY_MS`]). Loopback only ([`Scenario::loopback_only`]).
+    Delay,
 }
 
 /// One request of a scenario and the body its answer must have.
@@ -79,6 +97,9 @@ pub struct Instance {
     /// The answer's body when the scenario computes it per request; `None` for a fixed scenario,
     /// whose [`super::Expected`] holds it.
     pub(crate) expect: Option<Bytes>,
+    /// How long the server must wait before it answers (`delay`): an answer that comes sooner
+    /// after the request was sent is wrong ([`Instance::check_not_early`]).
+    pub(crate) waits: Option<Duration>,
 }
 
 impl Scenario {
@@ -93,6 +114,7 @@ impl Scenario {
                 body: Bytes::new(),
                 chunked: false,
                 expect: None,
+                waits: None,
             },
             Payload::Query => {
                 let (a, b) = (rng.operand(), rng.operand());
@@ -103,6 +125,7 @@ impl Scenario {
                     body: Bytes::new(),
                     chunked: false,
                     expect: Some(sum_text(a, b).into()),
+                    waits: None,
                 }
             }
             Payload::Length | Payload::Chunked => {
@@ -114,6 +137,7 @@ impl Scenario {
                     expect: Some(digest_text(&body).into()),
                     body: body.into(),
                     chunked: self.payload == Payload::Chunked,
+                    waits: None,
                 }
             }
             Payload::Json => {
@@ -125,8 +149,18 @@ impl Scenario {
                     body: format!(r#"{{"a":{a},"b":{b}}}"#).into(),
                     chunked: false,
                     expect: Some(format!(r#"{{"sum":{}}}"#, u64::from(a) + u64::from(b)).into()),
+                    waits: None,
                 }
             }
+            Payload::Delay => Instance {
+                method: self.method,
+                target: format!("{}?ms={DELAY_MS}", self.path),
+                content_type: None,
+                body: Bytes::new(),
+                chunked: false,
+                expect: Some(DELAY_MS.to_string().into()),
+                waits: Some(Duration::from_millis(DELAY_MS)),
+            },
         }
     }
 
@@ -138,7 +172,12 @@ impl Scenario {
 
     /// [`Scenario::instances`] with bodies of `body_size` bytes (`load --body-size`).
     pub fn instances_sized(&self, n: usize, body_size: usize) -> Vec<Instance> {
-        let n = if self.payload == Payload::Fixed { 1 } else { n };
+        // Every request of `delay` is the same: one wait, so that a load's ideal rate is its
+        // connections over that wait.
+        let n = match self.payload {
+            Payload::Fixed | Payload::Delay => 1,
+            _ => n,
+        };
         (0..n as u64).map(|i| self.instance(i, body_size)).collect()
     }
 
@@ -157,7 +196,18 @@ impl Scenario {
             Payload::Length => format!("{} ({BODY_SIZE}-byte body, Content-Length)", self.path),
             Payload::Chunked => format!("{} ({BODY_SIZE}-byte body, {CHUNKS} chunks)", self.path),
             Payload::Json => format!(r#"{} ({{"a":A,"b":B}} as JSON)"#, self.path),
+            Payload::Delay => format!(
+                "{}?ms={DELAY_MS} (waits on the framework's timer; loopback only)",
+                self.path
+            ),
         }
+    }
+
+    /// Whether the scenario means something only over a socket: `delay`, whose handler sleeps,
+    /// so that a time per in-process dispatch (or per request on one connection) is its sleep
+    /// and nothing else. Such a scenario is in [`super::WAITING`], not [`super::SCENARIOS`].
+    pub fn loopback_only(&self) -> bool {
+        self.payload == Payload::Delay
     }
 
     /// Whether every request of the scenario is the same (the scenarios before issue 42).
@@ -181,6 +231,22 @@ impl Instance {
             body: Bytes::new(),
             chunked: false,
             expect: None,
+            waits: None,
+        }
+    }
+
+    /// Checks that the answer to this request, read `elapsed` after the request was sent, did
+    /// not come before the wait the request asked for (`delay`): a server that answers sooner
+    /// did not wait. Nothing to check for a request that asks for no wait.
+    pub fn check_not_early(&self, elapsed: Duration) -> anyhow::Result<()> {
+        match self.waits {
+            Some(wait) if elapsed < wait => bail!(
+                "answered {:.2} ms after the request was sent, before the {} ms it asked the \
+                 server to wait",
+                elapsed.as_secs_f64() * 1e3,
+                wait.as_millis()
+            ),
+            _ => Ok(()),
         }
     }
 
@@ -317,6 +383,28 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(rest, BODY_SCENARIOS);
+    }
+
+    #[test]
+    fn an_answer_sooner_than_the_wait_fails() {
+        let delay = super::super::loopback_scenario("delay").unwrap();
+        assert!(delay.loopback_only() && scenario("delay").is_none());
+        assert_eq!(delay.instances(8).len(), 1, "one wait for every request");
+        let req = delay.instance(3, BODY_SIZE);
+        assert_eq!(req.target, format!("/delay?ms={DELAY_MS}"));
+        assert_eq!(req.expect.as_deref(), Some(DELAY_MS.to_string().as_bytes()));
+        let early = req
+            .check_not_early(Duration::from_millis(DELAY_MS - 1))
+            .unwrap_err()
+            .to_string();
+        assert!(early.contains("before the 10 ms"), "{early}");
+        assert!(req.check_not_early(Duration::from_micros(9_999)).is_err());
+        req.check_not_early(Duration::from_millis(DELAY_MS))
+            .unwrap();
+        req.check_not_early(Duration::from_secs(1)).unwrap();
+        // A request that asks for no wait is never early.
+        let hello = scenario("hello").unwrap().instance(0, BODY_SIZE);
+        hello.check_not_early(Duration::ZERO).unwrap();
     }
 
     #[test]

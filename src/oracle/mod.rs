@@ -2,12 +2,17 @@
 //!
 //! Tests, `framebench check`, the benches and the driver all read [`SCENARIOS`]. A framework that
 //! answers a scenario with anything else is reported as failing it, however fast it is.
+//!
+//! [`WAITING`] holds the scenarios that mean something over loopback only (`delay`, whose
+//! handler waits on the framework's timer): `check` runs them over loopback, and `load`,
+//! `compare` and `scale` load them when named ([`loopback_scenario`]); every in-process mode
+//! reads [`SCENARIOS`] alone and refuses them by name (`crate::select::scenario`).
 
 pub(crate) mod conformance;
 pub mod hostile;
 mod instance;
 
-pub(crate) use instance::{digest_text, sum_text, Payload, CHUNKS};
+pub(crate) use instance::{digest_text, sum_text, Payload, CHUNKS, DELAY_MS, MAX_DELAY_MS};
 pub use instance::{fnv1a64, Instance, Method, BODY_SIZE};
 
 use anyhow::{bail, Context as _};
@@ -168,6 +173,30 @@ pub const SCENARIOS: &[Scenario] = &[
     },
 ];
 
+/// The scenarios that wait: loopback only ([`Scenario::loopback_only`]), so none is in
+/// [`SCENARIOS`], which every in-process mode iterates.
+pub const WAITING: &[Scenario] = &[
+    // Issue: a handler that waits on the framework's own timer (`handlers::delay_wait`), so
+    // that a load measures how many waiting requests a server holds at once.
+    Scenario {
+        name: DELAY_SCENARIO,
+        method: Method::Get,
+        path: "/delay",
+        payload: Payload::Delay,
+        status: 200,
+        content_type: Some(TEXT_PLAIN),
+        body: Body::Computed,
+    },
+];
+
+/// The scenario that waits on the framework's timer ([`WAITING`]).
+pub const DELAY_SCENARIO: &str = "delay";
+
+/// Why a waiting scenario has no in-process cell, and why an in-process command refuses it
+/// (after "delay is ").
+pub(crate) const LOOPBACK_ONLY: &str =
+    "a loopback scenario only: a sleep per iteration means nothing in-process";
+
 /// The scenarios whose request is always the same (the ones before issue 42), first in
 /// [`SCENARIOS`].
 pub const FIXED_SCENARIOS: &[Scenario] =
@@ -217,14 +246,25 @@ pub(crate) const TRAVERSALS: &[&str] = &[
 /// `/etc/passwd` and of the crate's manifest.
 const LEAK_MARKERS: &[&str] = &["FRAMEBENCH-CANARY", "root:x:0", "[package]"];
 
-/// Looks a scenario up by name.
+/// Looks a scenario of [`SCENARIOS`] up by name: never a waiting one.
 pub fn scenario(name: &str) -> Option<&'static Scenario> {
     SCENARIOS.iter().find(|s| s.name == name)
 }
 
-/// Scenario names, for error messages and `list`.
+/// Looks a scenario up by name among [`SCENARIOS`] and [`WAITING`]: what a loopback check or
+/// load may run.
+pub fn loopback_scenario(name: &str) -> Option<&'static Scenario> {
+    all().find(|s| s.name == name)
+}
+
+/// Every scenario: [`SCENARIOS`], then [`WAITING`] (`check` and `list`).
+pub fn all() -> impl Iterator<Item = &'static Scenario> {
+    SCENARIOS.iter().chain(WAITING)
+}
+
+/// Scenario names, the waiting ones too, for error messages and `list`.
 pub(crate) fn names() -> Vec<&'static str> {
-    SCENARIOS.iter().map(|s| s.name).collect()
+    all().map(|s| s.name).collect()
 }
 
 /// Builds an in-process request for `path`, as a client would send it.

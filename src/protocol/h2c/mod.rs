@@ -191,8 +191,8 @@ impl super::Exchange for Client {
 const PRECHECKED: usize = 4;
 
 /// The check before a load over h2c: connects with prior knowledge and checks the answers to
-/// the first [`PRECHECKED`] of `requests`, one stream each, against the oracle. Bounded by
-/// `timeout` per exchange.
+/// the first [`PRECHECKED`] of `requests`, one stream each, against the oracle, and that none
+/// came before the wait its request asked for. Bounded by `timeout` per exchange.
 pub(crate) fn precheck(
     addr: SocketAddr,
     expected: &Expected,
@@ -203,11 +203,13 @@ pub(crate) fn precheck(
     anyhow::ensure!(!requests.is_empty(), "no request to send");
     let mut client = Client::connect(addr, timeout).map_err(|e| anyhow!("{e:#}"))?;
     for (i, instance) in requests.iter().take(PRECHECKED).enumerate() {
+        let sent = std::time::Instant::now();
         let got = client
             .observe(instance)
             .map_err(|e| anyhow!("stream {}: {e:#}", 2 * i + 1))?;
         expected
             .check_instance(instance, &got)
+            .and_then(|()| instance.check_not_early(sent.elapsed()))
             .map_err(|e| anyhow!("stream {}: {e}", 2 * i + 1))?;
     }
     Ok(())

@@ -291,18 +291,21 @@ pub(crate) fn precheck_on(
     for instance in &sent {
         encode_instance(instance, Connection::KeepAlive, &mut bytes);
     }
+    let written = Instant::now();
     stream
         .write_all(&bytes)
         .map_err(|e| anyhow!("writing: {e}"))?;
-    read_checked(stream, expected, &sent, Instant::now() + timeout)
+    read_checked(stream, expected, &sent, written, written + timeout)
 }
 
 /// Reads one response per request of `sent` off `stream` and checks each against `expected`
-/// and its own request.
+/// and its own request, and that none came sooner after `written` (when the requests went out)
+/// than its request asked the server to wait ([`Instance::check_not_early`]).
 fn read_checked(
     stream: &mut TcpStream,
     expected: &Expected,
     sent: &[&Instance],
+    written: Instant,
     deadline: Instant,
 ) -> anyhow::Result<Vec<Checked>> {
     let depth = sent.len();
@@ -312,8 +315,10 @@ fn read_checked(
     while checked.len() < depth {
         match parse_response(&buf, false).map_err(|e| anyhow!("{e:#}"))? {
             Some((res, used)) => {
+                let instance = sent[checked.len()];
                 expected
-                    .check_instance(sent[checked.len()], &Observed::from_response(&res))
+                    .check_instance(instance, &Observed::from_response(&res))
+                    .and_then(|()| instance.check_not_early(written.elapsed()))
                     .map_err(|e| anyhow!("response {} of {depth}: {e}", checked.len() + 1))?;
                 checked.push(Checked {
                     len: used,
@@ -508,5 +513,48 @@ mod tests {
             raw,
             b"GET /a?b=c HTTP/1.1\r\nhost: example.com\r\ncontent-length: 2\r\n\r\nxy"
         );
+    }
+
+    /// A server on 127.0.0.1:0 that answers each request it reads with the right body of a
+    /// `delay` request, after `wait`.
+    fn delay_server(wait: Duration) -> SocketAddr {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            while matches!(s.read(&mut buf), Ok(1..)) {
+                std::thread::sleep(wait);
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n\
+                     Content-Length: 2\r\n\r\n{}",
+                    oracle::DELAY_MS
+                );
+                if s.write_all(answer.as_bytes()).is_err() {
+                    return;
+                }
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn the_check_before_load_fails_an_answer_sooner_than_its_wait() {
+        let fixtures = crate::fixtures::Fixtures::load_default().unwrap();
+        let delay = oracle::loopback_scenario("delay").unwrap();
+        let expected = delay.expected(&fixtures).unwrap();
+        let requests = delay.instances(crate::cell::RING);
+        let early = precheck(
+            delay_server(Duration::ZERO),
+            &expected,
+            &requests,
+            1,
+            TIMEOUT,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(early.contains("before the 10 ms"), "{early}");
+        let wait = Duration::from_millis(oracle::DELAY_MS);
+        precheck(delay_server(wait), &expected, &requests, 1, TIMEOUT).unwrap();
     }
 }
