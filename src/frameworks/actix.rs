@@ -31,7 +31,7 @@ use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging;
 use crate::options::{Io, Protocol, KEEP_ALIVE};
 use crate::store::AsyncStore;
@@ -76,7 +76,11 @@ fn app(
         Io::Disk => app.service(Files::new("/static", config.fixtures.static_dir())),
         Io::Memory => app.service(static_file),
     };
-    let app = app.service(sum).service(upload).service(json_in);
+    let app = app
+        .service(sum)
+        .service(upload)
+        .service(json_in)
+        .service(delay);
     // Fairness: `Condition` is actix's way to make a middleware optional while keeping one app
     // type. With logging off no `Logger` is attached, but every request still passes one
     // `match` and the body one enum (`EitherBody`): a few nanoseconds.
@@ -205,6 +209,13 @@ async fn upload(body: web::Bytes) -> Reply {
 #[post("/json_in")]
 async fn json_in(ops: web::Json<Operands>) -> Reply {
     handlers::json_in(ops.into_inner())
+}
+
+/// `web::Query` rejects an `ms` that is not a `u64` with 400; the wait is actix-rt's timer
+/// (`actix_rt::time::sleep`, tokio's under the worker's single-threaded runtime).
+#[get("/delay")]
+async fn delay(wait: web::Query<Wait>) -> Reply {
+    handlers::delay(wait.into_inner(), actix_rt::time::sleep).await
 }
 
 impl Responder for Reply {

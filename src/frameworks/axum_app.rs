@@ -34,7 +34,7 @@ macro_rules! axum_app {
         use tower_http::services::ServeDir;
 
         use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
-        use crate::handlers::{self, AppState, Operands, Reply};
+        use crate::handlers::{self, AppState, Operands, Reply, Wait};
         use crate::logging;
         use crate::options::{Io, Logging};
         use crate::store::AsyncStore;
@@ -67,6 +67,7 @@ macro_rules! axum_app {
                 .route("/sum", get(sum))
                 .route("/upload", post(upload))
                 .route("/json_in", post(json_in))
+                .route("/delay", get(delay))
                 .with_state(state);
             match config.options.logging {
                 Logging::Off => router,
@@ -172,6 +173,12 @@ macro_rules! axum_app {
         /// deserialize with 400 or 422.
         async fn json_in(Json(ops): Json<Operands>) -> Reply {
             handlers::json_in(ops)
+        }
+
+        /// `Query` rejects an `ms` that is not a `u64` with 400; the wait is tokio's timer, the
+        /// runtime axum serves on.
+        async fn delay(Query(wait): Query<Wait>) -> Reply {
+            handlers::delay(wait, tokio::time::sleep).await
         }
 
         impl IntoResponse for Reply {

@@ -33,7 +33,7 @@ use http_body_util::{BodyExt as _, Full};
 use serde::Deserialize;
 
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::Io;
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
@@ -87,6 +87,10 @@ where
         .to(sum);
     route.post("/upload").to_async(upload);
     route.post("/json_in").to_async(json_in);
+    route
+        .get("/delay")
+        .with_query_string_extractor::<DelayQuery>()
+        .to_async(delay);
     match config.options.io {
         Io::Disk => route
             .get("/static/*")
@@ -212,6 +216,15 @@ async fn json_in(mut state: State) -> HandlerResult {
     }
 }
 
+/// `GET /delay?ms=N`: the wait from Gotham's query string extractor, which answers 400 for an
+/// `ms` that is not a `u64` before this runs, on tokio's timer, the runtime Gotham serves on.
+async fn delay(mut state: State) -> HandlerResult {
+    let DelayQuery { ms } = DelayQuery::take_from(&mut state);
+    let reply = handlers::delay(Wait { ms }, tokio::time::sleep).await;
+    let res = respond(&state, reply);
+    Ok((state, res))
+}
+
 /// The request body, taken from the state and collected whole (Gotham sets no limit); a body
 /// that fails to arrive is a 400.
 async fn collect_body(state: &mut State) -> Result<bytes::Bytes, gotham::handler::HandlerError> {
@@ -268,6 +281,12 @@ struct NameParam {
 struct SumQuery {
     a: u32,
     b: u32,
+}
+
+/// The query string of `/delay`: [`Wait`] as Gotham's query string extractor wants it.
+#[derive(Deserialize, StateData, StaticResponseExtender)]
+struct DelayQuery {
+    ms: Option<u64>,
 }
 
 /// The app's state.

@@ -1,7 +1,8 @@
 //! Raw hyper 1 with hyper-util: a `service_fn` that routes on the path by hand
 //! ([`AppState::route`], shared with hyper 0.14), with a small static-file path of our own, and
 //! tower-http's trace layer for logging. hyper has no extractors: `/sum` parses the query with
-//! [`handlers::operands_from_query`], and `/upload` and `/json_in` collect the body with
+//! [`handlers::operands_from_query`] (`/delay` with [`handlers::wait_from_query`], then waits on
+//! tokio's timer), and `/upload` and `/json_in` collect the body with
 //! http-body-util's `BodyExt::collect` (no limit: hyper sets none), the JSON then read by
 //! serde_json. In-process requests call the service directly; the server runs hyper's HTTP/1.1
 //! connection per accepted socket, or under `--protocol h2c` its HTTP/2 one (no sniffing: the
@@ -51,10 +52,11 @@ where
         let (method, uri) = (req.method(), req.uri());
         let get = method == http::Method::GET || method == http::Method::HEAD;
         let post = method == http::Method::POST;
-        // Fairness: the routes that wait on I/O (Redis, a request body) are boxed futures;
-        // every other route stays a ready value (docs/methodology/fairness.md).
+        // Fairness: the routes that wait on I/O (Redis, a request body) or a timer are boxed
+        // futures; every other route stays a ready value (docs/methodology/fairness.md).
         match uri.path() {
             "/sum" => RouteFuture::Ready(Some(respond(sum(get, uri.query())))),
+            "/delay" => delay(get, uri.query()),
             "/upload" if post => RouteFuture::Boxed(Box::pin(upload(req.into_body()))),
             "/json_in" if post => RouteFuture::Boxed(Box::pin(json_in(req.into_body()))),
             "/upload" | "/json_in" => RouteFuture::Ready(Some(respond(Reply::error(405)))),
@@ -229,8 +231,20 @@ async fn json_in<B: Body>(body: B) -> Res {
     })
 }
 
+/// `GET /delay?ms=N`: the wait parsed from the raw query (hyper has no query extractor), 400
+/// when `ms` is not a `u64`, then tokio's timer, the runtime hyper serves on.
+fn delay(get: bool, query: Option<&str>) -> RouteFuture {
+    match (get, handlers::wait_from_query(query)) {
+        (false, _) => RouteFuture::Ready(Some(respond(Reply::error(405)))),
+        (true, None) => RouteFuture::Ready(Some(respond(Reply::error(400)))),
+        (true, Some(wait)) => RouteFuture::Boxed(Box::pin(async move {
+            respond(handlers::delay(wait, tokio::time::sleep).await)
+        })),
+    }
+}
+
 /// The future of one request: ready for every route but those that wait on I/O (`/get` on
-/// Redis, `/upload` and `/json_in` on the body).
+/// Redis, `/upload` and `/json_in` on the body) or a timer (`/delay`).
 enum RouteFuture {
     Ready(Option<Res>),
     Boxed(Pin<Box<dyn Future<Output = Res> + Send>>),

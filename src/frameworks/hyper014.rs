@@ -2,7 +2,8 @@
 //! `hyper014`: a `service_fn` that routes on the path by hand (the same hand routing as
 //! `hyper.rs`, [`AppState::route`]), with no static-file facility, and a hand-written logger
 //! around [`Started`]. hyper 0.14 has no extractors: `/sum` parses the query with
-//! [`handlers::operands_from_query`], and `/upload` and `/json_in` collect the body with
+//! [`handlers::operands_from_query`] (`/delay` with [`handlers::wait_from_query`], then waits on
+//! tokio's timer), and `/upload` and `/json_in` collect the body with
 //! `hyper::body::to_bytes` (no limit: hyper sets none), the JSON then read by serde_json.
 //! In-process requests call the same function the service calls, with our `http` 1 request
 //! converted to hyper 0.14's `http` 0.2 types and the response converted back; the server is
@@ -154,12 +155,17 @@ impl App {
         let (method, uri) = (req.method(), req.uri());
         let get = method == Method::GET || method == Method::HEAD;
         let post = method == Method::POST;
-        // Fairness: the routes that wait on I/O (Redis, a request body) are boxed, as in hyper
-        // 1's app: inline, their futures (the pool, the command, the timer; the body and its
-        // buffer) would make every request's future large, and the runtime copies a future when
-        // it starts it (docs/methodology/fairness.md).
+        // Fairness: the routes that wait on I/O (Redis, a request body) or a timer are boxed,
+        // as in hyper 1's app: inline, their futures (the pool, the command, the timer; the body
+        // and its buffer) would make every request's future large, and the runtime copies a
+        // future when it starts it (docs/methodology/fairness.md).
         match uri.path() {
             "/sum" => respond(sum(get, uri.query())),
+            "/delay" => match (get, handlers::wait_from_query(uri.query())) {
+                (false, _) => respond(Reply::error(405)),
+                (true, None) => respond(Reply::error(400)),
+                (true, Some(wait)) => Box::pin(delay(wait)).await,
+            },
             "/upload" if post => Box::pin(upload(req.into_body())).await,
             "/json_in" if post => Box::pin(json_in(req.into_body())).await,
             "/upload" | "/json_in" => respond(Reply::error(405)),
@@ -199,6 +205,12 @@ async fn json_in(body: Body) -> Res {
         },
         Err(_) => Reply::error(400),
     })
+}
+
+/// `GET /delay?ms=N`, its wait parsed from the raw query (hyper 0.14 has no query extractor):
+/// tokio's timer, the runtime hyper 0.14 serves on.
+async fn delay(wait: handlers::Wait) -> Res {
+    respond(handlers::delay(wait, tokio::time::sleep).await)
 }
 
 /// A [`Reply`] as hyper 0.14's response.

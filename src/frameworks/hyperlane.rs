@@ -40,7 +40,7 @@ use hyperlane::{
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::protocol::http1;
 use crate::logging::{self, Started};
 use crate::options::{Options, Protocol, Runtime, KEEP_ALIVE};
@@ -84,6 +84,7 @@ fn app(config: &Config) -> Server {
         .route::<Sum>("/sum")
         .route::<Upload>("/upload")
         .route::<JsonIn>("/json_in")
+        .route::<Delay>("/delay")
         .request_error::<RequestErrorReply>();
     // Fairness: a hyperlane hook is a type made per request from the stream and the context
     // alone (`ServerHook::new`), so app data reaches it only through a global or the context's
@@ -397,6 +398,29 @@ impl ServerHook for JsonIn {
     async fn handle(self, _: &mut Stream, ctx: &mut Context) -> Status {
         let ops = ctx.get_request().try_get_body_json::<Operands>();
         respond(ctx, ops.map_or(Reply::error(400), handlers::json_in))
+    }
+}
+
+/// `/delay?ms=N`, with `ms` as hyperlane parsed the query (`try_get_query_front`) and then as a
+/// `u64`. hyperlane has no typed query extractor: an `ms` that is not a `u64` is `None`,
+/// answered 400. The wait is tokio's timer, the runtime hyperlane serves on.
+struct Delay(Option<Wait>);
+
+impl ServerHook for Delay {
+    async fn new(_: &mut Stream, ctx: &mut Context) -> Self {
+        Delay(match ctx.get_request().try_get_query_front("ms") {
+            None => Some(Wait { ms: None }),
+            Some(ms) => ms.parse().ok().map(|ms| Wait { ms: Some(ms) }),
+        })
+    }
+
+    #[is_get_method]
+    async fn handle(self, _: &mut Stream, ctx: &mut Context) -> Status {
+        let reply = match self.0 {
+            Some(wait) => handlers::delay(wait, tokio::time::sleep).await,
+            None => Reply::error(400),
+        };
+        respond(ctx, reply)
     }
 }
 

@@ -73,6 +73,7 @@ fn app(config: &Config) -> Arc<dyn Handler> {
     router.get("/sum", sum, "sum");
     router.post("/upload", upload, "upload");
     router.post("/json_in", json_in, "json_in");
+    router.get("/delay", delay, "delay");
 
     let mut mount = Mount::new();
     mount.mount("/", router);
@@ -181,6 +182,14 @@ fn json_in(req: &mut iron::Request) -> IronResult<Response> {
     let operands: handlers::Operands =
         itry!(serde_json::from_reader(&mut req.body), status::BadRequest);
     Ok(respond(handlers::json_in(operands)))
+}
+
+/// `/delay?ms=N`: the wait from the raw query (400 when `ms` is not a `u64`), slept on the
+/// pool thread that holds the connection, iron's model: hyper 0.10 has no timer, and a waiting
+/// request keeps its thread (docs/methodology/delay.md).
+fn delay(req: &mut iron::Request) -> IronResult<Response> {
+    let wait = iexpect!(handlers::wait_from_query(req.url.query()));
+    Ok(respond(handlers::delay_blocking(wait, std::thread::sleep)))
 }
 
 /// `/static/<name>` with io=memory; `Mount` has removed the prefix.

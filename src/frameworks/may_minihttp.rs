@@ -5,7 +5,9 @@
 //! ([`AppState::route`], the blocking twin of raw hyper's), static files come from
 //! [`AppState::static_file`] for both io modes, and logging is a small wrapper around
 //! [`Started`] in the service. It has no extractors either: `/sum` parses the query with
-//! [`handlers::operands_from_query`], and `/upload` and `/json_in` read the body through the
+//! [`handlers::operands_from_query`] (`/delay` with [`handlers::wait_from_query`], then sleeps on
+//! may's coroutine timer, `may::coroutine::sleep`, which parks the coroutine and not its
+//! worker thread), and `/upload` and `/json_in` read the body through the
 //! `Read` that `Request::body` returns, which reads `Content-Length` bytes and no more (no limit;
 //! no chunked body), the JSON then read by serde_json.
 //!
@@ -219,6 +221,7 @@ impl App {
         // The query and body routes first; every other path as before.
         match path {
             "/sum" => sum(get, query),
+            "/delay" => delay(get, query),
             "/upload" if post => upload(req.body()),
             "/json_in" if post => json_in(req.body()),
             "/upload" | "/json_in" => Reply::error(405),
@@ -234,6 +237,16 @@ fn sum(get: bool, query: Option<&str>) -> Reply {
         return Reply::error(405);
     }
     handlers::operands_from_query(query).map_or_else(|| Reply::error(400), handlers::sum)
+}
+
+/// `GET /delay?ms=N`: the wait parsed from the raw query (400 when `ms` is not a `u64`), slept
+/// with `may::coroutine::sleep`, which parks this connection's coroutine on may's timer.
+fn delay(get: bool, query: Option<&str>) -> Reply {
+    match (get, handlers::wait_from_query(query)) {
+        (false, _) => Reply::error(405),
+        (true, None) => Reply::error(400),
+        (true, Some(wait)) => handlers::delay_blocking(wait, may::coroutine::sleep),
+    }
 }
 
 /// `POST /upload`: the whole body, read to its end from `Request::body`, then digested; 400

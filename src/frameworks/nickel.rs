@@ -75,6 +75,7 @@ fn app(config: &Config) -> Server {
     router.get("/sum", with(sum));
     router.post("/upload", with(upload));
     router.post("/json_in", with(json_in));
+    router.get("/delay", with(delay));
     handlers.push(Box::new(router));
 
     handlers.push(match config.options.io {
@@ -190,6 +191,18 @@ fn upload(_: &App, req: &mut NickelRequest) -> Reply {
 fn json_in(_: &App, req: &mut NickelRequest) -> Reply {
     req.json_as::<Operands>()
         .map_or(Reply::error(400), handlers::json_in)
+}
+
+/// `/delay?ms=N`: the wait from nickel's parsed query (400 when `ms` is not a `u64`), slept on
+/// the pool thread that holds the connection, nickel's model: hyper 0.10 has no timer, and a
+/// waiting request keeps its thread (docs/methodology/delay.md).
+fn delay(_: &App, req: &mut NickelRequest) -> Reply {
+    let ms = match req.query().get("ms").map(str::parse) {
+        None => None,
+        Some(Ok(ms)) => Some(ms),
+        Some(Err(_)) => return Reply::error(400),
+    };
+    handlers::delay_blocking(handlers::Wait { ms }, std::thread::sleep)
 }
 
 /// A request as the routes see it.

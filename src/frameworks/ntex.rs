@@ -37,7 +37,7 @@ use ntex::web::{
 use ntex_files::Files;
 
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, Protocol, KEEP_ALIVE};
 use crate::server;
@@ -97,7 +97,7 @@ fn app(
         ),
         Io::Memory => app.service(static_file),
     };
-    let app = app.service((sum, upload, json_in));
+    let app = app.service((sum, upload, json_in, delay));
     app.middleware(Wrap(Observe { target, limit }))
 }
 
@@ -288,6 +288,13 @@ async fn upload(body: ntex::util::Bytes) -> Reply {
 #[web::post("/json_in")]
 async fn json_in(ops: Json<Operands>) -> Reply {
     handlers::json_in(ops.into_inner())
+}
+
+/// `Query` rejects an `ms` that is not a `u64` with 400; the wait is ntex's own timer
+/// (`ntex::time::sleep`, a timer wheel of 16 ms ticks beside the tokio runtime ntex runs on).
+#[web::get("/delay")]
+async fn delay(wait: Query<Wait>) -> Reply {
+    handlers::delay(wait.into_inner(), ntex::time::sleep).await
 }
 
 impl<Err: ErrorRenderer> web::Responder<Err> for Reply {

@@ -18,7 +18,7 @@ use ohkami::testing::{TestRequest, Tester as _};
 use ohkami::{IntoResponse, Ohkami, Route as _, Status};
 
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -47,6 +47,7 @@ fn app(config: &Config) -> Ohkami {
         "/sum".GET(sum),
         "/upload".POST(upload),
         "/json_in".POST(json_in),
+        "/delay".GET(delay),
     ));
     // Fairness: ohkami's `Mount` reads every file of the folder into memory when the app is
     // built and serves those bytes, so io=disk serves ohkami's static files from memory, as
@@ -267,6 +268,12 @@ async fn upload(req: &ohkami::Request) -> Reply {
 /// `/json_in`: the body deserialized by ohkami's `Json`, for an `application/json` body.
 async fn json_in(Json(ops): Json<Operands>) -> Reply {
     handlers::json_in(ops)
+}
+
+/// `/delay?ms=N`: the wait deserialized by ohkami's `Query` (an `ms` that is not a `u64` is its
+/// 400); the wait is tokio's timer, ohkami's runtime here (`rt_tokio`).
+async fn delay(Query(wait): Query<Wait>) -> Reply {
+    handlers::delay(wait, tokio::time::sleep).await
 }
 
 impl IntoResponse for Reply {

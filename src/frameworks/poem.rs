@@ -19,7 +19,7 @@ use poem::web::{Data, Json, LocalAddr, Path, Query, RemoteAddr};
 use poem::{get, handler, post, Endpoint, EndpointExt as _, IntoResponse, Route, Server};
 
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::store::AsyncStore;
@@ -52,7 +52,8 @@ fn app(config: &Config) -> BoxEndpoint<'static> {
     let route = route
         .at("/sum", get(sum))
         .at("/upload", post(upload))
-        .at("/json_in", post(json_in));
+        .at("/json_in", post(json_in))
+        .at("/delay", get(delay));
     let endpoint = route.data(state);
     match logging::target(config.options.logging) {
         None => endpoint.boxed(),
@@ -197,6 +198,13 @@ fn upload(body: bytes::Bytes) -> Reply {
 #[handler]
 fn json_in(Json(ops): Json<Operands>) -> Reply {
     handlers::json_in(ops)
+}
+
+/// `Query` rejects an `ms` that is not a `u64` with 400; the wait is tokio's timer, the runtime
+/// poem serves on.
+#[handler]
+async fn delay(Query(wait): Query<Wait>) -> Reply {
+    handlers::delay(wait, tokio::time::sleep).await
 }
 
 impl IntoResponse for Reply {

@@ -31,7 +31,7 @@ use serde::Deserialize;
 use tracing::Span;
 
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging;
 use crate::options::{Io, Logging, Protocol, KEEP_ALIVE};
 use crate::server;
@@ -60,7 +60,8 @@ fn app(config: &Config) -> App {
         .with_get("/paste/{name}", paste)
         .with_get("/sum", sum)
         .with_post("/upload", upload)
-        .with_post("/json_in", json_in);
+        .with_post("/json_in", json_in)
+        .with_get("/delay", delay);
     let router = match config.options.io {
         Io::Disk => router.with_sub_service(
             "/static",
@@ -224,6 +225,12 @@ async fn upload(Bytes(body): Bytes) -> Reply {
 /// body); the answer is serialized by the handler, not by rama's `Json` responder.
 async fn json_in(Json(operands): Json<Operands>) -> Reply {
     handlers::json_in(operands)
+}
+
+/// `GET /delay?ms=N`: rama's `Query` extractor (400 for an `ms` that is not a `u64`); the wait
+/// is tokio's timer, the runtime rama serves on.
+async fn delay(Query(wait): Query<Wait>) -> Reply {
+    handlers::delay(wait, tokio::time::sleep).await
 }
 
 impl IntoResponse for Reply {

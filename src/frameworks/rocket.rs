@@ -15,6 +15,7 @@ use anyhow::anyhow;
 use bytes::Bytes;
 use rocket::config::{LogLevel, Shutdown};
 use rocket::fairing::{AdHoc, Fairing, Info, Kind};
+use rocket::form::error::ErrorKind;
 use rocket::fs::FileServer;
 use rocket::http::uri::Origin;
 use rocket::http::{ContentType, Header, Status};
@@ -24,7 +25,7 @@ use rocket::serde::json::Json;
 use rocket::{Build, Data, State};
 
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
@@ -74,7 +75,7 @@ fn app(config: &Config, rocket_config: rocket::Config) -> rocket::Rocket<Build> 
         .manage(AppState::new_async(config))
         .mount(
             "/",
-            rocket::routes![hello, json, redis_get, template, paste, sum, upload, json_in],
+            rocket::routes![hello, json, redis_get, template, paste, sum, upload, json_in, delay],
         );
     let rocket = match config.options.io {
         Io::Disk => rocket.mount("/static", FileServer::from(config.fixtures.static_dir())),
@@ -242,6 +243,20 @@ fn upload(body: Vec<u8>) -> Reply {
 #[rocket::post("/json_in", format = "json", data = "<ops>")]
 fn json_in(ops: Json<Operands>) -> Reply {
     handlers::json_in(ops.into_inner())
+}
+
+/// `/delay?ms=N`: `ms` a typed query parameter read as a `form::Result`, because Rocket's
+/// `Option` guard takes a value that does not parse for a missing one: missing is the default
+/// wait, an `ms` that is not a `u64` is 400. The wait is tokio's timer, Rocket's runtime
+/// (`rocket::tokio`).
+#[rocket::get("/delay?<ms>")]
+async fn delay(ms: rocket::form::Result<'_, u64>) -> Reply {
+    let ms = match ms {
+        Ok(ms) => Some(ms),
+        Err(e) if e.iter().all(|e| matches!(e.kind, ErrorKind::Missing)) => None,
+        Err(_) => return Reply::error(400),
+    };
+    handlers::delay(Wait { ms }, rocket::tokio::time::sleep).await
 }
 
 /// A [`Reply`] as Rocket's response, without copying the body. An error without a body goes to

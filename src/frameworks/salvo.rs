@@ -18,7 +18,7 @@ use salvo::serve_static::StaticDir;
 use salvo::{handler, ConnCtrl, Depot, FlowCtrl, Router, Scribe, Server, Service};
 
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -51,7 +51,8 @@ fn app(config: &Config) -> Service {
         .push(Router::with_path("paste/{name}").get(paste))
         .push(Router::with_path("sum").get(sum))
         .push(Router::with_path("upload").post(upload))
-        .push(Router::with_path("json_in").post(json_in));
+        .push(Router::with_path("json_in").post(json_in))
+        .push(Router::with_path("delay").get(delay));
     let router = match config.options.io {
         Io::Disk => router.push(
             Router::with_path("static/{**path}")
@@ -205,6 +206,14 @@ async fn upload(req: &mut salvo::Request) -> Result<Reply, ParseError> {
 #[handler]
 async fn json_in(req: &mut salvo::Request) -> Result<Reply, ParseError> {
     req.parse_json::<Operands>().await.map(handlers::json_in)
+}
+
+/// `GET /delay?ms=N`: the query parsed by `Request::parse_queries` (an `ms` that is not a `u64`
+/// is salvo's `ParseError`, 400); the wait is tokio's timer, the runtime salvo serves on.
+#[handler]
+async fn delay(req: &mut salvo::Request) -> Result<Reply, ParseError> {
+    let wait = req.parse_queries::<Wait>()?;
+    Ok(handlers::delay(wait, tokio::time::sleep).await)
 }
 
 /// The state `affix_state` put into the depot.

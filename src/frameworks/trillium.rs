@@ -42,7 +42,8 @@ fn app(config: &Config) -> BoxedHandler {
         .get("/paste/:name", paste)
         .get("/sum", sum)
         .post("/upload", upload)
-        .post("/json_in", json_in);
+        .post("/json_in", json_in)
+        .get("/delay", delay);
     let router = match config.options.io {
         // Fairness: `StaticFileHandler` resolves a path that decodes to a NUL byte to an error
         // from the file system, not a 404; the guard before it answers 404 first
@@ -226,6 +227,17 @@ async fn json_in(mut conn: Conn) -> Conn {
             serde_json::from_slice::<Operands>(&body).map_or(Reply::error(400), handlers::json_in)
         }
         Err(err) => Reply::error(body_error(&err)),
+    };
+    respond(conn, reply)
+}
+
+/// `GET /delay?ms=N`: the wait parsed by framebench's shared parser from `Conn::querystring`
+/// (as `/sum`; 400 for an `ms` that is not a `u64`), then tokio's timer: trillium's own runtime
+/// delay on trillium-tokio (`TokioRuntime::delay`) is `tokio::time::sleep`.
+async fn delay(conn: Conn) -> Conn {
+    let reply = match handlers::wait_from_query(Some(conn.querystring())) {
+        Some(wait) => handlers::delay(wait, tokio::time::sleep).await,
+        None => Reply::error(400),
     };
     respond(conn, reply)
 }

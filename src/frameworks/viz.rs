@@ -21,7 +21,7 @@ use viz::{
 
 use crate::framework::ServerHandle;
 use crate::framework::{About, Config, Framework, Protocol, Support, Request as FbRequest, Response as FbResponse, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
 use crate::server;
@@ -57,7 +57,8 @@ fn app(config: &Config) -> Router {
     let router = router
         .get("/sum", sum.into_handler())
         .post("/upload", upload)
-        .post("/json_in", json_in.into_handler());
+        .post("/json_in", json_in.into_handler())
+        .get("/delay", delay.into_handler());
     // viz answers a path no route matches itself, before any middleware; a catch-all route,
     // viz's way to own the 404, lets the logger see it as every other logger does.
     let router = router.any("/*", not_found).with(State::new(state));
@@ -235,6 +236,12 @@ async fn upload(mut req: Request) -> viz::Result<Reply> {
 /// deserialize with 400.
 async fn json_in(Json(ops): Json<Operands>) -> viz::Result<Reply> {
     Ok(handlers::json_in(ops))
+}
+
+/// `Query` rejects an `ms` that is not a `u64` with 400; the wait is tokio's timer, the runtime
+/// viz serves on.
+async fn delay(Query(wait): Query<Wait>) -> viz::Result<Reply> {
+    Ok(handlers::delay(wait, tokio::time::sleep).await)
 }
 
 /// The state viz's `State` middleware attached.

@@ -17,7 +17,7 @@ use warp::reply::Response as WarpResponse;
 use warp::{Filter, Rejection};
 
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging;
 use crate::options::Io;
 use crate::server;
@@ -78,6 +78,11 @@ fn app(config: &Config) -> App {
         .or(warp::path!("sum")
             .and(warp::query::<Operands>())
             .map(sum)
+            .map(warp::Reply::into_response))
+        .unify()
+        .or(warp::path!("delay")
+            .and(warp::query::<Wait>())
+            .then(delay)
             .map(warp::Reply::into_response))
         .unify();
     // The body routes, outside the GET and HEAD gate. No `content_length_limit`, which warp's
@@ -215,6 +220,12 @@ fn upload(body: bytes::Bytes) -> Reply {
 /// answers a body it cannot deserialize with 400.
 fn json_in(ops: Operands) -> Reply {
     handlers::json_in(ops)
+}
+
+/// `warp::query` rejects an `ms` that is not a `u64` with 400; the wait is tokio's timer, the
+/// runtime warp serves on, run by warp's `then` filter.
+async fn delay(wait: Wait) -> Reply {
+    handlers::delay(wait, tokio::time::sleep).await
 }
 
 impl warp::Reply for Reply {

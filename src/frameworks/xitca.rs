@@ -32,7 +32,7 @@ use xitca_web::service::{Service, ServiceExt as _};
 use xitca_web::{App, HttpServer, WebContext};
 
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
-use crate::handlers::{self, AppState, Operands, Reply};
+use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, Protocol, KEEP_ALIVE};
 use crate::server;
@@ -99,7 +99,8 @@ fn app(
     let app = app
         .at("/sum", get(handler_service(sum)))
         .at("/upload", post(handler_service(upload)))
-        .at("/json_in", post(handler_service(json_in)));
+        .at("/json_in", post(handler_service(json_in)))
+        .at("/delay", get(handler_service(delay)));
     app.finish().enclosed(Observe { target, limit })
 }
 
@@ -216,6 +217,12 @@ async fn upload(body: Vec<u8>) -> Reply {
 /// with 400.
 async fn json_in(Json(ops): Json<Operands>) -> Reply {
     handlers::json_in(ops)
+}
+
+/// `Query` rejects an `ms` that is not a `u64` with 400; the wait is tokio's timer, the
+/// current-thread runtime each xitca worker runs.
+async fn delay(Query(wait): Query<Wait>) -> Reply {
+    handlers::delay(wait, tokio::time::sleep).await
 }
 
 impl<'r, C, B> Responder<WebContext<'r, C, B>> for Reply {

@@ -63,6 +63,17 @@ func main() {
 		c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
 		return c.Send(app.SumText(ops))
 	})
+	f.Get("/delay", func(c *fiber.Ctx) error {
+		// c.Query's string aliases fasthttp's buffer: parsed before the wait.
+		args := c.Context().QueryArgs()
+		wait, ok := app.WaitFor(c.Query("ms"), args.Has("ms"))
+		if !ok {
+			return fiber.ErrBadRequest
+		}
+		body := app.Delay(wait)
+		c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+		return c.Send(body)
+	})
 	// c.Body() is fasthttp's request body, read whole before the handler runs (a Content-Length
 	// or a chunked one, up to Fiber's BodyLimit, 4 MiB by default; over it fasthttp answers
 	// 413). It aliases fasthttp's buffer: used only before the handler returns.

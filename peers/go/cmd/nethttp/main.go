@@ -55,6 +55,17 @@ func main() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write(app.SumText(ops))
 	})
+	mux.HandleFunc("GET /delay", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		wait, ok := app.WaitFor(q.Get("ms"), q.Has("ms"))
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		body := app.Delay(wait)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write(body)
+	})
 	// The server sets no body limit (http.MaxBytesReader is opt-in): io.ReadAll reads the
 	// whole body, a Content-Length or a chunked one.
 	mux.HandleFunc("POST /upload", func(w http.ResponseWriter, r *http.Request) {

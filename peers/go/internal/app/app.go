@@ -1,6 +1,6 @@
 // Package app is what the two Go peers share: options, fixtures, the template, the JSON body,
-// the answers of the query and body scenarios, the name check and the listener handed over by
-// framebench.
+// the answers of the query and body scenarios and of delay, the name check and the listener
+// handed over by framebench.
 //
 // Both servers serve the routes of framebench's oracle (src/oracle.rs) from the same fixtures
 // folder, and render the template to bytes identical to fixtures/expected/template.html.
@@ -267,6 +267,39 @@ type sumOut struct {
 func JSONIn(o Operands) []byte {
 	b, _ := json.Marshal(sumOut{Sum: o.Sum()})
 	return b
+}
+
+// DelayMS is how long a delay request waits when its query names no ms (framebench's
+// oracle::DELAY_MS); MaxDelayMS is the longest it may ask for (oracle::MAX_DELAY_MS).
+const (
+	DelayMS    = 10
+	MaxDelayMS = 10_000
+)
+
+// WaitFor is the wait of a delay request from its ms parameter, present or not
+// (framebench's handlers::delay_wait): DelayMS when it is missing; false when it is not a
+// decimal uint64 or is over MaxDelayMS, which the caller answers 400.
+func WaitFor(ms string, present bool) (time.Duration, bool) {
+	n := uint64(DelayMS)
+	if present {
+		v, err := strconv.ParseUint(ms, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		n = v
+	}
+	if n > MaxDelayMS {
+		return 0, false
+	}
+	return time.Duration(n) * time.Millisecond, true
+}
+
+// Delay waits d with time.Sleep, which parks the handler's goroutine on the Go runtime's
+// timer (net/http and Fiber both run a connection's requests on a goroutine), and returns the
+// delay scenario's body: the milliseconds waited, in decimal.
+func Delay(d time.Duration) []byte {
+	time.Sleep(d)
+	return strconv.AppendInt(nil, d.Milliseconds(), 10)
 }
 
 //go:embed page.tmpl

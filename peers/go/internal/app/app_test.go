@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func fixtures(t *testing.T) string {
@@ -126,5 +127,39 @@ func TestJSONIn(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"a":4294967296,"b":1}`), &o); err == nil {
 		t.Fatal("an operand over uint32 accepted")
+	}
+}
+
+func TestWaitFor(t *testing.T) {
+	cases := []struct {
+		ms      string
+		present bool
+		want    time.Duration
+		ok      bool
+	}{
+		{"", false, 10 * time.Millisecond, true},
+		{"25", true, 25 * time.Millisecond, true},
+		{"0", true, 0, true},
+		{"10000", true, 10 * time.Second, true},
+		{"10001", true, 0, false},
+		{"", true, 0, false},
+		{"-1", true, 0, false},
+		{"ten", true, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := WaitFor(c.ms, c.present)
+		if got != c.want || ok != c.ok {
+			t.Errorf("WaitFor(%q, %v) = %v, %v; want %v, %v", c.ms, c.present, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestDelayWaitsAndAnswersTheMilliseconds(t *testing.T) {
+	start := time.Now()
+	if got := string(Delay(3 * time.Millisecond)); got != "3" {
+		t.Fatalf("Delay(3ms) = %q", got)
+	}
+	if took := time.Since(start); took < 3*time.Millisecond {
+		t.Fatalf("Delay(3ms) returned after %v", took)
 	}
 }
