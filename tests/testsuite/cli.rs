@@ -278,6 +278,33 @@ fn quick_cell_prints_one_time_and_refuses_bad_names() {
     assert_one_line_error(&run(&["quick-cell", "nope", "hello"]), 2, "nope");
 }
 
+/// The waiting scenario is loopback only: every command that times or counts one request at a
+/// time refuses it by name in one line, exit 2, and `list` marks it.
+#[test]
+fn in_process_commands_refuse_delay_in_one_line() {
+    let why = "delay is a loopback scenario only: a sleep per iteration means nothing in-process";
+    for args in [
+        &["time", "--scenarios", "delay"][..],
+        &["time", "--loopback", "--scenarios", "delay"],
+        &["allocs", "--scenarios", "delay"],
+        &["profile", "null", "delay"],
+        &["quick-cell", "null", "delay"],
+        &["deltas", "--scenarios", "delay"],
+    ] {
+        assert_one_line_error(&run(args), 2, why);
+    }
+    let out = run(&["list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("delay"))
+        .unwrap_or_else(|| panic!("delay missing from list: {text}"));
+    assert!(
+        line.contains("GET /delay?ms=10") && line.contains("loopback only"),
+        "{line}"
+    );
+}
+
 /// `ab --patch` refuses what it cannot build before building anything: one line, exit 2, for a
 /// path without a manifest, a crate its workspace does not hold, a crate of no framework, a
 /// malformed `--patch` and the flags that need it. tests/ab_patch.rs builds the real thing.

@@ -20,6 +20,7 @@ mod bench_cli;
 mod bodies;
 mod cli;
 mod conformance;
+mod delay;
 mod docs;
 mod driver;
 mod guides;
