@@ -285,7 +285,7 @@ pub(crate) struct Wait {
 
 /// How long a `delay` request waits, or the 400 to answer at once for a wait over
 /// [`MAX_DELAY_MS`].
-pub(crate) fn delay_wait(wait: Wait) -> Result<Duration, Reply> {
+fn delay_wait(wait: Wait) -> Result<Duration, Reply> {
     match wait.ms.unwrap_or(DELAY_MS) {
         ms if ms <= MAX_DELAY_MS => Ok(Duration::from_millis(ms)),
         _ => Err(Reply::error(400)),

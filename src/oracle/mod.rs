@@ -176,8 +176,8 @@ pub const SCENARIOS: &[Scenario] = &[
 /// The scenarios that wait: loopback only ([`Scenario::loopback_only`]), so none is in
 /// [`SCENARIOS`], which every in-process mode iterates.
 pub const WAITING: &[Scenario] = &[
-    // Issue: a handler that waits on the framework's own timer (`handlers::delay_wait`), so
-    // that a load measures how many waiting requests a server holds at once.
+    // A handler that waits on the framework's own timer (`handlers::delay`): a load measures
+    // how many waiting requests a server holds at once (docs/methodology/delay.md).
     Scenario {
         name: DELAY_SCENARIO,
         method: Method::Get,
