@@ -369,7 +369,7 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
             plan.cells()
         )));
     }
-    crate::driver::nofile::ensure(plan.connections.iter().copied().max().unwrap_or(1))?;
+    crate::driver::make_room(plan.connections.iter().copied().max().unwrap_or(1))?;
     let started = std::time::SystemTime::now();
     let cells = run_plan(&plan, &fixtures, opts.quiet);
     let measured = crate::provenance::Provenance::here(crate::provenance::Window::since(started));

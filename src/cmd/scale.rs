@@ -125,7 +125,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     let fixtures = Fixtures::load_default()?;
     crate::select::prepare_entries(sweep.targets.iter().map(|t| t.entry));
     crate::interrupt::interrupted();
-    crate::driver::nofile::ensure(sweep.connections)?;
+    crate::driver::make_room(sweep.connections)?;
     let started = std::time::SystemTime::now();
     let measured = crate::scale::run(&sweep, &fixtures, args.quiet);
     let window = crate::provenance::Window::since(started);

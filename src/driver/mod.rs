@@ -7,14 +7,13 @@
 //! oracle with the cell's pipelining depth ([`crate::options::Protocol::precheck`]), then runs the client
 //! ([`client`]) pinned to the client CPUs, samples responses against the oracle during the
 //! load, and reads the server's CPU and peak RSS from /proc ([`proc`]). Results carry their
-//! environment ([`output`]) and can be drawn ([`plot`]). Before a run, [`nofile`] makes room for
-//! its connections under the open-file limit.
+//! environment ([`output`]) and can be drawn ([`plot`]). Before a run, [`make_room`] raises the
+//! open-file limit for its connections.
 
 pub(crate) mod client;
 pub(crate) mod hdrlog;
 pub(crate) mod intervals;
 pub(crate) mod merge;
-pub(crate) mod nofile;
 pub(crate) mod output;
 mod params;
 mod plan;
@@ -606,5 +605,32 @@ fn note_crash(server: Option<&mut ServerProcess>, crashed: &mut Option<String>) 
             true
         }
         None => false,
+    }
+}
+
+/// Descriptors a load's processes hold besides their connections: stdio, epoll and timer
+/// descriptors, the server's threads and files (as `framebench memory` counts them).
+const HEADROOM: u64 = 512;
+
+/// Makes room for `connections` connections under the open-file limit: a descriptor each in
+/// this process and in the server child, which inherits the limit when it starts
+/// ([`proc::raise_open_files`]; a shell's soft limit is often 1,024). A count past the hard limit
+/// is one line before anything runs.
+pub(crate) fn make_room(connections: usize) -> anyhow::Result<()> {
+    proc::raise_open_files(connections as u64 + HEADROOM)
+        .map(drop)
+        .map_err(|e| anyhow::anyhow!("-c {connections}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_connection_count_past_the_hard_limit_is_one_line() {
+        super::make_room(10).unwrap();
+        let e = super::make_room(usize::MAX / 4).unwrap_err().to_string();
+        assert!(
+            e.starts_with("-c ") && e.contains("hard limit") && !e.contains('\n'),
+            "{e}"
+        );
     }
 }
