@@ -32,6 +32,9 @@
 #                with 2 s cells (5 min)
 #   memory       `framebench memory` at 1,000 and 10,000 idle connections and after 1 MiB and
 #                16 MiB bodies, every framework: memory.md, memory.json, memory.svg (10 min)
+#   delay        `compare --scenarios delay` at 200, 1,000 and 10,000 connections, 3 rounds of 3 s
+#                cells: delay.md (each cell against the ideal and the wait), delay.json, delay.svg
+#                (15 min)
 #   footprint    scripts/footprint.sh: footprint.md, .json, .svg (45 min); kept, not rerun, while
 #                Cargo.lock, Cargo.toml and src/frameworks/ are unchanged since the commit its
 #                file names
@@ -40,7 +43,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds memory footprint)
+PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds memory delay footprint)
 root=${CARGO_TARGET_DIR:-target}/publish
 
 # The full commit a generated Markdown file names within its first 30 lines, or nothing.
@@ -197,6 +200,12 @@ part_memory() {
   build
   "$bin" memory --connections 1000,10000 --json "$out/memory.json" --markdown "$out/memory.md" \
     --chart "$out/memory.svg" >/dev/null
+}
+
+part_delay() {
+  build
+  "$bin" compare --scenarios delay -c 200,1000,10000 -d 3s --warmup 0.5s --rounds 3 \
+    --json "$out/delay.json" --markdown "$out/delay.md" --plot "$out/delay.svg" >/dev/null
 }
 
 part_footprint() {

@@ -211,10 +211,48 @@ impl Report {
         }
         s.push_str(&table.terminal(""));
         let _ = writeln!(s, "{BOUND_LEGEND}\n{SPREAD_LEGEND}");
+        for line in self.waits() {
+            let _ = writeln!(s, "{line}");
+        }
         for f in self.failures() {
             let _ = writeln!(s, "{f}");
         }
         s
+    }
+
+    /// For each measured cell of the waiting scenario (`delay`), its rate against the ideal
+    /// (connections ÷ the wait: every connection always waiting, nothing else taking time), its
+    /// p50 and p99 against the wait, and the server's CPU per request.
+    pub(crate) fn waits(&self) -> Vec<String> {
+        let wait_s = crate::oracle::DELAY_MS as f64 / 1e3;
+        self.cells
+            .iter()
+            .filter(|c| c.scenario == crate::oracle::DELAY_SCENARIO)
+            .filter(|c| !matches!(c.status, Status::NotRun(_)))
+            .map(|c| {
+                let ideal = c.connections as f64 / wait_s;
+                let of_wait = |us: f64| us / 1e3 / crate::oracle::DELAY_MS as f64;
+                let cpu = match (c.server_user_us_per_req, c.server_sys_us_per_req) {
+                    (Some(u), Some(k)) => format!("{:.1} µs", u + k),
+                    _ => "–".to_owned(),
+                };
+                format!(
+                    "{} delay c{}: {:.0} req/s = {:.2} × the ideal {:.0} ({} connections ÷ {} ms); \
+                     p50 {} = {:.2} × the wait, p99 {} = {:.2} ×; server CPU {cpu} per request",
+                    c.target,
+                    c.connections,
+                    c.rps,
+                    c.rps / ideal,
+                    ideal,
+                    c.connections,
+                    crate::oracle::DELAY_MS,
+                    us(c.latency.p50_us),
+                    of_wait(c.latency.p50_us),
+                    us(c.latency.p99_us),
+                    of_wait(c.latency.p99_us),
+                )
+            })
+            .collect()
     }
 
     /// Markdown: the environment, a req/s table per scenario (rows: target and variant;
@@ -229,6 +267,9 @@ impl Report {
         let conns = self.connection_counts();
         for scenario in self.scenarios() {
             self.write_rps_table(&mut s, scenario, &conns);
+        }
+        for line in self.waits() {
+            let _ = writeln!(s, "- {line}");
         }
         self.write_details(&mut s);
         s
@@ -504,5 +545,51 @@ pub(crate) fn spread(c: &CellResult) -> String {
     match c.rps_spread {
         Some(e) if e.point > 0.0 => format!(" ±{} %", share(100.0 * e.half_width() / e.point)),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::driver::Target;
+    use crate::pinning::Pinning;
+
+    #[test]
+    fn a_delay_cell_is_read_against_the_ideal_and_the_wait() {
+        let params = LoadParams::closed_loop(
+            Duration::from_secs(1),
+            Duration::ZERO,
+            Duration::from_secs(2),
+            Pinning::resolve(None, None, None),
+        );
+        let target = Target::Url("127.0.0.1:9".parse().unwrap());
+        let delay = crate::oracle::loopback_scenario("delay").unwrap();
+        let mut c = CellResult::empty(&target, delay, 200, &params);
+        c.status = Status::Ok;
+        c.rps = 17_000.0;
+        c.latency.p50_us = 11_750.0;
+        c.latency.p99_us = 13_430.0;
+        c.server_user_us_per_req = Some(10.0);
+        c.server_sys_us_per_req = Some(3.0);
+        let hello = crate::oracle::scenario("hello").unwrap();
+        let mut other = CellResult::empty(&target, hello, 200, &params);
+        other.status = Status::Ok;
+        let report = Report {
+            environment: Environment::current(),
+            params,
+            cells: vec![c, other],
+            run: RunInfo::default(),
+        };
+        let lines = report.waits();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        for want in [
+            "delay c200: 17000 req/s = 0.85 × the ideal 20000 (200 connections ÷ 10 ms)",
+            "p50 11.75 ms = 1.18 × the wait, p99 13.43 ms = 1.34 ×",
+            "server CPU 13.0 µs per request",
+        ] {
+            assert!(lines[0].contains(want), "{} lacks {want}", lines[0]);
+        }
     }
 }
