@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::interval::Estimate;
 use crate::provenance::Source;
 use crate::results::Results;
-use crate::startup::Summary;
+use crate::startup::{Started, Summary};
 
 /// What scripts/footprint.sh writes: its builds, and where each feature's start-up file is.
 #[derive(Debug, Clone, Deserialize)]
@@ -87,14 +87,6 @@ pub(crate) struct GoPeer {
     pub(crate) build_s: f64,
     /// Its stripped binary's bytes.
     pub(crate) bytes: u64,
-}
-
-/// One line of a `framebench startup` file's detail.
-#[derive(Debug, Clone, Deserialize)]
-struct Started {
-    framework: String,
-    summary: Summary,
-    to_raw: Option<Estimate>,
 }
 
 /// One framework's footprint.
@@ -203,13 +195,7 @@ fn table(rows: &[Row], reference_s: f64) -> crate::table::Table {
                 r.startup.to_first_200.lo * 1e3,
                 r.startup.to_first_200.hi * 1e3
             ),
-            r.to_raw.map_or("–".into(), |x| {
-                if x.separated(1.0) {
-                    format!("{:.2}", x.point)
-                } else {
-                    "≈".into()
-                }
-            }),
+            crate::startup::ratio_cell(r.to_raw),
             crate::units::fmt_bytes(r.startup.rss),
         ]);
     }
@@ -299,23 +285,25 @@ mod tests {
 
     /// A start-up file of `(framework, seconds, ratio to raw)` as `framebench startup` writes it.
     fn startup_file(path: &Path, rows: &[(&str, f64, Option<f64>)]) {
-        let detail: Vec<serde_json::Value> = rows
+        let at = |v: f64| Estimate {
+            point: v,
+            lo: v,
+            hi: v,
+        };
+        let detail: Vec<Started> = rows
             .iter()
-            .map(|(name, s, ratio)| {
-                let at = |v: f64| Estimate {
-                    point: v,
-                    lo: v,
-                    hi: v,
-                };
-                serde_json::json!({
-                    "framework": name,
-                    "summary": Summary { to_first_200: at(*s), rss: 1e7, pss: 5e6 },
-                    "to_raw": ratio.map(at),
-                })
+            .map(|&(name, s, ratio)| Started {
+                framework: name.to_owned(),
+                summary: Summary {
+                    to_first_200: at(s),
+                    rss: 1e7,
+                    pss: 5e6,
+                },
+                to_raw: ratio.map(at),
             })
             .collect();
         let results = Results {
-            detail: Some(serde_json::Value::Array(detail)),
+            detail: Some(serde_json::to_value(detail).unwrap()),
             ..Results::new(
                 "startup",
                 Vec::new(),

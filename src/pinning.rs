@@ -74,6 +74,21 @@ impl Pinning {
         cores(&self.client_cpus).min(self.client_threads.max(1))
     }
 
+    /// `each server pinned to CPU 0, this client to CPU 1`, or `not pinned (one CPU)`: what a
+    /// command that starts one server at a time and pins itself as their client
+    /// (`memory`, `startup`) says of [`Pinning::one_core_each`].
+    pub(crate) fn servers_and_client(&self) -> String {
+        if self.server_cpus.is_empty() {
+            "not pinned (one CPU)".to_owned()
+        } else {
+            format!(
+                "each server pinned to CPU {}, this client to CPU {}",
+                format_cpus(&self.server_cpus),
+                format_cpus(&self.client_cpus)
+            )
+        }
+    }
+
     /// `server on cpu 0, client on cpu 1 (1 thread)`.
     pub(crate) fn label(&self) -> String {
         format!(

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::child::ServerProcess;
 use crate::framework::Entry;
+use crate::interval::Estimate;
 use crate::options::Options;
 use crate::outcome::{NotOk, Outcome};
 use crate::proc::Resident;
@@ -71,6 +72,43 @@ fn start(
         to_first_200_s,
         resident,
     })
+}
+
+/// One framework's start-ups in figures: what `framebench startup` writes as its results file's
+/// detail, and what `framebench footprint` reads back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Started {
+    /// The framework.
+    pub(crate) framework: String,
+    /// Its starts' summary.
+    pub(crate) summary: Summary,
+    /// Its time over the reference server's, round by round: the median ratio and its
+    /// interval; `None` for the reference itself.
+    pub(crate) to_raw: Option<Estimate>,
+}
+
+/// The `× raw` cell: `1.18`, `≈` where the ratio's interval holds 1, `–` for the reference.
+pub(crate) fn ratio_cell(to_raw: Option<Estimate>) -> String {
+    to_raw.map_or("–".to_owned(), |x| {
+        if x.separated(1.0) {
+            format!("{:.2}", x.point)
+        } else {
+            "≈".to_owned()
+        }
+    })
+}
+
+/// The results file's figure of `framework`'s start-up: the median time to the first 200 with
+/// its interval, in ns.
+pub(crate) fn figure(framework: &str, summary: &Summary) -> crate::results::Figure {
+    crate::results::Figure::timed(
+        "startup",
+        framework,
+        "hello",
+        "to-first-200",
+        crate::results::Metric::Time,
+        summary.to_first_200.map(|s| s * 1e9),
+    )
 }
 
 /// How long the first answer may take once the server listens.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::results::{Figure, Metric, Results};
+use crate::results::Results;
 
 /// `framebench footprint`.
 #[derive(clap::Args)]
@@ -46,16 +46,7 @@ pub fn run(args: FootprintArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.json {
         let figures = rows
             .iter()
-            .map(|r| {
-                Figure::timed(
-                    "startup",
-                    &r.framework,
-                    "hello",
-                    "to-first-200",
-                    Metric::Time,
-                    r.startup.to_first_200.map(|s| s * 1e9),
-                )
-            })
+            .map(|r| crate::startup::figure(&r.framework, &r.startup))
             .collect();
         let results = Results {
             detail: Some(serde_json::to_value(&rows)?),

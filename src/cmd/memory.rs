@@ -185,15 +185,7 @@ fn loads(args: &MemoryArgs) -> Vec<Load> {
 /// The line printed before the servers start.
 fn announce(loads: &[Load], args: &MemoryArgs, pinning: &crate::pinning::Pinning) -> String {
     let loads: Vec<String> = loads.iter().map(|l| l.label()).collect();
-    let pinned = if pinning.server_cpus.is_empty() {
-        "not pinned (one CPU)".to_owned()
-    } else {
-        format!(
-            "each server pinned to CPU {}, this client to CPU {}",
-            crate::pinning::format_cpus(&pinning.server_cpus),
-            crate::pinning::format_cpus(&pinning.client_cpus)
-        )
-    };
+    let pinned = pinning.servers_and_client();
     format!(
         "framebench memory: {} × {} fresh server(s) each, {} thread(s); {pinned}. Heap: the \
          serve process's live bytes (exact where the runs agree); RSS and PSS: the kernel's \

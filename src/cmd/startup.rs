@@ -6,11 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::framework::Entry;
-use crate::interval::Estimate;
 use crate::options::Options;
 use crate::outcome::Outcome;
-use crate::results::{Figure, Metric, Results};
-use crate::startup::{Start, Summary};
+use crate::results::Results;
+use crate::startup::{Start, Started};
 use crate::table::{Align, Table};
 
 /// `framebench startup`.
@@ -27,9 +26,6 @@ pub struct StartupArgs {
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
 }
-
-/// The bench name of the figures it writes.
-const BENCH: &str = "startup";
 
 /// Runs `framebench startup`.
 pub fn run(args: StartupArgs) -> anyhow::Result<ExitCode> {
@@ -57,12 +53,10 @@ pub fn run(args: StartupArgs) -> anyhow::Result<ExitCode> {
     };
     eprintln!(
         "framebench startup: {} framework(s) × {} interleaved rounds; from the spawn of \
-         `framebench serve X --threads 1` to its first 200 on a new connection; each server \
-         pinned to CPU {}, this client to CPU {}",
+         `framebench serve X --threads 1` to its first 200 on a new connection; {}",
         entries.len(),
         args.rounds,
-        crate::pinning::format_cpus(&pinning.server_cpus),
-        crate::pinning::format_cpus(&pinning.client_cpus)
+        pinning.servers_and_client()
     );
     let started = std::time::SystemTime::now();
     let mut runs: Vec<Outcome<Vec<Start>>> = entries.iter().map(|_| Ok(Vec::new())).collect();
@@ -77,14 +71,12 @@ pub fn run(args: StartupArgs) -> anyhow::Result<ExitCode> {
     }
     let rows = rows(&entries, &runs, reference.map(|r| r.name));
     let results = Results {
-        detail: Some(serde_json::to_value(
-            rows.iter()
-                .map(|r| serde_json::json!({ "framework": r.name, "summary": r.summary, "to_raw": r.to_raw }))
-                .collect::<Vec<_>>(),
-        )?),
+        detail: Some(serde_json::to_value(&rows)?),
         ..Results::new(
             "startup",
-            figures(&rows),
+            rows.iter()
+                .map(|r| crate::startup::figure(&r.framework, &r.summary))
+                .collect(),
             crate::provenance::Provenance::here(crate::provenance::Window::since(started)),
         )
     };
@@ -106,16 +98,8 @@ pub fn run(args: StartupArgs) -> anyhow::Result<ExitCode> {
     super::cells_failed(&failed, entries.len(), "started")
 }
 
-/// One framework's figures.
-struct Row {
-    name: &'static str,
-    summary: Summary,
-    /// Its time over the reference server's, round by round: the median ratio and its interval.
-    to_raw: Option<Estimate>,
-}
-
 /// The measured frameworks' rows, with each ratio to `reference` taken within each round.
-fn rows(entries: &[&Entry], runs: &[Outcome<Vec<Start>>], reference: Option<&str>) -> Vec<Row> {
+fn rows(entries: &[&Entry], runs: &[Outcome<Vec<Start>>], reference: Option<&str>) -> Vec<Started> {
     let of = |name: &str| {
         entries
             .iter()
@@ -137,8 +121,8 @@ fn rows(entries: &[&Entry], runs: &[Outcome<Vec<Start>>], reference: Option<&str
                     .collect();
                 crate::interval::median_interval(&ratios)
             });
-            Some(Row {
-                name: e.name,
+            Some(Started {
+                framework: e.name.to_owned(),
                 summary: crate::startup::summarize(starts)?,
                 to_raw,
             })
@@ -147,7 +131,7 @@ fn rows(entries: &[&Entry], runs: &[Outcome<Vec<Start>>], reference: Option<&str
 }
 
 /// The table, then one line per framework not measured.
-fn render(rows: &[Row], runs: &[Outcome<Vec<Start>>], entries: &[&Entry]) -> String {
+fn render(rows: &[Started], runs: &[Outcome<Vec<Start>>], entries: &[&Entry]) -> String {
     let mut table = Table::new([
         ("framework", Align::Left),
         ("to first 200", Align::Right),
@@ -160,16 +144,10 @@ fn render(rows: &[Row], runs: &[Outcome<Vec<Start>>], entries: &[&Entry]) -> Str
     for r in rows {
         let t = r.summary.to_first_200;
         table.row([
-            r.name.to_owned(),
+            r.framework.clone(),
             ms(t.point),
             format!("{}–{}", ms(t.lo), ms(t.hi)),
-            r.to_raw.map_or("–".to_owned(), |x| {
-                if x.separated(1.0) {
-                    format!("{:.2}", x.point)
-                } else {
-                    "≈".to_owned()
-                }
-            }),
+            crate::startup::ratio_cell(r.to_raw),
             crate::units::fmt_bytes(r.summary.rss),
             crate::units::fmt_bytes(r.summary.pss),
         ]);
@@ -182,20 +160,4 @@ fn render(rows: &[Row], runs: &[Outcome<Vec<Start>>], entries: &[&Entry]) -> Str
         }
     }
     out
-}
-
-/// Per framework, the median time to the first 200 with its interval, in ns.
-fn figures(rows: &[Row]) -> Vec<Figure> {
-    rows.iter()
-        .map(|r| {
-            Figure::timed(
-                BENCH,
-                r.name,
-                "hello",
-                "to-first-200",
-                Metric::Time,
-                r.summary.to_first_200.map(|s| s * 1e9),
-            )
-        })
-        .collect()
 }
