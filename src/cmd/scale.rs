@@ -86,8 +86,14 @@ pub struct ScaleArgs {
     /// Measure nothing: draw the charts of `--plot` again from a results file that `scale
     /// --json` wrote (its rows), for instance after the charts' style changed.
     #[arg(long, value_name = "JSON", requires = "plot",
-          conflicts_with_all = ["threads", "runtime", "frameworks", "scenarios", "json", "markdown"])]
+          conflicts_with_all = ["threads", "runtime", "frameworks", "scenarios", "json", "markdown", "resume"])]
     replot: Option<PathBuf>,
+    /// Go on with a sweep that stopped early (Ctrl-C, or a time limit sending SIGINT: the sweep
+    /// writes its files then): keep the cells of this results file, which `scale --json` wrote
+    /// with the same flags, build and machine, and run only the rest. Give `--json` again to
+    /// write the whole sweep.
+    #[arg(long, value_name = "JSON")]
+    resume: Option<PathBuf>,
     #[command(flatten)]
     baselines: crate::results::BaselineArgs,
     /// Refused: the sweep pins the server and the client itself.
@@ -122,13 +128,27 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = note {
         eprintln!("{note}");
     }
+    let kept = match &args.resume {
+        Some(path) => {
+            let kept = crate::scale::resume::read(path, &sweep)?;
+            eprintln!(
+                "resuming {}: {} of {} cells kept",
+                path.display(),
+                kept.cells.len(),
+                sweep.cells()
+            );
+            kept
+        }
+        None => crate::scale::resume::Kept::none(),
+    };
     let fixtures = Fixtures::load_default()?;
     crate::select::prepare_entries(sweep.targets.iter().map(|t| t.entry));
     crate::interrupt::interrupted();
     crate::driver::make_room(sweep.connections)?;
     let started = std::time::SystemTime::now();
-    let measured = crate::scale::run(&sweep, &fixtures, args.quiet);
+    let measured = crate::scale::run(&sweep, &fixtures, &kept, args.quiet);
     let window = crate::provenance::Window::since(started);
+    let window = kept.window.map_or(window, |w| w.union(window));
     let rows = summary::rows(&measured);
     print!("{}", output::terminal(&sweep, &rows));
     let results = output::results(&sweep, &rows, &measured, window);

@@ -10,6 +10,7 @@
 
 pub(crate) mod output;
 pub(crate) mod plan;
+pub(crate) mod resume;
 pub(crate) mod summary;
 
 use std::sync::atomic::Ordering;
@@ -91,8 +92,14 @@ pub(crate) fn read_rows(path: &std::path::Path) -> anyhow::Result<Vec<summary::R
 }
 
 /// Every round: at each T, every target in the round's order, each on a fresh server that
-/// serves every scenario in turn. Stops early on Ctrl-C.
-pub(crate) fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measured> {
+/// serves every scenario in turn; a cell `kept` holds (`--resume`) is taken from it instead.
+/// Stops early on Ctrl-C.
+pub(crate) fn run(
+    sweep: &Sweep,
+    fixtures: &Fixtures,
+    kept: &resume::Kept,
+    quiet: bool,
+) -> Vec<Measured> {
     let per_cell = sweep.warmup + sweep.duration;
     let bar = driver::progress_bar(per_cell, sweep.cells(), quiet);
     let mut out = Vec::new();
@@ -106,8 +113,16 @@ pub(crate) fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measur
                 let load =
                     driver::Target::Framework(target.entry, target.options(t, sweep.connections));
                 // One server per target and T, for its scenarios; dropping it stops it.
-                let mut kept = None;
+                let mut server = None;
                 for &scenario in &sweep.scenarios {
+                    let label = target.label();
+                    let variant = target.variant.label();
+                    if let Some(m) = kept.find(round + 1, t, &label, &variant, scenario.name) {
+                        done_ms += per_cell.as_millis() as u64;
+                        bar.set_position(done_ms);
+                        out.push(m.clone());
+                        continue;
+                    }
                     if crate::interrupt::interrupted().load(Ordering::Relaxed) {
                         bar.abandon_with_message("interrupted");
                         return out;
@@ -127,16 +142,16 @@ pub(crate) fn run(sweep: &Sweep, fixtures: &Fixtures, quiet: bool) -> Vec<Measur
                         sweep.connections,
                         &params,
                         &mut progress,
-                        &mut kept,
+                        &mut server,
                     );
                     done_ms += per_cell.as_millis() as u64;
                     bar.set_position(done_ms);
                     out.push(Measured {
                         round: round + 1,
                         position: position + 1,
-                        target: target.label(),
+                        target: label,
                         runtime: target.runtime_label(),
-                        variant: target.variant.label(),
+                        variant,
                         threads: t,
                         cell,
                     });

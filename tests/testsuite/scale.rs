@@ -208,6 +208,72 @@ fn a_sweep_runs_in_rotating_rounds_and_writes_what_diff_reads() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A sweep stopped early (here: its third round never ran, and Ctrl-C cut its second short)
+/// goes on with `--resume`: the cells it kept come back unchanged, the others run, and the file
+/// is the whole sweep. A file of another sweep, or no sweep's, is refused in one line.
+#[test]
+fn a_stopped_sweep_resumes_and_keeps_the_cells_it_measured() {
+    let _measuring = crate::common::measuring();
+    let dir = scratch("scale-resume");
+    let json = dir.join("s.json");
+    let sweep = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["scale", "--frameworks", "raw", "--scenarios", "hello"])
+            .args([
+                "--threads",
+                "1",
+                "-d",
+                "100ms",
+                "--warmup",
+                "50ms",
+                "-c",
+                "8",
+            ])
+            .arg("--quiet")
+            .arg("--json")
+            .arg(&json)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = sweep(&[]);
+    assert!(out.status.success(), "{out:?}");
+    let read =
+        || -> Value { serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap() };
+    let mut stopped = read();
+    let cells = stopped["detail"]["cells"].as_array_mut().unwrap();
+    assert_eq!(cells.len(), 3);
+    cells.retain(|c| c["round"] != 3);
+    cells[1]["cell"]["status"] = serde_json::json!({"kind": "interrupted"});
+    cells[1]["cell"]["rps"] = serde_json::json!(1.0);
+    let kept = cells[0].clone();
+    std::fs::write(&json, serde_json::to_string(&stopped).unwrap()).unwrap();
+
+    let resume = ["--resume", json.to_str().unwrap()];
+    let out = sweep(&resume);
+    assert!(out.status.success(), "{out:?}");
+    let whole = read();
+    let cells = whole["detail"]["cells"].as_array().unwrap();
+    let rounds: Vec<u64> = cells.iter().map(|c| c["round"].as_u64().unwrap()).collect();
+    assert_eq!(rounds, [1, 2, 3]);
+    assert_eq!(cells[0], kept, "the kept cell changed");
+    for c in cells {
+        assert_eq!(c["cell"]["status"]["kind"], "ok", "{c}");
+        assert!(c["cell"]["rps"].as_f64().unwrap() > 1.0, "{c}");
+    }
+    assert_eq!(whole["figures"][0]["rounds"], 3);
+
+    let other = ["--resume", json.to_str().unwrap(), "--rounds", "4"];
+    assert_one_line_error(&sweep(&other), 2, "is another sweep");
+    let foreign = dir.join("foreign.json");
+    std::fs::write(&foreign, "{\"schema\": \"something-else/1\"}").unwrap();
+    assert_one_line_error(
+        &sweep(&["--resume", foreign.to_str().unwrap()]),
+        2,
+        "foreign.json",
+    );
+}
+
 /// Whether this process can hide a folder behind an empty tmpfs in a mount namespace of its own
 /// (root, and util-linux's `unshare`).
 fn can_hide() -> bool {
