@@ -25,7 +25,7 @@
 # Variables: RES (/tmp/fb-res: outside the checkout, whose carried .dev/ a call replaces),
 # DEADLINE (now + 540), SEED002 (the seed article's frameworks and raw), THREADS (1,2,4,8: the
 # widest is seed 002's, wrk's and h2c's T), CELL (1s) and WARMUP (0.3s); files are named after
-# the machine's CPU count (16-cpus).
+# the machine's CPU count (16-cpus); RESUME_ONLY (set: hello only goes on with a sweep in $RES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,6 +68,8 @@ CELL=${CELL:-1s}
 WARMUP=${WARMUP:-0.3s}
 wide=${THREADS##*,}
 h2c_threads=$([[ $wide == 1 ]] && echo 1 || echo "1,$wide")
+# wrk and h2load take whole seconds.
+whole=$(awk -v c="${CELL%s}" 'BEGIN { d = int(c + 0.5); print (d < 1 ? 1 : d) }')
 fb=$PWD/.dev/framebench
 FRAMEBENCH_COMMIT=$(cat .dev/commit)
 export FRAMEBENCH_GO_PEERS_DIR=$PWD/.dev/go-peers FRAMEBENCH_WRK=$PWD/.dev/tools/wrk \
@@ -99,6 +101,12 @@ until_deadline() {
 
 hello() {
   [[ -f $RES/hello.done ]] && { echo "hello: done already"; return 0; }
+  # A second call on a machine that lost the first call's files would start the sweep again and
+  # run out of time: it leaves hello alone instead.
+  if [[ -n "${RESUME_ONLY:-}" && ! -f $RES/$tag.json ]]; then
+    echo "hello: no partial sweep in $RES to resume (RESUME_ONLY)"
+    return 0
+  fi
   local args=(scale --threads "$THREADS" --scenarios hello -d "$CELL" --warmup "$WARMUP" --rounds 3
     --quiet --json "$RES/$tag.json" --markdown "$RES/$tag.md")
   [[ -f $RES/$tag.json ]] && args+=(--resume "$RES/$tag.json")
@@ -124,7 +132,7 @@ seed002() {
 wrk() {
   [[ -f $RES/$tag-vs-wrk.md ]] && return 0
   (( DEADLINE - $(date +%s) >= 40 )) || { echo "skipped (needs 40 s): wrk"; return 0; }
-  DURATION=$CELL CONNS=256 TARGETS="raw actix" THREADS=$wide CLIENT_THREADS=$wide SERVER_CPUS=$server_cpus \
+  DURATION=${whole}s CONNS=256 TARGETS="raw actix" THREADS=$wide CLIENT_THREADS=$wide SERVER_CPUS=$server_cpus \
     CLIENT_CPUS=$client_cpus ROUNDS=3 MODES_AT=none FRAMEBENCH=$fb \
     scripts/vs-wrk.sh >"$RES/$tag-vs-wrk.md.part" && mv "$RES/$tag-vs-wrk.md.part" "$RES/$tag-vs-wrk.md"
 }
@@ -137,8 +145,7 @@ h2c() {
       --markdown "$RES/$tag-h2c.md"
   [[ -f $RES/$tag-vs-h2load.md ]] && return 0
   (( DEADLINE - $(date +%s) >= 30 )) || { echo "skipped (needs 30 s): h2load"; return 0; }
-  # h2load takes whole seconds.
-  DURATION=$(awk -v c="${CELL%s}" 'BEGIN { d = int(c + 0.5); print (d < 1 ? 1 : d) }') CONNS=$wide STREAMS=100 TARGETS="raw hyper" \
+  DURATION=$whole CONNS=$wide STREAMS=100 TARGETS="raw hyper" \
     THREADS=$wide CLIENT_THREADS=$wide SERVER_CPUS=$server_cpus CLIENT_CPUS=$client_cpus ROUNDS=3 \
     FRAMEBENCH=$fb scripts/vs-h2load.sh >"$RES/$tag-vs-h2load.md.part" &&
     mv "$RES/$tag-vs-h2load.md.part" "$RES/$tag-vs-h2load.md"

@@ -30,6 +30,9 @@ if ! command -v taskset >/dev/null; then
 fi
 
 DURATION=${DURATION:-5s}
+# wrk reads "0.5s" as no time at all and reports 0 req/s: whole seconds only.
+[[ $DURATION =~ ^[1-9][0-9]*s?$ ]] ||
+  { echo "DURATION must be whole seconds (wrk takes no fractions): $DURATION" >&2; exit 2; }
 CONNS=${CONNS:-10 100 500}
 TARGETS=${TARGETS:-raw actix axum}
 THREADS=${THREADS:-1}
