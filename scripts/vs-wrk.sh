@@ -137,7 +137,7 @@ echo
 echo "## driver vs wrk"
 echo
 echo "- command: \`$cmdline\`"
-echo "- environment: $(rustc -V) | $("$FRAMEBENCH" --version) | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r)"
+echo "- environment: $(rustc -V 2>/dev/null || echo "rustc ?") | $("$FRAMEBENCH" --version) | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r)"
 echo "- wrk: $("$wrk" -v 2>&1 | head -1)"
 echo "- server pinned to cpu $SERVER_CPUS with --threads $THREADS; each client pinned to cpu $CLIENT_CPUS with $CLIENT_THREADS thread(s); best of $ROUNDS alternating runs per tool; $DURATION each"
 echo

@@ -436,6 +436,7 @@ mod tests {
                     cpu_us_per_req: Some(5.0),
                     p99_us: Some(900.0),
                     marks: Vec::new(),
+                    not_the_servers: None,
                     failed: None,
                 });
             }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::chart::scale_lines;
 use crate::fixtures::Fixtures;
-use crate::scale::{output, plan, read_rows, summary, Sweep};
+use crate::scale::{output, plan, read_written, summary, Sweep};
 use crate::units::parse_duration;
 
 /// `framebench scale`.
@@ -83,10 +83,12 @@ pub struct ScaleArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Measure nothing: draw the charts of `--plot` again from a results file that `scale
-    /// --json` wrote (its rows), for instance after the charts' style changed.
-    #[arg(long, value_name = "JSON", requires = "plot",
-          conflicts_with_all = ["threads", "runtime", "frameworks", "scenarios", "json", "markdown", "resume"])]
+    /// Measure nothing: draw the charts of `--plot` and write the `--markdown` again from a
+    /// results file that `scale --json` wrote (its cells, reduced by this build's rules), for
+    /// instance after the charts' style or the rules changed. The Markdown keeps the machine,
+    /// build and date that measured.
+    #[arg(long, value_name = "JSON",
+          conflicts_with_all = ["threads", "runtime", "frameworks", "scenarios", "json", "resume"])]
     replot: Option<PathBuf>,
     /// Go on with a sweep that stopped early (Ctrl-C, or a time limit sending SIGINT: the sweep
     /// writes its files then): keep the cells of this results file, which `scale --json` wrote
@@ -118,9 +120,8 @@ pub struct ScaleArgs {
 
 /// `framebench scale`.
 pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
-    if let (Some(from), Some(plot)) = (&args.replot, &args.plot) {
-        let rows = read_rows(from)?;
-        scale_lines::draw_scale(&rows, plot)?;
+    if let Some(from) = &args.replot {
+        replot(from, args.plot.as_deref(), args.markdown.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
     args.baselines.check("scale")?;
@@ -151,7 +152,8 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     let window = kept.window.map_or(window, |w| w.union(window));
     let rows = summary::rows(&measured);
     print!("{}", output::terminal(&sweep, &rows));
-    let results = output::results(&sweep, &rows, &measured, window);
+    let header = output::Header::of(&sweep);
+    let results = output::results(&sweep, &header, &rows, &measured, window);
     if let Some(p) = &args.json {
         results.write(p)?;
     }
@@ -159,7 +161,7 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(
             p,
             crate::generated::markdown(&output::markdown(
-                &sweep,
+                &header,
                 &rows,
                 &measured,
                 &results.environment,
@@ -182,6 +184,36 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: {failed} rows had a round that did not measure (see above)");
         ExitCode::from(1)
     })
+}
+
+/// `--replot`: the rows of `from` again, from its cells, drawn to `plot` and written to
+/// `markdown` as the sweep that measured them would have.
+fn replot(
+    from: &std::path::Path,
+    plot: Option<&std::path::Path>,
+    markdown: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    if plot.is_none() && markdown.is_none() {
+        return Err(crate::error::usage(
+            "--replot writes nothing without --plot or --markdown",
+        ));
+    }
+    let (results, written) = read_written(from)?;
+    let rows = summary::rows(&written.cells);
+    if let Some(p) = plot {
+        scale_lines::draw_scale(&rows, p)?;
+    }
+    if let Some(p) = markdown {
+        let text = output::markdown(
+            &output::Header::written(&written),
+            &rows,
+            &written.cells,
+            &results.environment,
+        );
+        std::fs::write(p, crate::generated::markdown(&text))
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(())
 }
 
 /// The scenarios a sweep runs by default: the three the many-core results cover.

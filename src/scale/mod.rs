@@ -74,21 +74,45 @@ impl Sweep {
     }
 }
 
-/// The rows of a results file that `scale --json` wrote.
-pub(crate) fn read_rows(path: &std::path::Path) -> anyhow::Result<Vec<summary::Row>> {
-    let results = crate::results::Results::read(path)?;
-    anyhow::ensure!(
-        results.command == "scale",
-        "{} holds `framebench {}` results, not a sweep's",
-        path.display(),
-        results.command
-    );
-    let rows = results
+/// What a sweep's results file holds in its `detail` beside the rows: what it ran and every
+/// round's cell. `--replot` draws and writes from it, `--resume` goes on with it.
+#[derive(serde::Deserialize)]
+pub(crate) struct Written {
+    pub(crate) threads: Vec<usize>,
+    pub(crate) connections: usize,
+    pub(crate) rounds: usize,
+    pub(crate) duration_s: f64,
+    pub(crate) warmup_s: f64,
+    pub(crate) server_cpus: Vec<usize>,
+    pub(crate) client_cpus: Vec<usize>,
+    #[serde(default)]
+    pub(crate) smt: bool,
+    /// When it was measured (`25 Nov 2026 23:40:12`).
+    #[serde(default)]
+    pub(crate) date: String,
+    pub(crate) cells: Vec<Measured>,
+}
+
+/// A results file that `scale --json` wrote, and its [`Written`] detail; `Err` in one line for
+/// any other file.
+pub(crate) fn read_written(
+    path: &std::path::Path,
+) -> anyhow::Result<(crate::results::Results, Written)> {
+    let mut results = crate::results::Results::read(path)?;
+    let name = path.display();
+    if results.command != "scale" {
+        return Err(crate::error::usage(format!(
+            "{name} holds `framebench {}` results, not a sweep's",
+            results.command
+        )));
+    }
+    let written = results
         .detail
-        .and_then(|mut d| d.get_mut("rows").map(serde_json::Value::take))
-        .ok_or_else(|| anyhow::anyhow!("{} has no rows in its detail", path.display()))?;
-    serde_json::from_value(rows)
-        .map_err(|e| anyhow::anyhow!("{}: the rows are not a sweep's: {e}", path.display()))
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("no detail"))
+        .and_then(|d| serde_json::from_value(d).map_err(anyhow::Error::from))
+        .map_err(|e| crate::error::usage(format!("{name}: not a sweep's detail: {e:#}")))?;
+    Ok((results, written))
 }
 
 /// Every round: at each T, every target in the round's order, each on a fresh server that

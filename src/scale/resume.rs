@@ -7,28 +7,12 @@
 
 use std::path::Path;
 
-use anyhow::Context;
-use serde::Deserialize;
-
 use crate::driver::stats::Status;
 use crate::error::usage;
 use crate::provenance::Window;
 
 use super::summary::Measured;
 use super::Sweep;
-
-/// The part of a sweep's `detail` that says what it ran.
-#[derive(Deserialize)]
-struct Detail {
-    threads: Vec<usize>,
-    connections: usize,
-    rounds: usize,
-    duration_s: f64,
-    warmup_s: f64,
-    server_cpus: Vec<usize>,
-    client_cpus: Vec<usize>,
-    cells: Vec<Measured>,
-}
 
 /// What a stopped sweep leaves to the next: its measured cells and when they ran.
 pub(crate) struct Kept {
@@ -67,14 +51,8 @@ impl Kept {
 /// The cells of `path` that `sweep` keeps: every one but those Ctrl-C cut short. Refused when
 /// the file is not a sweep, or another build, machine or sweep wrote it.
 pub(crate) fn read(path: &Path, sweep: &Sweep) -> anyhow::Result<Kept> {
-    let results = crate::results::Results::read(path)?;
+    let (results, detail) = super::read_written(path)?;
     let name = path.display();
-    if results.command != "scale" {
-        return Err(usage(format!(
-            "{name} holds `framebench {}` results, not a sweep's: nothing to resume",
-            results.command
-        )));
-    }
     let here = crate::env::Environment::current();
     let there = &results.environment;
     let differs = [
@@ -89,11 +67,6 @@ pub(crate) fn read(path: &Path, sweep: &Sweep) -> anyhow::Result<Kept> {
             there.git_revision, there.cores, there.cpu, there.kernel
         )));
     }
-    let detail: Detail = results
-        .detail
-        .context("no detail")
-        .and_then(|d| serde_json::from_value(d).context("not a sweep's detail"))
-        .map_err(|e| usage(format!("{name}: cannot resume from it: {e:#}")))?;
     let same = detail.threads == sweep.threads
         && detail.connections == sweep.connections
         && detail.rounds == sweep.rounds

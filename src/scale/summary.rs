@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::stats::{CellResult, Status};
+use crate::driver::stats::{Bound, CellResult, Status};
 use crate::interval::Estimate;
 
 /// One cell of one round.
@@ -59,6 +59,11 @@ pub(crate) struct Row {
     pub(crate) p99_us: Option<f64>,
     /// Saturation marks (`unsat 2/3`) and thread marks, each once.
     pub(crate) marks: Vec<String>,
+    /// Why the rate is not the server's own (`unsat 2/3`, `client-bound 3/3`): some round had
+    /// neither side saturated, or the client at its limit. Such a row is left out of every
+    /// ranking, speed-up and comparison. Absent in files from before it was kept.
+    #[serde(default)]
+    pub(crate) not_the_servers: Option<String>,
     /// Why a round did not measure it (the first such round's status).
     pub(crate) failed: Option<String>,
 }
@@ -92,17 +97,21 @@ pub(crate) fn with_speedups(mut rows: Vec<Row>) -> Vec<Row> {
             .min()
             .unwrap_or(r.threads)
     };
+    // A base whose rate is not the server's gives no speed-up.
     let bases: Vec<Option<(usize, Estimate)>> = rows
         .iter()
         .map(|r| {
             let t0 = narrowest(r);
             rows_of(&rows, r)
                 .into_iter()
-                .find(|o| o.threads == t0)
+                .find(|o| o.threads == t0 && o.not_the_servers.is_none())
                 .and_then(|o| o.rps.map(|rps| (t0, rps)))
         })
         .collect();
     for (r, base) in rows.iter_mut().zip(bases) {
+        if r.not_the_servers.is_some() {
+            continue;
+        }
         // The narrowest T is the base: its speed-up is 1 by definition, not a ratio of rounds.
         if let (Some(rps), Some((t0, base))) = (r.rps, base.filter(|(t0, _)| *t0 != r.threads)) {
             let speedup = rps.ratio(&base);
@@ -130,6 +139,10 @@ fn rows_of<'a>(rows: &'a [Row], r: &Row) -> Vec<&'a Row> {
         .collect()
 }
 
+/// The bounds under which a cell's rate is not the server's: neither side saturated (round
+/// trips and wake-ups set it), or the client at its limit.
+const NOT_THE_SERVERS: [Bound; 2] = [Bound::Unsaturated, Bound::Client];
+
 /// One row from its rounds.
 fn row(of: &[&Measured]) -> Row {
     let first = of[0];
@@ -150,6 +163,13 @@ fn row(of: &[&Measured]) -> Row {
         let n = bounds.iter().filter(|&&b| b == mark).count();
         marks.push(format!("{mark} {n}/{}", ok.len()));
     }
+    let not_the_servers: Vec<String> = NOT_THE_SERVERS
+        .iter()
+        .filter_map(|&b| {
+            let n = ok.iter().filter(|c| c.bound == b).count();
+            (n > 0).then(|| format!("{} {n}/{}", b.mark(), ok.len()))
+        })
+        .collect();
     let checks: Vec<_> = ok.iter().filter_map(|c| c.thread_check.as_ref()).collect();
     marks.extend(crate::driver::threads::merged(&checks));
     Row {
@@ -170,6 +190,7 @@ fn row(of: &[&Measured]) -> Row {
         ),
         p99_us: median(ok.iter().map(|c| c.latency.p99_us).collect()),
         marks,
+        not_the_servers: (!not_the_servers.is_empty()).then(|| not_the_servers.join(", ")),
         failed: of
             .iter()
             .find(|m| m.cell.status != Status::Ok)

@@ -193,6 +193,21 @@ fn a_sweep_runs_in_rotating_rounds_and_writes_what_diff_reads() {
     };
     assert_eq!(chart(&again), chart(&svg));
     assert!(dir.join("again-speedup.svg").is_file());
+    // And the same Markdown, which keeps the build and date that measured.
+    let again_md = dir.join("again.md");
+    let rewritten = run(&[
+        "scale",
+        "--replot",
+        json.to_str().unwrap(),
+        "--markdown",
+        again_md.to_str().unwrap(),
+    ]);
+    assert!(rewritten.status.success(), "{rewritten:?}");
+    let body = |p: &std::path::Path| {
+        let text = std::fs::read_to_string(p).unwrap();
+        text.split_once('\n').unwrap().1.to_owned()
+    };
+    assert_eq!(body(&again_md), body(&md));
     let foreign = dir.join("foreign.json");
     let mut other = results.clone();
     other["command"] = "compare".into();
@@ -204,7 +219,7 @@ fn a_sweep_runs_in_rotating_rounds_and_writes_what_diff_reads() {
         "--plot",
         again.to_str().unwrap(),
     ]);
-    assert_one_line_error(&refused, 1, "not a sweep's");
+    assert_one_line_error(&refused, 2, "not a sweep's");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
