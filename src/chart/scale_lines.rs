@@ -27,14 +27,32 @@ enum Measure {
 }
 
 impl Measure {
-    /// The row's figure, as log₂ of it (the speed-up) or log₁₀ (the rate).
-    fn of(self, r: &Row) -> Option<Estimate> {
+    /// The row's figure, as log₂ of it (the speed-up) or log₁₀ (the rate); `rows` are the
+    /// sweep's, where the row's line finds its narrowest T.
+    fn of(self, r: &Row, rows: &[Row]) -> Option<Estimate> {
         let range = match self {
             Measure::Rate => r.rps?,
-            // The narrowest T, the base, is 1× by definition.
-            Measure::Speedup => r
-                .speedup
-                .or_else(|| r.rps.map(|_| Estimate::range_of(&[1.0]))?)?,
+            Measure::Speedup => match r.speedup {
+                Some(s) => s,
+                // The narrowest T, the base, is 1× by definition, where its rate is the
+                // server's; any other row without a speed-up had it withheld (its rate, or its
+                // base's, is not the server's), and is not drawn.
+                None => {
+                    let narrowest = rows
+                        .iter()
+                        .filter(|o| {
+                            o.target == r.target
+                                && o.variant == r.variant
+                                && o.scenario == r.scenario
+                        })
+                        .map(|o| o.threads)
+                        .min();
+                    if narrowest != Some(r.threads) || r.not_the_servers.is_some() {
+                        return None;
+                    }
+                    Estimate::range_of(&[1.0])?
+                }
+            },
         };
         Some(range.map(|v| match self {
             Measure::Rate => v.max(1.0).log10(),
@@ -160,7 +178,9 @@ struct PanelRow {
 fn rows_of(rows: &[Row], measure: Measure) -> Vec<PanelRow> {
     let mut out: Vec<PanelRow> = Vec::new();
     for r in rows {
-        let Some(range) = measure.of(r) else { continue };
+        let Some(range) = measure.of(r, rows) else {
+            continue;
+        };
         let title = format!("{} ({})", r.scenario, r.variant);
         let row = slot(
             &mut out,
