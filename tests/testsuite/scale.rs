@@ -157,16 +157,17 @@ fn a_sweep_runs_in_rotating_rounds_and_writes_what_diff_reads() {
     assert!(markdown.starts_with("Measured at: "), "{markdown}");
     assert!(markdown.contains("\n\n# framebench scale\n"), "{markdown}");
     assert!(markdown.contains("| raw | 1 |"), "{markdown}");
+    // The rate chart has a panel per thread model; the speed-up chart parses too, but draws
+    // no point whose rate the server did not set, which on a busy 2-CPU machine can be every
+    // per-core row at T = 1, and with it that panel.
     for chart in [svg.clone(), dir.join("s-speedup.svg")] {
         let text = std::fs::read_to_string(&chart).unwrap();
         let doc = roxmltree::Document::parse(&text).unwrap();
-        assert!(
-            doc.descendants()
-                .filter_map(|n| n.text())
-                .any(|t| t.trim() == "per-core runtimes"),
-            "{}",
-            chart.display()
-        );
+        let panel = doc
+            .descendants()
+            .filter_map(|n| n.text())
+            .any(|t| t.trim() == "per-core runtimes");
+        assert!(panel || chart != svg, "{}", chart.display());
     }
 
     // `--replot` draws the same charts again from the JSON, measuring nothing; a results file of
