@@ -96,7 +96,9 @@ for f in "${features[@]}"; do
     rm -rf "$std_cache"
   fi
   # Start-up in this framework's own binary, beside raw's (always compiled in).
-  "$work/bin/$f" startup --rounds "$rounds" \
+  # FRAMEBENCH_BIN: a framework served by a child framebench process (may-minihttp) is served
+  # from this binary too, which is not named `framebench`.
+  FRAMEBENCH_BIN="$work/bin/$f" "$work/bin/$f" startup --rounds "$rounds" \
     --json "$work/startup/$f.json" >"$work/startup/$f.txt"
   cat "$work/startup/$f.txt"
   entries="$entries${entries:+,}{\"feature\":\"$f\",\"build_s\":$secs,\"bytes\":$bytes,\"startup\":\"startup/$f.json\",\"go_peers\":[$go_peers]}"

@@ -41,7 +41,7 @@ if [[ "${1:-}" == --pack ]]; then
   for t in wrk h2load; do cp "$(command -v $t)" "$stage/tools/"; done
   # The libraries the two tools load beyond libc, libm, libstdc++ and libgcc, which the machine has.
   ldd "$stage/tools/wrk" "$stage/tools/h2load" | awk '/=> \// { print $3 }' |
-    grep -vE '/lib(c|m|pthread|stdc\+\+|gcc_s|dl|rt)\.so' | sort -u | xargs -I{} cp -L {} "$stage/tools/lib/"
+    { grep -vE '/lib(c|m|pthread|stdc\+\+|gcc_s|dl|rt)\.so' || true; } | sort -u | xargs -r -I{} cp -L {} "$stage/tools/lib/"
   git rev-parse HEAD >"$stage/commit"
   # One xz archive: the working tree and what it carries must fit 64 MiB (the binary alone is 40).
   mkdir -p .dev
@@ -66,6 +66,9 @@ SEED002=${SEED002:-raw,actix,hyper,iron,nickel,rocket,gotham,may-minihttp}
 THREADS=${THREADS:-1,2,4,8}
 CELL=${CELL:-1s}
 WARMUP=${WARMUP:-0.3s}
+for v in "$CELL" "$WARMUP"; do
+  [[ $v =~ ^[0-9]+(\.[0-9]+)?s$ ]] || { echo "CELL and WARMUP are seconds, as 1s or 0.3s: $v" >&2; exit 2; }
+done
 wide=${THREADS##*,}
 h2c_threads=$([[ $wide == 1 ]] && echo 1 || echo "1,$wide")
 # wrk and h2load take whole seconds.
@@ -75,8 +78,10 @@ FRAMEBENCH_COMMIT=$(cat .dev/commit)
 export FRAMEBENCH_GO_PEERS_DIR=$PWD/.dev/go-peers FRAMEBENCH_WRK=$PWD/.dev/tools/wrk \
   FRAMEBENCH_H2LOAD=$PWD/.dev/tools/h2load FRAMEBENCH_COMMIT LD_LIBRARY_PATH=$PWD/.dev/tools/lib
 mkdir -p "$RES"
-# On the lent machine, what it measured comes back as one archive of $RES (and the log beside).
-[[ -z "${OUT:-}" ]] || trap 'tar -czf "$OUT/res.tgz" -C "$RES" .' EXIT
+# On the lent machine, what it measured comes back as one archive of $RES (and the log beside),
+# written again after each part, so that a call killed at its limit still returns what ran.
+pack_results() { [[ -z "${OUT:-}" ]] || tar -czf "$OUT/res.tgz" -C "$RES" .; }
+trap pack_results EXIT
 # The binary looks for the Go sources at the path it was built in, and without `go` there it would
 # skip the peers rather than run the built ones: where that path is this copy, move them aside.
 command -v go >/dev/null || [[ ! -d peers/go ]] || mv peers/go /tmp/peers-go-unused
@@ -86,17 +91,41 @@ server_cpus=$(seq -s, 0 $(( cpus / 2 - 1 )))
 client_cpus=$(seq -s, $(( cpus / 2 )) $(( cpus - 1 )))
 tag=$cpus-cpus
 
-# Runs "$@" until the deadline, sending SIGINT there (to framebench alone, not its servers), or
-# skips it with one line when fewer than $1 seconds are left.
-until_deadline() {
-  local need=$1 left
-  shift
+# Runs framebench with "$@" until the deadline, sending SIGINT there (to framebench alone, not
+# its servers), writing its --json and --markdown as $RES/partial/NAME.*, and moves them to
+# $RES/NAME.* only when it ran whole (exit 0, or 1 where a row failed), so that a part stopped
+# early runs again in the next call instead of passing for done. Skipped, with one line, when
+# fewer than NEED seconds are left.
+run_whole() {
+  local name=$1 need=$2 left rc=0
+  shift 2
   left=$(( DEADLINE - $(date +%s) ))
   if (( left < need )); then
-    echo "skipped (needs ${need} s, ${left} s left): $*"
+    echo "skipped (needs ${need} s, ${left} s left): $name"
     return 0
   fi
-  timeout --foreground -s INT -k 20 "$left" "$@" || echo "exit $?: $*"
+  mkdir -p "$RES/partial"
+  timeout --foreground -s INT -k 20 "$left" "$fb" "$@" --json "$RES/partial/$name.json" \
+    --markdown "$RES/partial/$name.md" || rc=$?
+  if (( rc == 0 || rc == 1 )) && [[ -f $RES/partial/$name.json ]]; then
+    mv "$RES/partial/$name.json" "$RES/partial/$name.md" "$RES/"
+  else
+    echo "$name: exit $rc, not kept"
+  fi
+}
+
+# Runs a comparison script ("$@", with its variables set by the caller) into $RES/FILE, bounded
+# by the deadline, keeping the file only when the script ended well.
+run_script() {
+  local file=$1 need=$2 left
+  shift 2
+  left=$(( DEADLINE - $(date +%s) ))
+  (( left >= need )) || { echo "skipped (needs ${need} s, ${left} s left): $file"; return 0; }
+  if timeout -k 10 "$left" "$@" >"$RES/$file.part"; then
+    mv "$RES/$file.part" "$RES/$file"
+  else
+    echo "$file: exit $?, not kept"
+  fi
 }
 
 hello() {
@@ -112,9 +141,13 @@ hello() {
   [[ -f $RES/$tag.json ]] && args+=(--resume "$RES/$tag.json")
   local rc=0 left=$(( DEADLINE - $(date +%s) ))
   (( left >= 30 )) || { echo "skipped (needs 30 s, ${left} s left): hello"; return 0; }
+  touch "$RES/hello.started"
   timeout --foreground -s INT -k 20 "$left" "$fb" "${args[@]}" || rc=$?
-  # 0, or 1 when some row had a round that failed: the sweep ran whole. 130: stopped early.
-  if (( rc == 0 || rc == 1 )); then touch "$RES/hello.done"; fi
+  # 0, or 1 when some row had a round that failed, with a file written by this run: the sweep
+  # ran whole. 124 (the deadline's SIGINT) or 130: stopped early, resumed by the next call.
+  if (( rc == 0 || rc == 1 )) && [[ $RES/$tag.json -nt $RES/hello.started ]]; then
+    touch "$RES/hello.done"
+  fi
   echo "hello: exit $rc"
 }
 
@@ -123,38 +156,38 @@ seed002() {
   for p in 1 128; do
     name=002-t$wide-$tag-$([[ $p == 1 ]] && echo plain || echo pipelined)
     [[ -f $RES/$name.json ]] && continue
-    until_deadline 60 "$fb" compare --frameworks "$SEED002" --scenarios hello -c 100 --pipeline "$p" \
-      --threads "$wide" --server-cpus "$server_cpus" --client-cpus "$client_cpus" -d "$CELL" --warmup "$WARMUP" \
-      --rounds 3 --quiet --json "$RES/$name.json" --markdown "$RES/$name.md"
+    run_whole "$name" 60 compare --frameworks "$SEED002" --scenarios hello -c 100 --pipeline "$p" \
+      --threads "$wide" --server-cpus "$server_cpus" --client-cpus "$client_cpus" -d "$CELL" \
+      --warmup "$WARMUP" --rounds 3 --quiet
   done
 }
 
 wrk() {
   [[ -f $RES/$tag-vs-wrk.md ]] && return 0
-  (( DEADLINE - $(date +%s) >= 40 )) || { echo "skipped (needs 40 s): wrk"; return 0; }
-  DURATION=${whole}s CONNS=256 TARGETS="raw actix" THREADS=$wide CLIENT_THREADS=$wide SERVER_CPUS=$server_cpus \
-    CLIENT_CPUS=$client_cpus ROUNDS=3 MODES_AT=none FRAMEBENCH=$fb \
-    scripts/vs-wrk.sh >"$RES/$tag-vs-wrk.md.part" && mv "$RES/$tag-vs-wrk.md.part" "$RES/$tag-vs-wrk.md"
+  DURATION=${whole}s CONNS=256 TARGETS="raw actix" THREADS=$wide CLIENT_THREADS=$wide \
+    SERVER_CPUS=$server_cpus CLIENT_CPUS=$client_cpus ROUNDS=3 MODES_AT=none FRAMEBENCH=$fb \
+    run_script "$tag-vs-wrk.md" 40 scripts/vs-wrk.sh
 }
 
 h2c() {
   [[ -f $RES/$tag-h2c.json ]] ||
-    until_deadline 60 "$fb" scale --protocol h2c -m 100 -c 32 --threads "$h2c_threads" \
+    run_whole "$tag-h2c" 60 scale --protocol h2c -m 100 -c 32 --threads "$h2c_threads" \
       --runtime work-stealing --frameworks raw,hyper,actix,xitca,ntex,go-nethttp --scenarios hello \
-      -d "$CELL" --warmup "$WARMUP" --rounds 3 --quiet --json "$RES/$tag-h2c.json" \
-      --markdown "$RES/$tag-h2c.md"
+      -d "$CELL" --warmup "$WARMUP" --rounds 3 --quiet
   [[ -f $RES/$tag-vs-h2load.md ]] && return 0
-  (( DEADLINE - $(date +%s) >= 30 )) || { echo "skipped (needs 30 s): h2load"; return 0; }
-  DURATION=$whole CONNS=$wide STREAMS=100 TARGETS="raw hyper" \
-    THREADS=$wide CLIENT_THREADS=$wide SERVER_CPUS=$server_cpus CLIENT_CPUS=$client_cpus ROUNDS=3 \
-    FRAMEBENCH=$fb scripts/vs-h2load.sh >"$RES/$tag-vs-h2load.md.part" &&
-    mv "$RES/$tag-vs-h2load.md.part" "$RES/$tag-vs-h2load.md"
+  DURATION=$whole CONNS=$wide STREAMS=100 TARGETS="raw hyper" THREADS=$wide CLIENT_THREADS=$wide \
+    SERVER_CPUS=$server_cpus CLIENT_CPUS=$client_cpus ROUNDS=3 FRAMEBENCH=$fb \
+    run_script "$tag-vs-h2load.md" 30 scripts/vs-h2load.sh
 }
 
 echo "many-cores: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), Linux $(uname -r), build $FRAMEBENCH_COMMIT, $(( DEADLINE - $(date +%s) )) s to the deadline"
 for part in "$@"; do
   case $part in
-    hello | seed002 | wrk | h2c) echo "== $part $(date -u +%H:%M:%S)"; "$part" || echo "$part failed: exit $?" ;;
+    hello | seed002 | wrk | h2c)
+      echo "== $part $(date -u +%H:%M:%S)"
+      "$part" || echo "$part failed: exit $?"
+      pack_results
+      ;;
     *) echo "unknown part $part (hello, seed002, wrk, h2c)" >&2; exit 2 ;;
   esac
 done

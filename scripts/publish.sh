@@ -91,12 +91,12 @@ index() {
 }
 
 if [ "${1:-}" = --index ]; then
-  last=$(grep -oE '^Publication: [0-9a-f]{40}' docs/generated/README.md | awk '{ print $2 }')
-  [ -f "target/publish/$last/manifest" ] || {
-    echo "publish.sh --index: no manifest of publication ${last:-?} under target/publish/ (it is written where that publication ran)" >&2
+  last=$({ grep -oE '^Publication: [0-9a-f]{40}' docs/generated/README.md || true; } | awk '{ print $2 }')
+  [ -n "$last" ] && [ -f "$root/$last/manifest" ] || {
+    echo "publish.sh --index: no manifest of publication ${last:-?} under $root/ (it is written where that publication ran)" >&2
     exit 1
   }
-  index "$last" "target/publish/$last/manifest" >docs/generated/README.md
+  index "$last" "$root/$last/manifest" >docs/generated/README.md
   exit 0
 fi
 

@@ -47,7 +47,10 @@ impl Measure {
                         })
                         .map(|o| o.threads)
                         .min();
-                    if narrowest != Some(r.threads) || r.not_the_servers.is_some() {
+                    if narrowest != Some(r.threads)
+                        || r.not_the_servers.is_some()
+                        || r.rps.is_none()
+                    {
                         return None;
                     }
                     Estimate::range_of(&[1.0])?

@@ -249,7 +249,15 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
     }
     let text = serde_json::to_string_pretty(value)? + "\n";
-    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    // Whole or not at all: a file written over its own input (`scale --resume F --json F`)
+    // must not be left half-written by a kill mid-write.
+    let name = path
+        .file_name()
+        .map_or("results".into(), |n| n.to_string_lossy());
+    let part = path.with_file_name(format!(".{name}.part"));
+    std::fs::write(&part, text)
+        .and_then(|()| std::fs::rename(&part, path))
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
 }
 
 /// `env` is the crate's own; tests and benches reach its target folder here.

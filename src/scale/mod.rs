@@ -90,6 +90,9 @@ pub(crate) struct Written {
     /// When it was measured (`25 Nov 2026 23:40:12`).
     #[serde(default)]
     pub(crate) date: String,
+    /// The targets' labels, in their first round's order (absent in older files).
+    #[serde(default)]
+    pub(crate) targets: Vec<String>,
     pub(crate) cells: Vec<Measured>,
 }
 

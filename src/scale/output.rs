@@ -247,7 +247,7 @@ fn above_ideal(rows: &[&Row]) -> String {
     ]);
     let mut any = false;
     for r in rows {
-        let Some(e) = r.efficiency.filter(|e| e.point >= 1.005) else {
+        let Some(e) = r.efficiency.filter(|e| (100.0 * e.point).round() > 100.0) else {
             continue;
         };
         let base = rows
@@ -407,7 +407,9 @@ pub(crate) fn markdown(
                 let dash = || "–".to_owned();
                 // The narrowest T is the base; elsewhere no speed-up is one withheld (its rate,
                 // or its base's, is not the server's: the marks say which).
-                let narrowest = of.iter().map(|o| o.threads).min() == Some(r.threads);
+                let narrowest = of.iter().map(|o| o.threads).min() == Some(r.threads)
+                    && r.not_the_servers.is_none()
+                    && r.rps.is_some();
                 let base = || if narrowest { "base" } else { "–" }.to_owned();
                 table.row([
                     target.clone(),
@@ -546,6 +548,7 @@ pub(crate) fn results(
         "rounds": sweep.rounds,
         "duration_s": sweep.duration.as_secs_f64(),
         "warmup_s": sweep.warmup.as_secs_f64(),
+        "targets": sweep.targets.iter().map(|t| t.label()).collect::<Vec<_>>(),
         "rows": rows,
         "cells": measured,
     }));

@@ -1,6 +1,7 @@
 //! `framebench scale --resume FILE`: a sweep that stopped early (Ctrl-C, a time limit on a lent
 //! machine: the sweep writes its files on SIGINT) goes on from its results file. The cells it
-//! measured are kept as they are; only the others run, in their places in the same rounds, so
+//! measured are kept as they are; only the others (and any that failed) run, in their places in
+//! the same rounds, so
 //! the file at the end is the one an unbroken sweep would have written. The file must come from
 //! the same build on the same machine with the same sweep, or it is refused in one line (exit 2,
 //! as a bad flag is).
@@ -48,8 +49,9 @@ impl Kept {
     }
 }
 
-/// The cells of `path` that `sweep` keeps: every one but those Ctrl-C cut short. Refused when
-/// the file is not a sweep, or another build, machine or sweep wrote it.
+/// The cells of `path` that `sweep` keeps: every one that measured (or was not run, by the
+/// framework's own limits). Refused when the file is not a sweep, or another build, machine or
+/// sweep wrote it.
 pub(crate) fn read(path: &Path, sweep: &Sweep) -> anyhow::Result<Kept> {
     let (results, detail) = super::read_written(path)?;
     let name = path.display();
@@ -82,6 +84,15 @@ pub(crate) fn read(path: &Path, sweep: &Sweep) -> anyhow::Result<Kept> {
         )));
     }
     let labels: Vec<String> = sweep.targets.iter().map(|t| t.label()).collect();
+    // The targets' order decides each round's rotation: a sweep of other targets would rotate
+    // its new cells otherwise than its kept ones. (Files from before `targets` was written
+    // name none; their cells are still checked one by one below.)
+    if !detail.targets.is_empty() && detail.targets != labels {
+        return Err(usage(format!(
+            "{name} swept {}: resume with the frameworks and runtimes that began it",
+            detail.targets.join(", ")
+        )));
+    }
     let scenarios: Vec<&str> = sweep.scenarios.iter().map(|s| s.name).collect();
     if let Some(stray) = detail
         .cells
@@ -94,10 +105,28 @@ pub(crate) fn read(path: &Path, sweep: &Sweep) -> anyhow::Result<Kept> {
             stray.target, stray.cell.scenario
         )));
     }
+    // Each cell as this sweep would load it: the same connections, protocol, streams and
+    // pipelining.
+    if let Some(other) = detail.cells.iter().find(|m| {
+        let c = &m.cell;
+        c.connections != sweep.connections
+            || c.protocol != sweep.protocol
+            || c.streams != sweep.streams
+            || c.pipeline != sweep.pipeline
+    }) {
+        let c = &other.cell;
+        return Err(usage(format!(
+            "{name} loaded {} with {} connections over {}, {} streams, pipeline {}: resume \
+             with the flags that began it",
+            other.target, c.connections, c.protocol, c.streams, c.pipeline
+        )));
+    }
+    // A cell that did not measure runs again: Ctrl-C from a terminal reaches the servers too,
+    // so the cell it cut short may read as a crash or an error rather than as interrupted.
     let cells = detail
         .cells
         .into_iter()
-        .filter(|m| !matches!(m.cell.status, Status::Interrupted))
+        .filter(|m| matches!(m.cell.status, Status::Ok | Status::NotRun(_)))
         .collect();
     Ok(Kept {
         cells,

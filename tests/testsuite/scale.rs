@@ -281,6 +281,8 @@ fn a_stopped_sweep_resumes_and_keeps_the_cells_it_measured() {
 
     let other = ["--resume", json.to_str().unwrap(), "--rounds", "4"];
     assert_one_line_error(&sweep(&other), 2, "is another sweep");
+    let pipelined = ["--resume", json.to_str().unwrap(), "--pipeline", "2"];
+    assert_one_line_error(&sweep(&pipelined), 2, "pipeline 1: resume with the flags");
     let foreign = dir.join("foreign.json");
     std::fs::write(&foreign, "{\"schema\": \"something-else/1\"}").unwrap();
     assert_one_line_error(
