@@ -219,7 +219,7 @@ pub(crate) fn markdown(builds: &Builds, rows: &[Row], sources: &[Source]) -> Str
          (`≈` where its interval holds 1). `RSS after`: the serving processes' resident memory \
          right after that answer (the binary's pages it touched included).\n\n\
          ¹ A Go peer: its own `go build` (modules downloaded, a build cache holding the standard \
-         library only) and its own stripped binary, not framebench's.\n\n\
+         library only) and its own stripped binary, not framebench's.\n\n{unstarted}\
          Written by `scripts/footprint.sh`; methodology: [memory](../methodology/memory.md#footprint).\n",
         measured = crate::provenance::Provenance::joined(sources)
             .lines()
@@ -235,8 +235,35 @@ pub(crate) fn markdown(builds: &Builds, rows: &[Row], sources: &[Source]) -> Str
         floors_size = crate::units::fmt_bytes(builds.floors.bytes as f64),
         table = table(rows, builds.reference.build_s).markdown(),
         rounds = builds.rounds,
+        unstarted = unstarted(builds, rows),
     );
     crate::generated::markdown(&text)
+}
+
+/// A paragraph naming each feature that was built but whose start-up gave no row (its server
+/// did not start in the feature's binary), with its build and size, or nothing.
+fn unstarted(builds: &Builds, rows: &[Row]) -> String {
+    let missing: Vec<String> = builds
+        .features
+        .iter()
+        .filter(|f| f.feature != "go" && !rows.iter().any(|r| r.framework == f.feature))
+        .map(|f| {
+            format!(
+                "{} (built in {:.0} s, {} stripped beyond the floors)",
+                f.feature,
+                f.build_s,
+                crate::units::fmt_bytes(f.bytes.saturating_sub(builds.floors.bytes) as f64)
+            )
+        })
+        .collect();
+    if missing.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Built, but with no start-up and so no row: {}. Its start-up run served nothing in the \
+         feature's binary; `scripts/footprint.sh`'s output says why.\n\n",
+        missing.join(", ")
+    )
 }
 
 /// The chart: build time, binary size and start-up, one bar per framework, least first.
