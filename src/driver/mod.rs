@@ -557,6 +557,8 @@ impl CellResult {
                 "{} of {} sampled responses differ from the oracle: {e}",
                 m.mismatches, m.sampled
             ))
+        } else if let Some(early) = answered_early(&self.scenario, &self.latency) {
+            Status::Failing(early)
         } else if interrupted().load(Ordering::Relaxed) {
             Status::Interrupted
         } else {
@@ -564,6 +566,22 @@ impl CellResult {
         };
         self.first_error = m.first_error;
     }
+}
+
+/// Why a `delay` cell fails when half its answers came sooner than the wait they asked for:
+/// the check before load times one answer, which a busy machine can delay past the wait; the
+/// cell's own latencies, every one measured from its send, cannot all be delayed so. `None`
+/// for every other scenario, and for a server that waited.
+fn answered_early(scenario: &str, latency: &Latency) -> Option<String> {
+    let wait_us = crate::oracle::DELAY_MS as f64 * 1e3;
+    (scenario == crate::oracle::DELAY_SCENARIO && latency.p50_us < wait_us).then(|| {
+        format!(
+            "half its answers came sooner than the {} ms each asked the server to wait (p50 \
+             {:.0} µs): the server did not wait",
+            crate::oracle::DELAY_MS,
+            latency.p50_us
+        )
+    })
 }
 
 /// Sleeps until the wall clock reads `at` (`--start-at`, less the warm-up), in steps that
@@ -624,6 +642,21 @@ pub(crate) fn make_room(connections: usize) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A `delay` cell whose median answer came before the wait fails; one that waited, and
+    /// every other scenario, do not.
+    #[test]
+    fn a_delay_cell_answered_before_its_wait_fails() {
+        use super::{answered_early, Latency};
+        let at = |p50_us: f64| Latency {
+            p50_us,
+            ..Latency::default()
+        };
+        let early = answered_early("delay", &at(5.0)).unwrap();
+        assert!(early.contains("sooner than the 10 ms"), "{early}");
+        assert_eq!(answered_early("delay", &at(11_140.0)), None);
+        assert_eq!(answered_early("hello", &at(5.0)), None);
+    }
     #[test]
     fn a_connection_count_past_the_hard_limit_is_one_line() {
         super::make_room(10).unwrap();
