@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The many-core measurements of docs/scaling.md (issue 61), on a lent machine of 16 CPUs that has
 # neither Rust, Go nor a network. `--pack` makes, here, what the machine needs in
-# .dev/pack.tar.xz (.dev/ is git-ignored through .git/info/exclude; carry that file): a stripped
+# .dev/pack.tar.xz (.dev/ is in .gitignore; carry that file): a stripped
 # framebench built from a clean commit, the Go peers built with `go build`, and wrk and h2load
 # with the libraries they load. On the machine, from the
 # checkout's copy, each PART then writes its files into $RES and stops by $DEADLINE (unix
