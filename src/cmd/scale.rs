@@ -157,21 +157,13 @@ pub fn run(args: ScaleArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &args.json {
         results.write(p)?;
     }
-    if let Some(p) = &args.markdown {
-        std::fs::write(
-            p,
-            crate::generated::markdown(&output::markdown(
-                &header,
-                &rows,
-                &measured,
-                &results.environment,
-            )),
-        )
-        .with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    if let Some(p) = &args.plot {
-        scale_lines::draw_scale(&rows, p)?;
-    }
+    let views = Views {
+        header,
+        rows: &rows,
+        cells: &measured,
+        env: &results.environment,
+    };
+    views.write(args.markdown.as_deref(), args.plot.as_deref())?;
     args.baselines.apply(&results)?;
     if crate::interrupt::interrupted().load(Ordering::Relaxed) {
         eprintln!("interrupted: child servers stopped");
@@ -200,20 +192,41 @@ fn replot(
     }
     let (results, written) = read_written(from)?;
     let rows = summary::rows(&written.cells);
-    if let Some(p) = plot {
-        scale_lines::draw_scale(&rows, p)?;
+    Views {
+        header: output::Header::written(&written),
+        rows: &rows,
+        cells: &written.cells,
+        env: &results.environment,
     }
-    if let Some(p) = markdown {
-        let text = output::markdown(
-            &output::Header::written(&written),
-            &rows,
-            &written.cells,
-            &results.environment,
-        );
-        std::fs::write(p, crate::generated::markdown(&text))
-            .with_context(|| format!("cannot write {}", p.display()))?;
+    .write(markdown, plot)
+}
+
+/// What a sweep's Markdown and charts are written from, whether it was measured now or read
+/// back by `--replot`.
+struct Views<'a> {
+    header: output::Header,
+    rows: &'a [summary::Row],
+    cells: &'a [summary::Measured],
+    env: &'a crate::env::Environment,
+}
+
+impl Views<'_> {
+    /// The Markdown to `markdown` and the charts to `plot`, each where asked for.
+    fn write(
+        &self,
+        markdown: Option<&std::path::Path>,
+        plot: Option<&std::path::Path>,
+    ) -> anyhow::Result<()> {
+        if let Some(p) = markdown {
+            let text = output::markdown(&self.header, self.rows, self.cells, self.env);
+            std::fs::write(p, crate::generated::markdown(&text))
+                .with_context(|| format!("cannot write {}", p.display()))?;
+        }
+        if let Some(p) = plot {
+            scale_lines::draw_scale(self.rows, p)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The scenarios a sweep runs by default: the three the many-core results cover.

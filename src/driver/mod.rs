@@ -414,6 +414,18 @@ fn read_meters(
 }
 
 impl CellResult {
+    /// For tests of what reads cells: an empty cell of `scenario` at `connections`, loaded from
+    /// a URL with [`LoadParams::for_tests`], in the given `status` (the figures left to the
+    /// test).
+    #[cfg(test)]
+    pub(crate) fn of_url(scenario: &str, connections: usize, status: Status) -> CellResult {
+        let target = Target::Url("127.0.0.1:9".parse().unwrap());
+        let scenario = crate::oracle::loopback_scenario(scenario).unwrap();
+        let mut c = CellResult::empty(&target, scenario, connections, &LoadParams::for_tests());
+        c.status = status;
+        c
+    }
+
     /// A cell that has not run yet: its names, environment and parameters, no figures.
     pub(crate) fn empty(
         target: &Target,

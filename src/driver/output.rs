@@ -550,35 +550,20 @@ pub(crate) fn spread(c: &CellResult) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::driver::Target;
-    use crate::pinning::Pinning;
 
     #[test]
     fn a_delay_cell_is_read_against_the_ideal_and_the_wait() {
-        let params = LoadParams::closed_loop(
-            Duration::from_secs(1),
-            Duration::ZERO,
-            Duration::from_secs(2),
-            Pinning::resolve(None, None, None),
-        );
-        let target = Target::Url("127.0.0.1:9".parse().unwrap());
-        let delay = crate::oracle::loopback_scenario("delay").unwrap();
-        let mut c = CellResult::empty(&target, delay, 200, &params);
-        c.status = Status::Ok;
+        let mut c = CellResult::of_url("delay", 200, Status::Ok);
         c.rps = 17_000.0;
         c.latency.p50_us = 11_750.0;
         c.latency.p99_us = 13_430.0;
         c.server_user_us_per_req = Some(10.0);
         c.server_sys_us_per_req = Some(3.0);
-        let hello = crate::oracle::scenario("hello").unwrap();
-        let mut other = CellResult::empty(&target, hello, 200, &params);
-        other.status = Status::Ok;
+        let other = CellResult::of_url("hello", 200, Status::Ok);
         let report = Report {
             environment: Environment::current(),
-            params,
+            params: LoadParams::for_tests(),
             cells: vec![c, other],
             run: RunInfo::default(),
         };

@@ -109,6 +109,17 @@ impl std::str::FromStr for Shard {
 }
 
 impl LoadParams {
+    /// For tests of what reads cells: 1 s closed loop, no warm-up, a 2 s timeout, unpinned.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> LoadParams {
+        LoadParams::closed_loop(
+            Duration::from_secs(1),
+            Duration::ZERO,
+            Duration::from_secs(2),
+            crate::pinning::Pinning::resolve(None, None, None),
+        )
+    }
+
     /// A closed-loop cell of `duration` after `warmup`: one request in flight per connection,
     /// keep-alive, one response in 256 checked whole (the quick compare's cells, and tests).
     pub(crate) fn closed_loop(

@@ -46,9 +46,6 @@ pub(crate) fn reduce(mut rounds: Vec<CellResult>) -> Option<CellResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::{LoadParams, Target};
-    use crate::pinning::Pinning;
-    use std::time::Duration;
 
     #[test]
     fn the_order_rotates_each_round() {
@@ -68,17 +65,8 @@ mod tests {
     }
 
     fn cell(rps: f64, status: Status) -> CellResult {
-        let params = LoadParams::closed_loop(
-            Duration::from_secs(1),
-            Duration::ZERO,
-            Duration::from_secs(2),
-            Pinning::resolve(None, None, None),
-        );
-        let target = Target::Url("127.0.0.1:9".parse().unwrap());
-        let hello = crate::oracle::scenario("hello").unwrap();
-        let mut c = CellResult::empty(&target, hello, 1, &params);
+        let mut c = CellResult::of_url("hello", 1, status);
         c.rps = rps;
-        c.status = status;
         c
     }
 

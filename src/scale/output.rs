@@ -146,13 +146,17 @@ fn groups(rows: &[Row]) -> Vec<(String, String)> {
     out
 }
 
+/// The rows of one group (a scenario × variant), in order.
+fn of_group<'a>(rows: &'a [Row], group: &(String, String)) -> Vec<&'a Row> {
+    rows.iter()
+        .filter(|r| r.scenario == group.0 && r.variant == group.1)
+        .collect()
+}
+
 /// The rows of one group, by target, in the order targets first appear.
 fn by_target<'a>(rows: &'a [Row], group: &(String, String)) -> Vec<(String, Vec<&'a Row>)> {
     let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
-    for r in rows
-        .iter()
-        .filter(|r| r.scenario == group.0 && r.variant == group.1)
-    {
+    for r in of_group(rows, group) {
         match out.iter_mut().find(|(t, _)| *t == r.target) {
             Some((_, v)) => v.push(r),
             None => out.push((r.target.clone(), vec![r])),
@@ -165,10 +169,7 @@ fn by_target<'a>(rows: &'a [Row], group: &(String, String)) -> Vec<(String, Vec<
 /// work-stealing at each T: the lines under a group's table.
 fn comparisons(rows: &[Row], group: &(String, String), threads: &[usize]) -> Vec<String> {
     let mut out = Vec::new();
-    let of_group: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.scenario == group.0 && r.variant == group.1)
-        .collect();
+    let of_group = of_group(rows, group);
     // Only rates the server set are compared; the others are named once per T.
     let servers = |r: &&&Row| r.not_the_servers.is_none();
     for &t in threads {
@@ -440,11 +441,7 @@ pub(crate) fn markdown(
             let _ = writeln!(out, "- {line}");
         }
         out.push('\n');
-        let of_group: Vec<&Row> = rows
-            .iter()
-            .filter(|r| r.scenario == group.0 && r.variant == group.1)
-            .collect();
-        let above = above_ideal(&of_group);
+        let above = above_ideal(&of_group(rows, &group));
         if !above.is_empty() {
             out.push_str(&above);
             out.push('\n');

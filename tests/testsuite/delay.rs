@@ -140,28 +140,8 @@ fn impatient_server() -> SocketAddr {
 
 #[test]
 fn a_server_that_does_not_wait_fails_the_check_before_load() {
-    let addr = impatient_server();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_framebench"))
-        .args(["load", "--target", &format!("http://{addr}")])
-        .args([
-            "--scenario",
-            "delay",
-            "-c",
-            "1",
-            "-d",
-            "200ms",
-            "--warmup",
-            "0s",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!out.status.success(), "{text}");
+    let (ok, text) = crate::common::load_url(impatient_server(), "delay");
+    assert!(!ok, "{text}");
     // The check before load times one answer, which a busy machine can hold past the wait; the
     // cell's own latencies then fail it.
     assert!(

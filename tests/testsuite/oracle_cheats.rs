@@ -162,22 +162,7 @@ fn a_server_that_answers_a_fixed_sum_fails_over_loopback() {
         .expect("the benches' client must refuse a fixed sum");
     assert!(format!("{err:#}").contains("body differs"), "{err:#}");
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_framebench"))
-        .args([
-            "load",
-            "--target",
-            &format!("http://{addr}"),
-            "--scenario",
-            "query",
-        ])
-        .args(["-c", "1", "-d", "200ms", "--warmup", "0s", "--quiet"])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!out.status.success(), "{text}");
+    let (ok, text) = crate::common::load_url(addr, "query");
+    assert!(!ok, "{text}");
     assert!(text.contains("oracle check before load"), "{text}");
 }

@@ -14,6 +14,31 @@ pub(crate) fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }
 
+/// One short load (one connection, 200 ms, no warm-up) of `scenario` against a server of the
+/// test's own at `addr`: whether it succeeded, and all it printed.
+pub(crate) fn load_url(addr: std::net::SocketAddr, scenario: &str) -> (bool, String) {
+    let out = run(&[
+        "load",
+        "--target",
+        &format!("http://{addr}"),
+        "--scenario",
+        scenario,
+        "-c",
+        "1",
+        "-d",
+        "200ms",
+        "--warmup",
+        "0s",
+        "--quiet",
+    ]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 /// Asserts a failed run printed exactly one line on stderr, no panic, and exited with `code`.
 pub(crate) fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
