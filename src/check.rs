@@ -154,7 +154,8 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
                 continue;
             }
         };
-        if entry.in_process {
+        // In-process dispatch has no transport: under TLS only the loopback rows run.
+        if entry.in_process && options.transport.is_default() {
             let cells = check_all(
                 entry,
                 Mode::InProcess,
@@ -175,14 +176,20 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
             });
         }
         let mode = Mode::Loopback(options.protocol);
-        if let Some(why) = entry.support(options.protocol).why_not() {
+        if let Some(why) = entry.serves(&options).why_not() {
             // A framework that does not serve the protocol: one `–` cell with the reason, not a
             // failure.
             rows.push(Row {
                 framework: entry.name,
                 mode,
                 options,
-                cells: vec![(options.protocol.name(), Err(NotOk::unsupported(why)))],
+                cells: vec![(
+                    match entry.support(options.protocol).why_not() {
+                        Some(_) => options.protocol.name(),
+                        None => options.transport.name(),
+                    },
+                    Err(NotOk::unsupported(why)),
+                )],
             });
         } else if entry.loopback {
             match check_loopback(entry, &*app, &config) {
@@ -208,7 +215,11 @@ fn check_loopback(
     let protocol = config.options.protocol;
     // One client for every check: each request a connection of its own over HTTP/1.1, a stream
     // of its own over h2c.
-    let client = std::cell::RefCell::new(protocol.checker(server.addr(), TIMEOUT)?);
+    let client = std::cell::RefCell::new(protocol.checker(
+        config.options.transport,
+        server.addr(),
+        TIMEOUT,
+    )?);
     let cells = check_all(
         entry,
         Mode::Loopback(protocol),

@@ -83,7 +83,8 @@ pub(crate) fn framebench_binary() -> anyhow::Result<PathBuf> {
 /// use as given (`serve` without it starts its own; a peer without it answers `/get` with 503).
 /// `--runtime per-core` is passed only when asked for: the Go peers do not take it, and only a
 /// framework that offers the choice is ever started with it. `--protocol h2c` likewise, to a
-/// framework that serves it ([`crate::framework::Framework::PROTOCOLS`]).
+/// framework that serves it ([`crate::framework::Framework::PROTOCOLS`]), and `--tls` with the
+/// run's certificate in the environment ([`crate::transport::tls::CERT_ENV`]).
 pub(crate) fn server_args<'a>(
     cmd: &'a mut Command,
     options: Options,
@@ -104,7 +105,20 @@ pub(crate) fn server_args<'a>(
                 .into_iter()
                 .flatten(),
         )
-        .args(redis.map(|url| ["--redis", url]).into_iter().flatten())
+        .args(redis.map(|url| ["--redis", url]).into_iter().flatten());
+    if options.transport == crate::options::Transport::Tls {
+        cmd.arg("--tls");
+        // The run's certificate, in the child's environment: never a file on disk. Without
+        // one the child says so in one line and exits.
+        match crate::transport::tls::identity() {
+            Ok(id) => cmd.envs(id.env()),
+            Err(_) => cmd.envs([
+                (crate::transport::tls::CERT_ENV, ""),
+                (crate::transport::tls::KEY_ENV, ""),
+            ]),
+        };
+    }
+    cmd
 }
 
 /// A running `framebench serve` child. Dropping it stops it ([`stop`]).
@@ -317,7 +331,11 @@ fn listening(
     let addr = match &first {
         Ok(line) => line
             .trim()
-            .strip_prefix("listening on http://")
+            .strip_prefix("listening on ")
+            .and_then(|url| {
+                url.strip_prefix("http://")
+                    .or_else(|| url.strip_prefix("https://"))
+            })
             .and_then(|a| a.parse::<SocketAddr>().ok())
             .ok_or_else(|| anyhow!("{name}: unexpected first line {:?}", line.trim())),
         Err(mpsc::RecvTimeoutError::Timeout) => Err(anyhow!(

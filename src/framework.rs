@@ -13,7 +13,7 @@ use bytes::Bytes;
 
 use crate::fixtures::Fixtures;
 use crate::options::Options;
-pub use crate::options::Protocol;
+pub use crate::options::{Protocol, Transport};
 use crate::outcome::NotRun;
 use crate::tools::Tool;
 
@@ -98,6 +98,12 @@ pub trait Framework: Sized + 'static {
     /// ([`undeclared`]). docs/methodology/http2.md lists every h2c answer
     /// (`framebench list --markdown` prints them).
     const PROTOCOLS: &'static [(Protocol, Support)] = &[];
+    /// The transports it states beyond plain TCP, each with how it serves it (its own TLS
+    /// integration, the way its users would write it) or why it does not:
+    /// `&[(Transport::Tls, Support::Supported("…"))]`. Left out, TCP is supported and TLS is
+    /// not. Its `serve` reads [`Options::transport`] from its config and, for TLS, serves the
+    /// run's certificate (`crate::transport::tls`).
+    const TRANSPORTS: &'static [(Transport, Support)] = &[];
     /// The scenarios it cannot serve through its own API, each with the reason: `(scenario,
     /// why)`, or none (`&[]`). Their cells show `–` everywhere, with the reason printed by
     /// `check` and in docs/methodology/bodies.md, never a silent skip. No default: a new
@@ -259,6 +265,8 @@ pub struct Entry {
     pub(crate) about: About,
     /// See [`Framework::PROTOCOLS`].
     protocols: &'static [(Protocol, Support)],
+    /// See [`Framework::TRANSPORTS`].
+    transports: &'static [(Transport, Support)],
     /// See [`Framework::CANNOT`].
     pub(crate) cannot: &'static [(&'static str, &'static str)],
     build: fn(&Config) -> anyhow::Result<Box<dyn App>>,
@@ -301,6 +309,7 @@ impl Entry {
             not_per_core_under: F::NOT_PER_CORE_UNDER,
             about: F::ABOUT,
             protocols: F::PROTOCOLS,
+            transports: F::TRANSPORTS,
             cannot: F::CANNOT,
             build: build_boxed::<F>,
             serve_child: F::serve_child,
@@ -326,6 +335,28 @@ impl Entry {
             .iter()
             .find(|(p, _)| *p == protocol)
             .map_or_else(|| undeclared(protocol), |(_, s)| *s)
+    }
+
+    /// Whether its server runs over `transport`, through which integration or why not
+    /// ([`Framework::TRANSPORTS`]).
+    pub fn transport(&self, transport: Transport) -> Support {
+        match self.transports.iter().find(|(t, _)| *t == transport) {
+            Some((_, s)) => *s,
+            None if transport.is_default() => Support::Supported(""),
+            None => Support::Unsupported("no TLS integration in its framework file (`TRANSPORTS`)"),
+        }
+    }
+
+    /// Whether its server serves `options`'s protocol over `options`'s transport: the first
+    /// of the two it does not, or the protocol's support.
+    pub fn serves(&self, options: &Options) -> Support {
+        match self.support(options.protocol) {
+            Support::Supported(_) => match self.transport(options.transport) {
+                Support::Supported(_) => self.support(options.protocol),
+                not => not,
+            },
+            not => not,
+        }
     }
 
     /// Builds the app.

@@ -15,7 +15,8 @@
 //!   `interrupt`, [`tools`], `build_step`.
 //! - **Oracle and protocols**: [`oracle`] (every scenario's expected response, the conformance
 //!   rules and hostile cases, as data), [`protocol`] (each protocol's client, its check before a
-//!   load and its conformance probes), `conformance` (the one runner of a protocol's rules).
+//!   load and its conformance probes), [`transport`] (what a protocol runs over: TCP or TLS),
+//!   `conformance` (the one runner of a protocol's rules).
 //! - **Frameworks**: [`framework`] (the trait), [`frameworks`] (the registry), [`fixtures`],
 //!   [`options`], `handlers`, `server`, `logging`, `store`, [`redis`].
 //! - **Output**: [`results`] (the one results file), `table` and `units` (every printer),
@@ -76,5 +77,6 @@ pub(crate) mod store;
 pub(crate) mod table;
 pub(crate) mod timing;
 pub mod tools;
+pub mod transport;
 pub(crate) mod units;
 pub(crate) mod versioned;

@@ -64,6 +64,29 @@ pub enum Protocol {
     H2c,
 }
 
+/// What a protocol runs over: plain TCP, or TLS on TCP (`--tls`). What each transport is and
+/// does: `crate::transport`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// Plain TCP.
+    #[default]
+    Tcp,
+    /// TLS 1.3 or 1.2 (rustls on the client's side), with the run's certificate.
+    Tls,
+}
+
 /// How long a tokio server waits for open connections to finish after being told to stop.
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
@@ -83,6 +106,8 @@ pub struct Options {
     pub runtime: Runtime,
     /// What the server speaks on its listener.
     pub protocol: Protocol,
+    /// What the protocol runs over.
+    pub transport: Transport,
 }
 
 impl Default for Options {
@@ -93,6 +118,7 @@ impl Default for Options {
             threads: 2,
             runtime: Runtime::WorkStealing,
             protocol: Protocol::default(),
+            transport: Transport::default(),
         }
     }
 }
@@ -109,15 +135,16 @@ impl Options {
                     threads,
                     runtime: Runtime::WorkStealing,
                     protocol: Protocol::default(),
+                    transport: Transport::default(),
                 });
             }
         }
         out
     }
 
-    /// A short label such as `log=off,io=memory`; `,runtime=per-core` and `,protocol=h2c` are
-    /// added when the runtime or protocol is not the default, so that every earlier label still
-    /// reads the same.
+    /// A short label such as `log=off,io=memory`; `,runtime=per-core`, `,protocol=h2c` and
+    /// `,tls` are added when the runtime, protocol or transport is not the default, so that every
+    /// earlier label still reads the same.
     pub fn label(&self) -> String {
         let runtime = match self.runtime {
             Runtime::WorkStealing => String::new(),
@@ -127,7 +154,14 @@ impl Options {
             p if p.is_default() => String::new(),
             other => format!(",protocol={other}"),
         };
-        format!("log={},io={}{runtime}{protocol}", self.logging, self.io)
+        let tls = match self.transport {
+            Transport::Tcp => "",
+            Transport::Tls => ",tls",
+        };
+        format!(
+            "log={},io={}{runtime}{protocol}{tls}",
+            self.logging, self.io
+        )
     }
 }
 

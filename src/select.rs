@@ -68,12 +68,20 @@ pub(crate) fn frameworks(
         .collect()
 }
 
-/// Refuses `entry` under `protocol` when it cannot speak it: the usage error
-/// `<name> does not serve h2c: <why>`.
-pub(crate) fn speaks(entry: &Entry, protocol: Protocol) -> anyhow::Result<()> {
-    match entry.support(protocol).why_not() {
+/// Refuses `entry` under `options` when it cannot serve their protocol over their transport:
+/// the usage error `<name> does not serve h2c: <why>` (or `tls`).
+pub(crate) fn speaks(entry: &Entry, options: &crate::options::Options) -> anyhow::Result<()> {
+    options
+        .transport
+        .check_protocol(options.protocol)
+        .map_err(crate::error::usage)?;
+    let what = match entry.support(options.protocol).why_not() {
+        Some(_) => options.protocol.to_string(),
+        None => options.transport.to_string(),
+    };
+    match entry.serves(options).why_not() {
         Some(why) => Err(crate::error::usage(format!(
-            "{} does not serve {protocol}: {why}",
+            "{} does not serve {what}: {why}",
             entry.name
         ))),
         None => Ok(()),
@@ -88,8 +96,12 @@ pub(crate) fn serving(
     protocol: Protocol,
 ) -> anyhow::Result<Vec<&'static Entry>> {
     if !names.is_empty() {
+        let options = crate::options::Options {
+            protocol,
+            ..Default::default()
+        };
         for e in &entries {
-            speaks(e, protocol)?;
+            speaks(e, &options)?;
         }
         return Ok(entries);
     }

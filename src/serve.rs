@@ -141,9 +141,13 @@ pub(crate) fn check_addr(addr: SocketAddr, allow_remote: bool) -> anyhow::Result
     Ok(())
 }
 
-/// Prints `serve`'s first line, which scripts and the driver wait for.
-pub(crate) fn announce(server: &crate::framework::ServerHandle) {
-    println!("listening on {}", server.url());
+/// Prints `serve`'s first line, which scripts and the driver wait for: `listening on
+/// http://ADDR`, or `https://ADDR` over TLS.
+pub(crate) fn announce(
+    server: &crate::framework::ServerHandle,
+    transport: crate::options::Transport,
+) {
+    println!("listening on {}://{}", transport.scheme(), server.addr());
     let _ = std::io::stdout().flush();
 }
 

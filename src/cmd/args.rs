@@ -1,7 +1,7 @@
 //! The arguments several commands take: a Redis, a server's options, its threads, runtime and
 //! protocol.
 
-use crate::options::{Io, Logging, Options, Protocol, Runtime};
+use crate::options::{Io, Logging, Options, Protocol, Runtime, Transport};
 
 /// `--redis URL`, for the commands that serve the redis scenario.
 #[derive(clap::Args)]
@@ -58,6 +58,7 @@ impl ServerArgs {
             threads: self.opts.threads.into(),
             runtime: self.opts.runtime,
             protocol: self.opts.protocol,
+            transport: self.opts.transport(),
         }
     }
 }
@@ -78,4 +79,19 @@ pub(crate) struct OptArgs {
     /// with their reason, or refused when named.
     #[arg(long, value_enum, default_value_t = Protocol::Http1)]
     pub(crate) protocol: Protocol,
+    /// Over TLS (the run's certificate, generated when it starts): HTTP/1.1 over TLS. Only the
+    /// frameworks `framebench list` marks `tls` serve it; the others are skipped with their
+    /// reason, or refused when named.
+    #[arg(long)]
+    pub(crate) tls: bool,
+}
+
+impl OptArgs {
+    /// The transport `--tls` asks for.
+    pub(crate) fn transport(&self) -> Transport {
+        match self.tls {
+            true => Transport::Tls,
+            false => Transport::Tcp,
+        }
+    }
 }

@@ -65,9 +65,13 @@ fn check(
         .map(|o| Options {
             runtime: opts.runtime,
             protocol: opts.protocol,
+            transport: opts.transport(),
             ..o
         })
         .collect();
+    opts.transport()
+        .check_protocol(opts.protocol)
+        .map_err(crate::error::usage)?;
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
     let redis = redis.provide()?;

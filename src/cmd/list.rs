@@ -53,6 +53,11 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
             .into_iter()
             .filter(|&p| !p.is_default() && e.support(p).why_not().is_none())
             .fold(modes.to_owned(), |m, p| format!("{m}, {p}"));
+        // And every transport beyond plain TCP.
+        let modes = crate::options::Transport::ALL
+            .into_iter()
+            .filter(|&t| !t.is_default() && e.transport(t).why_not().is_none())
+            .fold(modes, |m, t| format!("{m}, {t}"));
         let note = if e.note.is_empty() {
             String::new()
         } else {

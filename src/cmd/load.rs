@@ -68,6 +68,16 @@ pub(crate) struct LoadOpts {
     /// `–` cells with its reason (`framebench list --protocol h2c` says which do).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "http1")]
     pub(crate) protocol: Vec<Protocol>,
+    /// Over TLS: the servers serve the run's certificate (generated when it starts) and the
+    /// client speaks TLS 1.3 or 1.2 through rustls. A framework without TLS gets `–` cells with
+    /// its reason (`framebench list` says which serve it).
+    #[arg(long)]
+    pub(crate) tls: bool,
+    /// With --tls: whether a new connection resumes an earlier session (on) or makes a full
+    /// handshake (off). It matters with --requests-per-connection, where every connection is a
+    /// handshake; the cell counts which handshakes resumed.
+    #[arg(long, value_enum)]
+    pub(crate) tls_resumption: Option<crate::transport::tls::Resumption>,
     /// h2c: concurrent streams per connection (h2load's `-m`); a comma-separated list runs each
     /// as cells of their own.
     #[arg(short = 'm', long, value_delimiter = ',', default_value = "1",
@@ -190,6 +200,16 @@ pub(crate) fn parse_url(text: &str, allow_remote: bool) -> anyhow::Result<Socket
     Ok(addr)
 }
 
+impl LoadOpts {
+    /// The transport `--tls` asks for.
+    pub(crate) fn transport(&self) -> crate::options::Transport {
+        match self.tls {
+            true => crate::options::Transport::Tls,
+            false => crate::options::Transport::Tcp,
+        }
+    }
+}
+
 fn variants(opts: &LoadOpts) -> Vec<Options> {
     let mut out = Vec::new();
     for &protocol in &opts.protocol {
@@ -201,6 +221,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
                     threads: opts.threads.into(),
                     runtime: opts.runtime,
                     protocol,
+                    transport: opts.transport(),
                 });
             }
         }
@@ -265,6 +286,14 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
     shaping
         .check_shape(shape, opts.requests_per_connection.is_some())
         .map_err(crate::error::usage)?;
+    for &protocol in &opts.protocol {
+        opts.transport()
+            .check_protocol(protocol)
+            .map_err(crate::error::usage)?;
+    }
+    if opts.tls_resumption.is_some() && !opts.tls {
+        return Err(crate::error::usage("--tls-resumption is TLS's: add --tls"));
+    }
     if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
         return Err(crate::error::usage(
             "--requests-per-connection sends one request at a time: drop --pipeline",
@@ -278,6 +307,8 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         pipeline: opts.pipeline.into(),
         // The run's protocol for a URL target; each framework cell's own comes from its target.
         protocol: shaping,
+        transport: opts.transport(),
+        resumption: opts.tls_resumption.unwrap_or_default(),
         streams: 1,
         // A shard takes its part of the rate and of the request count.
         rate: opts

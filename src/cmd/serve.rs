@@ -72,7 +72,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         options.runtime,
         &[options.protocol],
     )?;
-    crate::select::speaks(entry, options.protocol)?;
+    crate::select::speaks(entry, &options)?;
+    if options.transport == crate::options::Transport::Tls {
+        // The certificate before anything starts: a bad one is one line.
+        crate::transport::tls::identity()?;
+    }
     if let Some(max) = max_requests {
         install_limit(name, max)?;
     } else if stats.is_some() && entry.counts_requests {
@@ -106,10 +110,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // `--max-requests`: `install_limit` set the limit before the app was built.
         let limit = crate::server::limit::active()
             .ok_or_else(|| anyhow::anyhow!("--max-requests set no limit"))?;
-        announce(&server);
+        announce(&server, options.transport);
         return serve_until_limit(server, limit);
     };
-    announce(&server);
+    announce(&server, options.transport);
     'serving: loop {
         for signal in signals.pending() {
             match (signal, &heap) {

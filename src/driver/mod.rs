@@ -139,9 +139,12 @@ fn refuse(target: &Target, scenario: &Scenario, protocol: Protocol) -> Result<()
     if interrupted().load(Ordering::Relaxed) {
         return Err(Status::Interrupted);
     }
-    if let Target::Framework(e, _) = target {
+    if let Target::Framework(e, options) = target {
         if let Some(why) = e.support(protocol).why_not() {
             return Err(NotRun::Unsupported(format!("no {protocol}: {why}")).into());
+        }
+        if let Some(why) = e.transport(options.transport).why_not() {
+            return Err(NotRun::Unsupported(format!("no {}: {why}", options.transport)).into());
         }
         e.available()?;
         if let Some(why) = e.cannot(scenario.name) {
@@ -174,9 +177,14 @@ fn check_first(
     server: Option<&mut ServerProcess>,
 ) -> Result<(), Status> {
     let timeout = params.timeout.max(Duration::from_secs(2));
-    let checked = params
-        .protocol
-        .precheck(addr, expected, requests, params.pipeline, timeout);
+    let checked = params.protocol.precheck(
+        params.transport,
+        addr,
+        expected,
+        requests,
+        params.pipeline,
+        timeout,
+    );
     let Err(e) = checked else {
         return Ok(());
     };

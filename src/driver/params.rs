@@ -24,6 +24,12 @@ pub(crate) struct LoadParams {
     /// What the client speaks; results from before h2c read as HTTP/1.1.
     #[serde(default)]
     pub(crate) protocol: crate::options::Protocol,
+    /// What the protocol runs over; results from before TLS read as TCP.
+    #[serde(default)]
+    pub(crate) transport: crate::options::Transport,
+    /// Over TLS: whether a new connection offers to resume an earlier session.
+    #[serde(default)]
+    pub(crate) resumption: crate::transport::tls::Resumption,
     /// Concurrent streams per connection (h2c; 1 for HTTP/1.1).
     #[serde(default = "one")]
     pub(crate) streams: usize,
@@ -134,6 +140,8 @@ impl LoadParams {
             timeout,
             pipeline: 1,
             protocol: crate::options::Protocol::default(),
+            transport: crate::options::Transport::default(),
+            resumption: crate::transport::tls::Resumption::default(),
             streams: 1,
             rate: None,
             requests: None,

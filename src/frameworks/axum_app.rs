@@ -33,7 +33,7 @@ macro_rules! axum_app {
         use tower::ServiceExt as _;
         use tower_http::services::ServeDir;
 
-        use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
+        use crate::framework::{About, Config, Framework, Protocol, Support, Transport, Request, Response, ServerHandle, Version};
         use crate::handlers::{self, AppState, Operands, Reply, Wait};
         use crate::logging;
         use crate::options::{Io, Logging};
@@ -87,6 +87,13 @@ macro_rules! axum_app {
             const COUNTS_REQUESTS: bool = true;
             const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("`axum::serve` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+            const TRANSPORTS: &'static [(Transport, Support)] = &[(
+                Transport::Tls,
+                Support::Supported(
+                    "tokio-rustls `TlsAcceptor` before hyper's `http1::Builder`, as axum's \
+                     `low-level-rustls` example (`axum::serve` takes no TLS)",
+                ),
+            )];
             const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
             fn build(config: &Config) -> anyhow::Result<Self> {
@@ -117,6 +124,12 @@ macro_rules! axum_app {
                     )),
                     None => router,
                 };
+                if self.0.config.options.transport == Transport::Tls {
+                    let acceptor = crate::transport::tls::acceptor()?;
+                    return self.0.spawn(listener, move |listener, stop| {
+                        serve_tls(listener, acceptor.clone(), stop, router.clone())
+                    });
+                }
                 // axum's serve sets no idle keep-alive timeout: connections stay open until the client
                 // closes them or the server stops (docs/methodology/loopback.md).
                 self.0.spawn(listener, move |listener, stop| {
@@ -131,6 +144,55 @@ macro_rules! axum_app {
                         let _ = serve.await;
                     }
                 })
+            }
+        }
+
+        /// TLS as axum's `low-level-rustls` example serves it: `axum::serve` takes no TLS, so
+        /// an accept loop hands each connection to a task that completes the handshake with
+        /// tokio-rustls and serves the router on a hyper connection. The example uses
+        /// hyper-util's auto builder; this uses hyper's `http1::Builder`, which is what the
+        /// auto builder runs for an HTTP/1.1 connection (ALPN offers only `http/1.1`), and
+        /// whose connection hyper-util's graceful watch accepts here. The router gets the
+        /// peer's `ConnectInfo` as `serve` gives it.
+        async fn serve_tls(
+            listener: tokio::net::TcpListener,
+            acceptor: tokio_rustls::TlsAcceptor,
+            stop: crate::server::Stopped,
+            router: $axum::Router,
+        ) {
+            let mut stop = std::future::IntoFuture::into_future(stop);
+            let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+            loop {
+                let (stream, peer) = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok(pair) => pair,
+                        Err(_) => continue,
+                    },
+                    _ = &mut stop => break,
+                };
+                let _ = stream.set_nodelay(true);
+                let (acceptor, router, watcher) =
+                    (acceptor.clone(), router.clone(), graceful.watcher());
+                tokio::spawn(async move {
+                    let Some(stream) = crate::transport::tls::accept(&acceptor, stream).await else {
+                        return;
+                    };
+                    let service = hyper::service::service_fn(
+                        move |mut req: http::Request<hyper::body::Incoming>| {
+                            req.extensions_mut().insert(ConnectInfo(peer));
+                            tower::ServiceExt::oneshot(router.clone(), req)
+                        },
+                    );
+                    let conn = hyper::server::conn::http1::Builder::new().serve_connection(
+                        hyper_util::rt::TokioIo::new(stream),
+                        service,
+                    );
+                    let _ = watcher.watch(conn).await;
+                });
+            }
+            tokio::select! {
+                _ = graceful.shutdown() => {}
+                _ = tokio::time::sleep(crate::options::GRACE) => {}
             }
         }
 

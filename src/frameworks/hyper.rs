@@ -26,7 +26,7 @@ use tower::{Layer as _, Service, ServiceExt as _};
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply, Routed};
 use crate::logging::{self, Peer};
-use crate::options::{Logging, Protocol, KEEP_ALIVE};
+use crate::options::{Logging, Protocol, Transport, KEEP_ALIVE};
 use crate::store::AsyncStore;
 
 use super::built::Built;
@@ -86,6 +86,10 @@ impl Framework for Hyper {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("tokio-rustls `TlsAcceptor` before hyper's `http1::Builder`, a task per handshake"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -117,11 +121,18 @@ impl Framework for Hyper {
         let state = Arc::new(AppState::new_async(&self.0.config));
         let logging = self.0.config.options.logging;
         let h2c = self.0.config.options.protocol == Protocol::H2c;
+        // TLS: tokio-rustls's acceptor in front of the same builder, as hyper's examples
+        // (hyper-util's and tokio-rustls's) show it.
+        let tls = match self.0.config.options.transport {
+            Transport::Tls => Some(crate::transport::tls::acceptor()?),
+            Transport::Tcp => None,
+        };
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
         // limit is set that is one predictable branch per request (docs/methodology/callgrind.md).
         let limit = crate::server::limit::active();
         self.0.spawn(listener, move |listener, stop| {
             let state = Arc::clone(&state);
+            let tls = tls.clone();
             async move {
                 let mut stop = std::future::IntoFuture::into_future(stop);
                 let graceful = GracefulShutdown::new();
@@ -134,7 +145,6 @@ impl Framework for Hyper {
                         _ = &mut stop => break,
                     };
                     let _ = stream.set_nodelay(true);
-                    let io = TokioIo::new(stream);
                     let app = tower::service_fn({
                         let state = state.clone();
                         move |mut req: http::Request<hyper::body::Incoming>| {
@@ -145,6 +155,36 @@ impl Framework for Hyper {
                             app(Arc::clone(&state)).oneshot(req)
                         }
                     });
+                    if let Some(acceptor) = &tls {
+                        // The handshake runs on the connection's task, never in this loop.
+                        let (acceptor, watcher) = (acceptor.clone(), graceful.watcher());
+                        tokio::spawn(async move {
+                            let Some(stream) = crate::transport::tls::accept(&acceptor, stream).await
+                            else {
+                                return;
+                            };
+                            let io = TokioIo::new(stream);
+                            let mut builder = hyper::server::conn::http1::Builder::new();
+                            builder
+                                .timer(TokioTimer::new())
+                                .header_read_timeout(KEEP_ALIVE);
+                            match logging {
+                                Logging::Off => {
+                                    let svc = TowerToHyperService::new(app);
+                                    let _ = watcher.watch(builder.serve_connection(io, svc)).await;
+                                }
+                                logging => {
+                                    let svc = TowerToHyperService::new(
+                                        logging::trace::layer(logging, logging::trace::peer_extension)
+                                            .layer(app),
+                                    );
+                                    let _ = watcher.watch(builder.serve_connection(io, svc)).await;
+                                }
+                            }
+                        });
+                        continue;
+                    }
+                    let io = TokioIo::new(stream);
                     // Each connection is served on a task, watched for the graceful stop, with
                     // the service logging or not: the same for both protocols' builders.
                     macro_rules! serve_on {

@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::fixtures::Fixtures;
-use crate::options::Protocol;
+use crate::options::{Protocol, Transport};
 use crate::oracle::conformance::Rule;
 use crate::oracle::{Expected, Instance, Observed};
 
@@ -132,6 +132,7 @@ impl Protocol {
     /// against `expected`. Bounded by `timeout` per exchange.
     pub(crate) fn precheck(
         self,
+        transport: Transport,
         addr: SocketAddr,
         expected: &Expected,
         requests: &[Instance],
@@ -140,7 +141,7 @@ impl Protocol {
     ) -> anyhow::Result<()> {
         match self {
             Protocol::Http1 => {
-                http1::precheck(addr, expected, requests, pipeline, timeout).map(drop)
+                http1::precheck(transport, addr, expected, requests, pipeline, timeout).map(drop)
             }
             Protocol::H2c => h2c::precheck(addr, expected, requests, timeout),
         }
@@ -158,10 +159,14 @@ impl Protocol {
     /// fetched byte for byte (the traversals).
     pub(crate) fn checker(
         self,
+        transport: Transport,
         addr: SocketAddr,
         timeout: Duration,
     ) -> anyhow::Result<Box<dyn Exchange>> {
         Ok(match self {
+            Protocol::Http1 if transport == Transport::Tls => {
+                Box::new(http1::TlsChecker::new(addr))
+            }
             Protocol::Http1 => Box::new(http1::Checker::new(addr)?),
             Protocol::H2c => Box::new(h2c::Client::connect(addr, timeout)?),
         })

@@ -14,7 +14,9 @@ use anyhow::{anyhow, bail, Context as _};
 use bytes::Bytes;
 
 use super::TIMEOUT;
+use crate::options::Transport;
 use crate::oracle::{self, Expected, Instance, Observed};
+use crate::transport::tls;
 
 /// Parses one complete response from `buf`. With `eof`, a response without framing ends at the
 /// end of `buf`. Returns the response and the number of bytes it used, or `None` if more bytes
@@ -118,15 +120,29 @@ pub(crate) fn exchange(
     raw: &[u8],
     timeout: Duration,
 ) -> anyhow::Result<http::Response<Bytes>> {
-    let mut stream = connect(addr, timeout)?;
+    exchange_on(&mut connect(addr, timeout)?, raw)
+}
+
+/// [`exchange`] on a connection already open (a TLS one, for one).
+pub(crate) fn exchange_on(
+    stream: &mut (impl Read + Write),
+    raw: &[u8],
+) -> anyhow::Result<http::Response<Bytes>> {
     stream.write_all(raw)?;
+    stream.flush()?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     loop {
         let n = match stream.read(&mut chunk) {
             Ok(n) => n,
-            // A reset after the server answered and closed still leaves a complete answer.
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => 0,
+            // A reset after the server answered and closed still leaves a complete answer, as
+            // does a TLS close without its close_notify alert.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ConnectionReset
+                    || e.kind() == std::io::ErrorKind::UnexpectedEof =>
+            {
+                0
+            }
             Err(e) => return Err(e).context("reading the response"),
         };
         if n == 0 {
@@ -265,6 +281,7 @@ pub(crate) struct Checked {
 /// measurement does before it starts. With `depth > 1` this is the pipelining check (with
 /// bodies, for a body scenario). Bounded by `timeout`.
 pub(crate) fn precheck(
+    transport: Transport,
     addr: SocketAddr,
     expected: &Expected,
     requests: &[Instance],
@@ -272,14 +289,22 @@ pub(crate) fn precheck(
     timeout: Duration,
 ) -> anyhow::Result<Vec<Checked>> {
     // Each error is flattened to one line (`{e:#}` of a chain): the callers print it with `{e}`.
-    let mut stream = connect(addr, timeout).map_err(|e| anyhow!("{e:#}"))?;
-    precheck_on(&mut stream, expected, requests, depth, timeout)
+    match transport {
+        Transport::Tcp => {
+            let mut stream = connect(addr, timeout).map_err(|e| anyhow!("{e:#}"))?;
+            precheck_on(&mut stream, expected, requests, depth, timeout)
+        }
+        Transport::Tls => {
+            let mut stream = tls::connect(addr, timeout).map_err(|e| anyhow!("{e:#}"))?;
+            precheck_on(&mut stream, expected, requests, depth, timeout)
+        }
+    }
 }
 
 /// [`precheck`] on an open keep-alive connection, which stays in step for the next request:
 /// exactly `depth` responses are read, and any byte after the last one is an error.
 pub(crate) fn precheck_on(
-    stream: &mut TcpStream,
+    stream: &mut (impl Read + Write),
     expected: &Expected,
     requests: &[Instance],
     depth: usize,
@@ -294,6 +319,7 @@ pub(crate) fn precheck_on(
     let written = Instant::now();
     stream
         .write_all(&bytes)
+        .and_then(|()| stream.flush())
         .map_err(|e| anyhow!("writing: {e}"))?;
     read_checked(stream, expected, &sent, written, written + timeout)
 }
@@ -302,7 +328,7 @@ pub(crate) fn precheck_on(
 /// and its own request, and that none came sooner after `written` (when the requests went out)
 /// than its request asked the server to wait ([`Instance::check_not_early`]).
 fn read_checked(
-    stream: &mut TcpStream,
+    stream: &mut impl Read,
     expected: &Expected,
     sent: &[&Instance],
     written: Instant,
@@ -425,6 +451,35 @@ impl super::Exchange for Checker {
 
     fn get(&mut self, target: &str) -> anyhow::Result<Observed> {
         raw_get(self.addr, target)
+    }
+}
+
+/// `check`'s HTTP/1.1 client over TLS: every request byte for byte as [`encode_instance`]
+/// writes it, on a new connection (a full handshake) that asks to close. reqwest is not used
+/// here: it would bring a TLS stack of its own.
+pub(crate) struct TlsChecker {
+    addr: SocketAddr,
+}
+
+impl TlsChecker {
+    /// A client for the TLS server at `addr`.
+    pub(crate) fn new(addr: SocketAddr) -> TlsChecker {
+        TlsChecker { addr }
+    }
+
+    fn send(&self, request: &[u8]) -> anyhow::Result<Observed> {
+        let mut stream = tls::connect(self.addr, TIMEOUT)?;
+        Ok(Observed::from_response(&exchange_on(&mut stream, request)?))
+    }
+}
+
+impl super::Exchange for TlsChecker {
+    fn observe(&mut self, instance: &Instance) -> anyhow::Result<Observed> {
+        self.send(&instance_request(instance, Connection::Close))
+    }
+
+    fn get(&mut self, target: &str) -> anyhow::Result<Observed> {
+        self.send(&get_request(target, Connection::Close))
     }
 }
 

@@ -1,0 +1,77 @@
+//! The transports a protocol runs over: plain TCP, or TLS on TCP (`--tls`). A transport sits
+//! under a protocol ([`crate::protocol`]): HTTP/1.1 runs over either. What a framework serves
+//! over is data in its file ([`crate::framework::Framework::TRANSPORTS`]), asked through
+//! [`crate::framework::Entry::serves`]; every other module asks a [`Transport`] value.
+//!
+//! [`tls`] holds the run's certificate, the rustls configurations both sides use, the tokio
+//! servers' acceptor and the blocking client the checks use. The load driver's TLS connection
+//! is the driver's own (`crate::driver::client`), on the same client configuration.
+
+pub(crate) mod tls;
+
+use std::fmt;
+
+use crate::options::{Protocol, Transport};
+
+impl Transport {
+    /// Every transport, in the order tables list them.
+    pub const ALL: [Transport; 2] = [Transport::Tcp, Transport::Tls];
+
+    /// Its name in a variant's label and in tables (`tls`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp => "tcp",
+            Transport::Tls => "tls",
+        }
+    }
+
+    /// Whether it is the default transport, which a variant's label leaves out.
+    pub(crate) fn is_default(self) -> bool {
+        self == Transport::default()
+    }
+
+    /// The scheme of a URL to a server on it.
+    pub(crate) fn scheme(self) -> &'static str {
+        match self {
+            Transport::Tcp => "http",
+            Transport::Tls => "https",
+        }
+    }
+
+    /// Refuses a protocol this transport does not carry, with the one line that says what to
+    /// use instead: h2c is HTTP/2 in cleartext by definition.
+    pub(crate) fn check_protocol(self, protocol: Protocol) -> Result<(), &'static str> {
+        match (self, protocol) {
+            (Transport::Tls, Protocol::H2c) => Err(
+                "--tls with --protocol h2c: h2c is HTTP/2 in cleartext; over TLS, HTTP/2 is \
+                 negotiated by ALPN, which framebench does not serve yet (HTTP/1.1 over TLS: \
+                 leave --protocol out)",
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_refuses_h2c_and_carries_http1() {
+        assert!(Transport::Tls.check_protocol(Protocol::Http1).is_ok());
+        assert!(Transport::Tcp.check_protocol(Protocol::H2c).is_ok());
+        let why = Transport::Tls.check_protocol(Protocol::H2c).unwrap_err();
+        assert!(why.contains("cleartext"), "{why}");
+        assert_eq!(
+            Transport::ALL.map(|t| t.scheme()),
+            ["http", "https"],
+            "the URL schemes"
+        );
+    }
+}
