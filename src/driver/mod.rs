@@ -30,7 +30,7 @@ use crate::child::{framebench_exe, ServerProcess};
 use crate::fixtures::Fixtures;
 use crate::framework::Entry;
 use crate::interrupt::interrupted;
-use crate::options::{Options, Protocol};
+use crate::options::{Options, Protocol, Transport};
 use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::outcome::NotRun;
 use crate::proc;
@@ -251,6 +251,10 @@ fn client_spec(
         sample_every: params.sample_every,
         cpus: params.pinning.client_cpus.clone(),
         hdr_interval: params.hdr_interval.map(Duration::from_secs_f64),
+        tls: match params.transport {
+            Transport::Tls => Some(crate::transport::tls::client_config(params.resumption)?),
+            Transport::Tcp => None,
+        },
     })
 }
 
@@ -285,6 +289,7 @@ pub fn count_client(
         sample_every: u64::MAX,
         cpus: Vec::new(),
         hdr_interval: None,
+        tls: None,
     };
     let sampler = sampler(expected, instances);
     let stop = Arc::new(AtomicBool::new(false));
@@ -502,6 +507,7 @@ impl CellResult {
             intervals: intervals::Intervals::default(),
             thread_check: None,
             round_rps: Vec::new(),
+            tls: None,
         }
     }
 
@@ -525,6 +531,11 @@ impl CellResult {
         self.sampled = m.sampled;
         self.per_connection = PerConnection::from_counts(&m.per_conn);
         self.connects = m.connects;
+        self.tls = (params.transport == Transport::Tls).then_some(stats::Handshakes {
+            done: m.handshakes,
+            resumed: m.resumed,
+            offered: params.resumption == crate::transport::tls::Resumption::On,
+        });
         self.unrecorded = m.unrecorded;
         self.prechecked = params.pipeline.max(1) as u64;
         self.recorded_from_unix = m

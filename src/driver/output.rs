@@ -88,6 +88,19 @@ impl Report {
                 String::new()
             }
         ) + rounds_line(p.rounds).as_str()
+            + match p.transport {
+                crate::options::Transport::Tls => format!(
+                    "\nTLS: rustls {} on ring, TLS 1.3 or 1.2 as negotiated, the run's ECDSA P-256 \
+                     certificate; resumption {}; a connection's first request goes with its \
+                     handshake, and its latency includes it",
+                    crate::env::crate_version("rustls", "0.23.").unwrap_or("?"),
+                    match p.resumption {
+                        crate::transport::tls::Resumption::On => "on",
+                        crate::transport::tls::Resumption::Off => "off",
+                    }
+                ),
+                crate::options::Transport::Tcp => String::new(),
+            }.as_str()
             + match p.requests_per_connection {
             Some(1) => "\nchurn: a new connection for every request (`Connection: close`); \
                         connects and connect time are in the details, apart from the latency"
@@ -211,7 +224,7 @@ impl Report {
         }
         s.push_str(&table.terminal(""));
         let _ = writeln!(s, "{BOUND_LEGEND}\n{SPREAD_LEGEND}");
-        for line in self.waits() {
+        for line in self.waits().into_iter().chain(self.handshakes()) {
             let _ = writeln!(s, "{line}");
         }
         for f in self.failures() {
@@ -255,6 +268,38 @@ impl Report {
             .collect()
     }
 
+    /// For each measured TLS cell: its handshakes per second in the recorded window, how many
+    /// resumed against whether the client offered to, and the server's CPU per handshake where
+    /// every request had a connection of its own (`--requests-per-connection 1`: the request's
+    /// CPU is in it).
+    pub(crate) fn handshakes(&self) -> Vec<String> {
+        self.cells
+            .iter()
+            .filter(|c| matches!(c.status, Status::Ok))
+            .filter_map(|c| c.tls.map(|h| (c, h)))
+            .map(|(c, h)| {
+                let per_second = h.done as f64 / c.seconds.max(1e-9);
+                let resumed = format!(
+                    "{} of {} resumed (resumption {})",
+                    h.resumed,
+                    h.done,
+                    if h.offered { "on" } else { "off" }
+                );
+                let churn = self.params.requests_per_connection == Some(1);
+                let cpu = match (c.server_user_us_per_req, c.server_sys_us_per_req) {
+                    (Some(u), Some(k)) if churn => {
+                        format!("; server CPU {:.1} µs per handshake and its request", u + k)
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "{} tls c{}: {per_second:.0} handshakes/s, {resumed}{cpu}",
+                    c.target, c.connections
+                )
+            })
+            .collect()
+    }
+
     /// Markdown: the environment, a req/s table per scenario (rows: target and variant;
     /// columns: connections), as the seed articles lay theirs out, then every detail.
     pub(crate) fn markdown(&self) -> String {
@@ -268,7 +313,7 @@ impl Report {
         for scenario in self.scenarios() {
             self.write_rps_table(&mut s, scenario, &conns);
         }
-        for line in self.waits() {
+        for line in self.waits().into_iter().chain(self.handshakes()) {
             let _ = writeln!(s, "- {line}");
         }
         self.write_details(&mut s);

@@ -340,6 +340,21 @@ pub(crate) struct CellResult {
     /// the cell's other figures are its median round's ([`super::rounds::reduce`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) round_rps: Vec<f64>,
+    /// Over TLS: the TLS handshakes the client completed in the recorded window, and how many
+    /// of them resumed a session; absent over TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tls: Option<Handshakes>,
+}
+
+/// A TLS cell's handshakes in its recorded window, as the client saw them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Handshakes {
+    /// Completed.
+    pub(crate) done: u64,
+    /// Of them, resumed (TLS 1.3 tickets or TLS 1.2 sessions; rustls's `handshake_kind`).
+    pub(crate) resumed: u64,
+    /// Whether the client offered to resume (`--tls-resumption on`).
+    pub(crate) offered: bool,
 }
 
 #[cfg(test)]

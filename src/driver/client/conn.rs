@@ -18,6 +18,11 @@ use super::ClientSpec;
 /// One connection of a client thread.
 pub(super) struct Conn {
     pub(super) stream: Option<TcpStream>,
+    /// Over TLS: the connection's rustls state, which every byte of `stream` goes through
+    /// ([`super::tls`]); boxed, as it is large and most runs have none.
+    pub(super) tls: Option<Box<rustls::ClientConnection>>,
+    /// Over TLS: its handshake is done and counted.
+    pub(super) handshaken: bool,
     /// Bytes of the current write still to send.
     pub(super) unsent: usize,
     /// (intended, sent) times of requests in flight, and the index of each in the ring.
@@ -95,6 +100,8 @@ impl<'a> Worker<'a> {
                 });
                 Conn {
                     stream: None,
+                    tls: None,
+                    handshaken: false,
                     unsent: 0,
                     inflight: VecDeque::new(),
                     // Each connection starts elsewhere in the ring, so that connections send
@@ -190,8 +197,27 @@ impl<'a> Worker<'a> {
                     self.reconnecting = true;
                     return;
                 }
+                let tls = match &self.spec.tls {
+                    None => None,
+                    Some(config) => match rustls::ClientConnection::new(
+                        Arc::clone(config),
+                        crate::transport::tls::server_name(),
+                    ) {
+                        Ok(conn) => Some(Box::new(conn)),
+                        Err(e) => {
+                            let _ = poll.registry().deregister(&mut s);
+                            self.error(format!("TLS client: {e}"));
+                            self.conns[i].retry_at =
+                                Some(Instant::now() + Duration::from_millis(10));
+                            self.reconnecting = true;
+                            return;
+                        }
+                    },
+                };
                 let c = &mut self.conns[i];
                 c.stream = Some(s);
+                c.tls = tls;
+                c.handshaken = false;
                 c.connecting = Some(Instant::now());
                 c.retry_at = None;
             }
@@ -242,6 +268,7 @@ impl<'a> Worker<'a> {
         if let Some(mut s) = c.stream.take() {
             let _ = poll.registry().deregister(&mut s);
         }
+        c.tls = None;
         c.inflight.clear();
         c.unsent = 0;
         c.carried = 0;

@@ -13,14 +13,17 @@ use super::{Sampler, SLICES};
 impl Worker<'_> {
     pub(super) fn write(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else {
-            return;
-        };
         // Every write is a suffix of the current batch of the ring, or of the closing request.
         let batch = if c.sending_close {
             self.spec.requests.close()
         } else {
             self.spec.requests.window(c.batch.0, c.batch.1)
+        };
+        if c.tls.is_some() {
+            return self.write_tls(i, batch);
+        }
+        let Some(stream) = c.stream.as_mut() else {
+            return;
         };
         while c.unsent > 0 {
             let from = batch.len() - c.unsent;
@@ -69,10 +72,20 @@ impl Worker<'_> {
                 buf.resize(len, 0);
             }
             let offered = buf.len() - from;
-            let outcome = match self.conns[i].stream.as_mut() {
-                Some(stream) => stream.read(&mut buf[from..]),
-                None => Err(io::ErrorKind::NotConnected.into()),
+            let c = &mut self.conns[i];
+            let tls = c.tls.is_some();
+            let outcome = match (c.stream.as_mut(), c.tls.as_mut()) {
+                (Some(stream), None) => stream.read(&mut buf[from..]),
+                (Some(stream), Some(conn)) => super::tls::read(conn, stream, &mut buf[from..]),
+                (None, _) => Err(io::ErrorKind::NotConnected.into()),
             };
+            if tls {
+                self.note_handshake(i);
+                // A write the handshake held back goes on now that it may be done.
+                if self.conns[i].unsent > 0 {
+                    self.write(i);
+                }
+            }
             let more = match outcome {
                 Ok(0) => {
                     let lost = !self.conns[i].inflight.is_empty();
@@ -95,7 +108,7 @@ impl Worker<'_> {
                             carry[..rest].copy_from_slice(&buf[used..n]);
                         }
                         self.conns[i].carried = rest;
-                        n == offered || drain
+                        n == offered || drain || tls
                     }
                     Err(e) => {
                         self.close(poll, i);

@@ -21,6 +21,7 @@ mod result;
 mod ring;
 pub(crate) mod streams;
 mod timerfd;
+mod tls;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -69,6 +70,9 @@ pub(crate) struct ClientSpec {
     /// Also record the latencies in one histogram per interval of this length from the start
     /// of the recorded window, for an HdrHistogram interval log (`load --hdr-log`).
     pub(crate) hdr_interval: Option<Duration>,
+    /// Over TLS: the client's configuration (the run's certificate, resumption or not), one
+    /// for the whole cell, so that its session cache is shared by every connection.
+    pub(crate) tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl ClientSpec {

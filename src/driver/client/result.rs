@@ -42,6 +42,10 @@ pub(crate) struct ThreadResult {
     /// Their connect times (from `connect` to writable), summed, in nanoseconds: kept apart
     /// from the request latencies, which start when a connected socket sends.
     pub(crate) connect_ns: u64,
+    /// TLS handshakes completed in the recorded window, and how many of them resumed a
+    /// session (rustls's `handshake_kind` on the client's side).
+    pub(crate) handshakes: u64,
+    pub(crate) resumed: u64,
     /// Connections the server kept open after answering `Connection: close` (for the request
     /// timeout or 0.5 s, whichever is shorter), warm-up included.
     pub(crate) ignored_close: u64,
@@ -73,6 +77,8 @@ impl ThreadResult {
             slices: vec![0; SLICES],
             connects: 0,
             connect_ns: 0,
+            handshakes: 0,
+            resumed: 0,
             ignored_close: 0,
             unrecorded: 0,
             intervals: Intervals::default(),
@@ -126,6 +132,8 @@ impl ThreadResult {
             m.idle_polling += r.idle_polling;
             m.connects += r.connects;
             m.connect_ns += r.connect_ns;
+            m.handshakes += r.handshakes;
+            m.resumed += r.resumed;
             m.ignored_close += r.ignored_close;
             m.unrecorded += r.unrecorded;
             m.recorded_from = m.recorded_from.or(r.recorded_from);
