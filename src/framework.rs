@@ -418,11 +418,6 @@ impl ServerHandle {
         self.addr
     }
 
-    /// `http://IP:PORT`.
-    pub(crate) fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
     /// True when a server thread has ended without being asked to (a crash).
     pub(crate) fn has_died(&self) -> bool {
         self.stop.is_some() && self.threads.iter().any(|t| t.is_finished())

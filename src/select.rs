@@ -72,8 +72,8 @@ pub(crate) fn frameworks(
 /// the usage error `<name> does not serve h2c: <why>` (or `tls`).
 pub(crate) fn speaks(entry: &Entry, options: &crate::options::Options) -> anyhow::Result<()> {
     options
-        .transport
-        .check_protocol(options.protocol)
+        .protocol
+        .over(options.transport)
         .map_err(crate::error::usage)?;
     let what = match entry.support(options.protocol).why_not() {
         Some(_) => options.protocol.to_string(),

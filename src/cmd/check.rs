@@ -69,8 +69,8 @@ fn check(
             ..o
         })
         .collect();
-    opts.transport()
-        .check_protocol(opts.protocol)
+    opts.protocol
+        .over(opts.transport())
         .map_err(crate::error::usage)?;
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());

@@ -287,8 +287,8 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         .check_shape(shape, opts.requests_per_connection.is_some())
         .map_err(crate::error::usage)?;
     for &protocol in &opts.protocol {
-        opts.transport()
-            .check_protocol(protocol)
+        protocol
+            .over(opts.transport())
             .map_err(crate::error::usage)?;
     }
     if opts.tls_resumption.is_some() && !opts.tls {

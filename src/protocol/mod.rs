@@ -47,6 +47,19 @@ impl Protocol {
         }
     }
 
+    /// Refuses this protocol over a transport that does not carry it, with the one line that
+    /// says what to use instead: h2c is HTTP/2 in cleartext by definition.
+    pub(crate) fn over(self, transport: Transport) -> Result<(), &'static str> {
+        match (self, transport) {
+            (Protocol::H2c, Transport::Tls) => Err(
+                "--tls with --protocol h2c: h2c is HTTP/2 in cleartext; over TLS, HTTP/2 is \
+                 negotiated by ALPN, which framebench does not serve yet (HTTP/1.1 over TLS: \
+                 leave --protocol out)",
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether it is the default protocol, which a variant's label leaves out.
     pub(crate) fn is_default(self) -> bool {
         self == Protocol::default()

@@ -11,7 +11,7 @@ pub(crate) mod tls;
 
 use std::fmt;
 
-use crate::options::{Protocol, Transport};
+use crate::options::Transport;
 
 impl Transport {
     /// Every transport, in the order tables list them.
@@ -37,19 +37,6 @@ impl Transport {
             Transport::Tls => "https",
         }
     }
-
-    /// Refuses a protocol this transport does not carry, with the one line that says what to
-    /// use instead: h2c is HTTP/2 in cleartext by definition.
-    pub(crate) fn check_protocol(self, protocol: Protocol) -> Result<(), &'static str> {
-        match (self, protocol) {
-            (Transport::Tls, Protocol::H2c) => Err(
-                "--tls with --protocol h2c: h2c is HTTP/2 in cleartext; over TLS, HTTP/2 is \
-                 negotiated by ALPN, which framebench does not serve yet (HTTP/1.1 over TLS: \
-                 leave --protocol out)",
-            ),
-            _ => Ok(()),
-        }
-    }
 }
 
 impl fmt::Display for Transport {
@@ -63,15 +50,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tls_refuses_h2c_and_carries_http1() {
-        assert!(Transport::Tls.check_protocol(Protocol::Http1).is_ok());
-        assert!(Transport::Tcp.check_protocol(Protocol::H2c).is_ok());
-        let why = Transport::Tls.check_protocol(Protocol::H2c).unwrap_err();
-        assert!(why.contains("cleartext"), "{why}");
-        assert_eq!(
-            Transport::ALL.map(|t| t.scheme()),
-            ["http", "https"],
-            "the URL schemes"
-        );
+    fn each_transport_has_its_scheme() {
+        assert_eq!(Transport::ALL.map(|t| t.scheme()), ["http", "https"]);
+        assert!(Transport::Tcp.is_default());
     }
 }

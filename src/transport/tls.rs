@@ -30,8 +30,8 @@ pub(crate) const SERVER_NAME: &str = "localhost";
 /// loop.
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The ALPN name of HTTP/1.1.
-const HTTP1: &[u8] = b"http/1.1";
+/// The ALPN name both sides use: HTTP/1.1's.
+const ALPN: &[u8] = b"http/1.1";
 
 /// The run's certificate and its key, DER and PEM.
 pub(crate) struct Identity {
@@ -84,11 +84,6 @@ impl Identity {
     pub(crate) fn env(&self) -> [(&'static str, &str); 2] {
         [(CERT_ENV, &self.cert_pem), (KEY_ENV, &self.key_pem)]
     }
-
-    /// The certificate, PEM (for a server that reads its own files, and for a user's curl).
-    pub(crate) fn cert_pem(&self) -> &str {
-        &self.cert_pem
-    }
 }
 
 /// The crypto provider every configuration here is built on: rustls's ring provider. Also
@@ -113,7 +108,7 @@ pub(crate) fn server_config() -> anyhow::Result<Arc<rustls::ServerConfig>> {
         .with_no_client_auth()
         .with_single_cert(vec![id.cert.clone()], id.key.clone_key())
         .context("the run's certificate")?;
-    config.alpn_protocols = vec![HTTP1.to_vec()];
+    config.alpn_protocols = vec![ALPN.to_vec()];
     Ok(Arc::new(config))
 }
 
@@ -152,7 +147,7 @@ pub(crate) fn client_config(resumption: Resumption) -> anyhow::Result<Arc<rustls
         .context("TLS versions")?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    config.alpn_protocols = vec![HTTP1.to_vec()];
+    config.alpn_protocols = vec![ALPN.to_vec()];
     config.resumption = match resumption {
         Resumption::Off => rustls::client::Resumption::disabled(),
         Resumption::On => rustls::client::Resumption::default(),
@@ -184,7 +179,11 @@ pub(crate) fn connect_with(
     timeout: Duration,
     config: Arc<rustls::ClientConfig>,
 ) -> anyhow::Result<Stream> {
-    let tcp = crate::protocol::http1::connect(addr, timeout)?;
+    let tcp = std::net::TcpStream::connect_timeout(&addr, timeout)
+        .with_context(|| format!("connect {addr}"))?;
+    tcp.set_nodelay(true)?;
+    tcp.set_read_timeout(Some(timeout))?;
+    tcp.set_write_timeout(Some(timeout))?;
     let conn = rustls::ClientConnection::new(config, server_name()).context("TLS client")?;
     let mut stream = rustls::StreamOwned::new(conn, tcp);
     while stream.conn.is_handshaking() {
@@ -243,7 +242,7 @@ mod tests {
             let mut b = [0u8; 4];
             s.read_exact(&mut b).unwrap();
             assert_eq!(&b, b"ping");
-            assert_eq!(s.conn.alpn_protocol(), Some(HTTP1), "ALPN chose http/1.1");
+            assert_eq!(s.conn.alpn_protocol(), Some(ALPN), "ALPN chose http/1.1");
             (config, s.conn.handshake_kind())
         };
         let (_, first) = kinds(Resumption::Off);

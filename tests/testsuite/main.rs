@@ -34,4 +34,5 @@ mod provenance;
 mod redis;
 mod scale;
 mod shape;
+mod tls;
 mod tools;

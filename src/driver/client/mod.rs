@@ -186,6 +186,7 @@ mod tests {
             cpus: Vec::new(),
             // Interval histograms too (`load --hdr-log`): they must hold every recorded latency.
             hdr_interval: Some(Duration::from_millis(1)),
+            tls: None,
         };
         // Every response is checked whole: its body must have arrived complete.
         let sampler: Sampler = Arc::new(move |bytes: &[u8], _| {

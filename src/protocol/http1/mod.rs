@@ -454,6 +454,20 @@ impl super::Exchange for Checker {
     }
 }
 
+/// `GET target` over TLS to the server at `addr` (which serves this process's certificate: one
+/// it started), on a new connection with a full handshake: the status, and the TLS version
+/// negotiated. For the tests of hostile TLS input.
+#[doc(hidden)]
+pub fn tls_get_status(addr: SocketAddr, target: &str) -> anyhow::Result<(u16, String)> {
+    let mut stream = tls::connect(addr, TIMEOUT)?;
+    let res = exchange_on(&mut stream, &get_request(target, Connection::Close))?;
+    let version = stream
+        .conn
+        .protocol_version()
+        .map_or_else(|| "?".to_owned(), |v| format!("{v:?}"));
+    Ok((res.status().as_u16(), version))
+}
+
 /// `check`'s HTTP/1.1 client over TLS: every request byte for byte as [`encode_instance`]
 /// writes it, on a new connection (a full handshake) that asks to close. reqwest is not used
 /// here: it would bring a TLS stack of its own.
@@ -600,6 +614,7 @@ mod tests {
         let expected = delay.expected(&fixtures).unwrap();
         let requests = delay.instances(crate::cell::RING);
         let early = precheck(
+            Transport::Tcp,
             delay_server(Duration::ZERO),
             &expected,
             &requests,
@@ -610,6 +625,14 @@ mod tests {
         .to_string();
         assert!(early.contains("before the 10 ms"), "{early}");
         let wait = Duration::from_millis(oracle::DELAY_MS);
-        precheck(delay_server(wait), &expected, &requests, 1, TIMEOUT).unwrap();
+        precheck(
+            Transport::Tcp,
+            delay_server(wait),
+            &expected,
+            &requests,
+            1,
+            TIMEOUT,
+        )
+        .unwrap();
     }
 }

@@ -1,0 +1,167 @@
+//! `--tls` end to end: `check --tls` on hyper and axum with the reason of a framework without
+//! TLS, full and resumed handshakes counted by the driver, the flags refused where TLS does not
+//! apply, and a TLS server that survives plaintext, a garbage ClientHello and a client that
+//! stalls mid-handshake. Every run is a second or two.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use framebench::child::ServerProcess;
+use framebench::options::{Options, Transport};
+
+use crate::common::{assert_one_line_error, run};
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn check_over_tls_passes_for_hyper_and_axum_and_names_the_reason_of_one_without_it() {
+    let out = run(&["check", "hyper", "axum", "raw", "--tls"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    for fw in ["hyper", "axum"] {
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{fw} ")))
+            .collect();
+        assert_eq!(
+            rows.len(),
+            4,
+            "four loopback variants, no in-process row: {text}"
+        );
+        assert!(
+            rows.iter()
+                .all(|r| r.contains("loopback") && r.contains(",tls") && !r.contains("FAIL")),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("– raw tls: no TLS integration"),
+        "raw's reason: {text}"
+    );
+}
+
+/// `load --tls` with a connection per request against hyper, resumption `on` or `off`: the
+/// cell's handshakes from its JSON.
+fn handshakes(resumption: &str) -> (u64, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("tls.json");
+    let out = run(&[
+        "load",
+        "--target",
+        "hyper",
+        "--tls",
+        "--requests-per-connection",
+        "1",
+        "--tls-resumption",
+        resumption,
+        "-c",
+        "2",
+        "-d",
+        "500ms",
+        "--warmup",
+        "200ms",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).contains("handshakes/s"), "{}", stdout(&out));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let tls = &v["detail"]["cells"][0]["tls"];
+    (
+        tls["done"].as_u64().unwrap(),
+        tls["resumed"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn the_driver_counts_full_and_resumed_handshakes() {
+    let (done, resumed) = handshakes("off");
+    assert!(done > 20, "{done} handshakes");
+    assert_eq!(resumed, 0, "resumption off: every handshake full");
+    let (done, resumed) = handshakes("on");
+    assert!(done > 20, "{done} handshakes");
+    // The first connections have no session to resume; nearly all later ones do.
+    assert!(resumed * 2 > done, "{resumed} of {done} resumed");
+}
+
+#[test]
+fn tls_flags_are_refused_where_they_do_not_apply() {
+    for args in [
+        &["load", "--target", "hyper", "--tls", "--protocol", "h2c"][..],
+        &["check", "hyper", "--tls", "--protocol", "h2c"],
+    ] {
+        assert_one_line_error(&run(args), 2, "h2c is HTTP/2 in cleartext");
+    }
+    assert_one_line_error(
+        &run(&["load", "--target", "hyper", "--tls-resumption", "on"]),
+        2,
+        "--tls-resumption is TLS's: add --tls",
+    );
+    assert_one_line_error(
+        &run(&["serve", "raw", "--tls"]),
+        2,
+        "raw does not serve tls",
+    );
+}
+
+/// Reads until the server closes the connection (or sends an alert and closes), within 5 s:
+/// whether it did.
+fn closed_within(mut s: TcpStream) -> bool {
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn a_tls_server_survives_plaintext_garbage_and_a_stalled_handshake() {
+    let options = Options {
+        transport: Transport::Tls,
+        ..Options::default()
+    };
+    let server = ServerProcess::start(Path::new(crate::common::BIN), "hyper", options, &[])
+        .expect("hyper --tls starts");
+    let addr = server.addr();
+    // A client that connects and never finishes its handshake: it holds one task, not the
+    // accept loop.
+    let stalled = TcpStream::connect(addr).unwrap();
+    let mut partial = TcpStream::connect(addr).unwrap();
+    partial
+        .write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01])
+        .unwrap();
+    let started = Instant::now();
+    let (status, version) = framebench::protocol::http1::tls_get_status(addr, "/").unwrap();
+    assert_eq!((status, version.as_str()), (200, "TLSv1_3"));
+    assert!(started.elapsed() < Duration::from_secs(2), "not starved");
+    // Plaintext HTTP on the TLS port: an alert or a close, never a hang.
+    let mut plain = TcpStream::connect(addr).unwrap();
+    plain
+        .write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    assert!(closed_within(plain), "plaintext request left hanging");
+    // A ClientHello of garbage: closed.
+    let mut garbage = TcpStream::connect(addr).unwrap();
+    let mut hello = vec![0x16, 0x03, 0x01, 0x00, 0x40];
+    hello.extend(std::iter::repeat_n(0xAB, 0x40));
+    garbage.write_all(&hello).unwrap();
+    assert!(closed_within(garbage), "garbage ClientHello left hanging");
+    // And the server still serves.
+    assert_eq!(
+        framebench::protocol::http1::tls_get_status(addr, "/")
+            .unwrap()
+            .0,
+        200
+    );
+    drop((stalled, partial));
+}
