@@ -176,20 +176,14 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
             });
         }
         let mode = Mode::Loopback(options.protocol);
-        if let Some(why) = entry.serves(&options).why_not() {
+        if let Some((what, why)) = entry.lacks(&options) {
             // A framework that does not serve the protocol: one `–` cell with the reason, not a
             // failure.
             rows.push(Row {
                 framework: entry.name,
                 mode,
                 options,
-                cells: vec![(
-                    match entry.support(options.protocol).why_not() {
-                        Some(_) => options.protocol.name(),
-                        None => options.transport.name(),
-                    },
-                    Err(NotOk::unsupported(why)),
-                )],
+                cells: vec![(what, Err(NotOk::unsupported(why)))],
             });
         } else if entry.loopback {
             match check_loopback(entry, &*app, &config) {

@@ -347,16 +347,15 @@ impl Entry {
         }
     }
 
-    /// Whether its server serves `options`'s protocol over `options`'s transport: the first
-    /// of the two it does not, or the protocol's support.
-    pub fn serves(&self, options: &Options) -> Support {
-        match self.support(options.protocol) {
-            Support::Supported(_) => match self.transport(options.transport) {
-                Support::Supported(_) => self.support(options.protocol),
-                not => not,
-            },
-            not => not,
-        }
+    /// What its server lacks to serve `options`'s protocol over `options`'s transport: the
+    /// first of the two it does not serve, by name (`h2c`, `tls`), with the reason; `None`
+    /// when it serves both.
+    pub fn lacks(&self, options: &Options) -> Option<(&'static str, &'static str)> {
+        let protocol = self.support(options.protocol).why_not();
+        let transport = self.transport(options.transport).why_not();
+        protocol
+            .map(|why| (options.protocol.name(), why))
+            .or(transport.map(|why| (options.transport.name(), why)))
     }
 
     /// Builds the app.

@@ -75,12 +75,8 @@ pub(crate) fn speaks(entry: &Entry, options: &crate::options::Options) -> anyhow
         .protocol
         .over(options.transport)
         .map_err(crate::error::usage)?;
-    let what = match entry.support(options.protocol).why_not() {
-        Some(_) => options.protocol.to_string(),
-        None => options.transport.to_string(),
-    };
-    match entry.serves(options).why_not() {
-        Some(why) => Err(crate::error::usage(format!(
+    match entry.lacks(options) {
+        Some((what, why)) => Err(crate::error::usage(format!(
             "{} does not serve {what}: {why}",
             entry.name
         ))),

@@ -58,7 +58,7 @@ impl ServerArgs {
             threads: self.opts.threads.into(),
             runtime: self.opts.runtime,
             protocol: self.opts.protocol,
-            transport: self.opts.transport(),
+            transport: self.opts.tls.transport(),
         }
     }
 }
@@ -79,15 +79,23 @@ pub(crate) struct OptArgs {
     /// with their reason, or refused when named.
     #[arg(long, value_enum, default_value_t = Protocol::Http1)]
     pub(crate) protocol: Protocol,
-    /// Over TLS (the run's certificate, generated when it starts): HTTP/1.1 over TLS. Only the
-    /// frameworks `framebench list` marks `tls` serve it; the others are skipped with their
-    /// reason, or refused when named.
+    #[command(flatten)]
+    pub(crate) tls: TlsArg,
+}
+
+/// `--tls`, for the commands that start servers and load them.
+#[derive(clap::Args, Debug)]
+pub(crate) struct TlsArg {
+    /// HTTP/1.1 over TLS: the servers serve the run's certificate (generated when it starts)
+    /// and the client speaks TLS 1.3 or 1.2 through rustls. Only the frameworks `framebench
+    /// list` marks `tls` serve it; the others get `–` cells with their reason, or are refused
+    /// when named.
     #[arg(long)]
     pub(crate) tls: bool,
 }
 
-impl OptArgs {
-    /// The transport `--tls` asks for.
+impl TlsArg {
+    /// The transport it asks for.
     pub(crate) fn transport(&self) -> Transport {
         match self.tls {
             true => Transport::Tls,

@@ -65,12 +65,12 @@ fn check(
         .map(|o| Options {
             runtime: opts.runtime,
             protocol: opts.protocol,
-            transport: opts.transport(),
+            transport: opts.tls.transport(),
             ..o
         })
         .collect();
     opts.protocol
-        .over(opts.transport())
+        .over(opts.tls.transport())
         .map_err(crate::error::usage)?;
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());

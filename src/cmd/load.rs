@@ -68,11 +68,8 @@ pub(crate) struct LoadOpts {
     /// `–` cells with its reason (`framebench list --protocol h2c` says which do).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "http1")]
     pub(crate) protocol: Vec<Protocol>,
-    /// Over TLS: the servers serve the run's certificate (generated when it starts) and the
-    /// client speaks TLS 1.3 or 1.2 through rustls. A framework without TLS gets `–` cells with
-    /// its reason (`framebench list` says which serve it).
-    #[arg(long)]
-    pub(crate) tls: bool,
+    #[command(flatten)]
+    pub(crate) tls: super::args::TlsArg,
     /// With --tls: whether a new connection resumes an earlier session (on) or makes a full
     /// handshake (off). It matters with --requests-per-connection, where every connection is a
     /// handshake; the cell counts which handshakes resumed.
@@ -200,16 +197,6 @@ pub(crate) fn parse_url(text: &str, allow_remote: bool) -> anyhow::Result<Socket
     Ok(addr)
 }
 
-impl LoadOpts {
-    /// The transport `--tls` asks for.
-    pub(crate) fn transport(&self) -> crate::options::Transport {
-        match self.tls {
-            true => crate::options::Transport::Tls,
-            false => crate::options::Transport::Tcp,
-        }
-    }
-}
-
 fn variants(opts: &LoadOpts) -> Vec<Options> {
     let mut out = Vec::new();
     for &protocol in &opts.protocol {
@@ -221,7 +208,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
                     threads: opts.threads.into(),
                     runtime: opts.runtime,
                     protocol,
-                    transport: opts.transport(),
+                    transport: opts.tls.transport(),
                 });
             }
         }
@@ -288,10 +275,10 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         .map_err(crate::error::usage)?;
     for &protocol in &opts.protocol {
         protocol
-            .over(opts.transport())
+            .over(opts.tls.transport())
             .map_err(crate::error::usage)?;
     }
-    if opts.tls_resumption.is_some() && !opts.tls {
+    if opts.tls_resumption.is_some() && !opts.tls.tls {
         return Err(crate::error::usage("--tls-resumption is TLS's: add --tls"));
     }
     if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
@@ -307,7 +294,7 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         pipeline: opts.pipeline.into(),
         // The run's protocol for a URL target; each framework cell's own comes from its target.
         protocol: shaping,
-        transport: opts.transport(),
+        transport: opts.tls.transport(),
         resumption: opts.tls_resumption.unwrap_or_default(),
         streams: 1,
         // A shard takes its part of the rate and of the request count.

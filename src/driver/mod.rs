@@ -140,11 +140,12 @@ fn refuse(target: &Target, scenario: &Scenario, protocol: Protocol) -> Result<()
         return Err(Status::Interrupted);
     }
     if let Target::Framework(e, options) = target {
-        if let Some(why) = e.support(protocol).why_not() {
-            return Err(NotRun::Unsupported(format!("no {protocol}: {why}")).into());
-        }
-        if let Some(why) = e.transport(options.transport).why_not() {
-            return Err(NotRun::Unsupported(format!("no {}: {why}", options.transport)).into());
+        let options = Options {
+            protocol,
+            ..*options
+        };
+        if let Some((what, why)) = e.lacks(&options) {
+            return Err(NotRun::Unsupported(format!("no {what}: {why}")).into());
         }
         e.available()?;
         if let Some(why) = e.cannot(scenario.name) {
@@ -534,7 +535,7 @@ impl CellResult {
         self.tls = (params.transport == Transport::Tls).then_some(stats::Handshakes {
             done: m.handshakes,
             resumed: m.resumed,
-            offered: params.resumption == crate::transport::tls::Resumption::On,
+            resumption: params.resumption,
         });
         self.unrecorded = m.unrecorded;
         self.prechecked = params.pipeline.max(1) as u64;

@@ -94,10 +94,7 @@ impl Report {
                      certificate; resumption {}; a connection's first request goes with its \
                      handshake, and its latency includes it",
                     crate::env::crate_version("rustls", "0.23.").unwrap_or("?"),
-                    match p.resumption {
-                        crate::transport::tls::Resumption::On => "on",
-                        crate::transport::tls::Resumption::Off => "off",
-                    }
+                    p.resumption.name()
                 ),
                 crate::options::Transport::Tcp => String::new(),
             }.as_str()
@@ -283,7 +280,7 @@ impl Report {
                     "{} of {} resumed (resumption {})",
                     h.resumed,
                     h.done,
-                    if h.offered { "on" } else { "off" }
+                    h.resumption.name()
                 );
                 let churn = self.params.requests_per_connection == Some(1);
                 let cpu = match (c.server_user_us_per_req, c.server_sys_us_per_req) {

@@ -353,8 +353,8 @@ pub(crate) struct Handshakes {
     pub(crate) done: u64,
     /// Of them, resumed (TLS 1.3 tickets or TLS 1.2 sessions; rustls's `handshake_kind`).
     pub(crate) resumed: u64,
-    /// Whether the client offered to resume (`--tls-resumption on`).
-    pub(crate) offered: bool,
+    /// Whether the client offered to resume (`--tls-resumption`).
+    pub(crate) resumption: crate::transport::tls::Resumption,
 }
 
 #[cfg(test)]

@@ -160,40 +160,20 @@ macro_rules! axum_app {
             stop: crate::server::Stopped,
             router: $axum::Router,
         ) {
-            let mut stop = std::future::IntoFuture::into_future(stop);
-            let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-            loop {
-                let (stream, peer) = tokio::select! {
-                    accepted = listener.accept() => match accepted {
-                        Ok(pair) => pair,
-                        Err(_) => continue,
-                    },
-                    _ = &mut stop => break,
-                };
-                let _ = stream.set_nodelay(true);
-                let (acceptor, router, watcher) =
-                    (acceptor.clone(), router.clone(), graceful.watcher());
-                tokio::spawn(async move {
-                    let Some(stream) = crate::transport::tls::accept(&acceptor, stream).await else {
-                        return;
-                    };
+            super::accept::until_stopped(listener, stop, |stream, peer, graceful| {
+                let router = router.clone();
+                super::accept::tls(&acceptor, stream, graceful, move |io, watcher| async move {
                     let service = hyper::service::service_fn(
                         move |mut req: http::Request<hyper::body::Incoming>| {
                             req.extensions_mut().insert(ConnectInfo(peer));
                             tower::ServiceExt::oneshot(router.clone(), req)
                         },
                     );
-                    let conn = hyper::server::conn::http1::Builder::new().serve_connection(
-                        hyper_util::rt::TokioIo::new(stream),
-                        service,
-                    );
+                    let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
                     let _ = watcher.watch(conn).await;
                 });
-            }
-            tokio::select! {
-                _ = graceful.shutdown() => {}
-                _ = tokio::time::sleep(crate::options::GRACE) => {}
-            }
+            })
+            .await;
         }
 
         async fn hello() -> Reply {

@@ -19,7 +19,6 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Body;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tower::{Layer as _, Service, ServiceExt as _};
 
@@ -133,112 +132,88 @@ impl Framework for Hyper {
         self.0.spawn(listener, move |listener, stop| {
             let state = Arc::clone(&state);
             let tls = tls.clone();
-            async move {
-                let mut stop = std::future::IntoFuture::into_future(stop);
-                let graceful = GracefulShutdown::new();
-                loop {
-                    let (stream, peer) = tokio::select! {
-                        accepted = listener.accept() => match accepted {
-                            Ok(pair) => pair,
-                            Err(_) => continue,
-                        },
-                        _ = &mut stop => break,
-                    };
-                    let _ = stream.set_nodelay(true);
-                    let app = tower::service_fn({
-                        let state = state.clone();
-                        move |mut req: http::Request<hyper::body::Incoming>| {
-                            req.extensions_mut().insert(Peer(peer));
-                            if let Some(limit) = limit {
-                                limit.record();
+            super::accept::until_stopped(listener, stop, move |stream, peer, graceful| {
+                let app = tower::service_fn({
+                    let state = state.clone();
+                    move |mut req: http::Request<hyper::body::Incoming>| {
+                        req.extensions_mut().insert(Peer(peer));
+                        if let Some(limit) = limit {
+                            limit.record();
+                        }
+                        app(Arc::clone(&state)).oneshot(req)
+                    }
+                });
+                if let Some(acceptor) = &tls {
+                    super::accept::tls(acceptor, stream, graceful, move |io, watcher| async move {
+                        let builder = http1_builder();
+                        match logging {
+                            Logging::Off => {
+                                let svc = TowerToHyperService::new(app);
+                                let _ = watcher.watch(builder.serve_connection(io, svc)).await;
                             }
-                            app(Arc::clone(&state)).oneshot(req)
+                            logging => {
+                                let svc = TowerToHyperService::new(
+                                    logging::trace::layer(logging, logging::trace::peer_extension)
+                                        .layer(app),
+                                );
+                                let _ = watcher.watch(builder.serve_connection(io, svc)).await;
+                            }
                         }
                     });
-                    if let Some(acceptor) = &tls {
-                        // The handshake runs on the connection's task, never in this loop.
-                        let (acceptor, watcher) = (acceptor.clone(), graceful.watcher());
-                        tokio::spawn(async move {
-                            let Some(stream) = crate::transport::tls::accept(&acceptor, stream).await
-                            else {
-                                return;
-                            };
-                            let io = TokioIo::new(stream);
-                            let mut builder = hyper::server::conn::http1::Builder::new();
-                            builder
-                                .timer(TokioTimer::new())
-                                .header_read_timeout(KEEP_ALIVE);
-                            match logging {
-                                Logging::Off => {
-                                    let svc = TowerToHyperService::new(app);
-                                    let _ = watcher.watch(builder.serve_connection(io, svc)).await;
-                                }
-                                logging => {
-                                    let svc = TowerToHyperService::new(
-                                        logging::trace::layer(logging, logging::trace::peer_extension)
-                                            .layer(app),
-                                    );
-                                    let _ = watcher.watch(builder.serve_connection(io, svc)).await;
-                                }
-                            }
-                        });
-                        continue;
-                    }
-                    let io = TokioIo::new(stream);
-                    // Each connection is served on a task, watched for the graceful stop, with
-                    // the service logging or not: the same for both protocols' builders.
-                    macro_rules! serve_on {
-                        ($builder:expr) => {{
-                            match logging {
-                                Logging::Off => {
-                                    let conn = graceful.watch(
-                                        $builder.serve_connection(io, TowerToHyperService::new(app)),
-                                    );
-                                    tokio::spawn(async move {
-                                        let _ = conn.await;
-                                    });
-                                }
-                                logging => {
-                                    let svc = logging::trace::layer(
-                                        logging,
-                                        logging::trace::peer_extension,
-                                    )
-                                    .layer(app);
-                                    let conn = graceful.watch(
-                                        $builder.serve_connection(io, TowerToHyperService::new(svc)),
-                                    );
-                                    tokio::spawn(async move {
-                                        let _ = conn.await;
-                                    });
-                                }
-                            }
-                        }};
-                    }
-                    if h2c {
-                        // HTTP/2 with prior knowledge only, on hyper's defaults (200 streams,
-                        // 1 MiB windows): what `http2::Builder` gives.
-                        let mut builder =
-                            hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-                        builder.timer(TokioTimer::new());
-                        serve_on!(builder);
-                    } else {
-                        // hyper 1 has no idle keep-alive timeout; header_read_timeout bounds how
-                        // long a connection may wait for each request head
-                        // (docs/methodology/loopback.md).
-                        let mut builder = hyper::server::conn::http1::Builder::new();
-                        builder
-                            .timer(TokioTimer::new())
-                            .header_read_timeout(KEEP_ALIVE);
-                        serve_on!(builder);
-                    }
+                    return;
                 }
-                tokio::select! {
-                    _ = graceful.shutdown() => {}
-                    _ = tokio::time::sleep(crate::options::GRACE) => {}
+                let io = TokioIo::new(stream);
+                // Each connection is served on a task, watched for the graceful stop, with
+                // the service logging or not: the same for both protocols' builders.
+                macro_rules! serve_on {
+                    ($builder:expr) => {{
+                        match logging {
+                            Logging::Off => {
+                                let conn = graceful.watch(
+                                    $builder.serve_connection(io, TowerToHyperService::new(app)),
+                                );
+                                tokio::spawn(async move {
+                                    let _ = conn.await;
+                                });
+                            }
+                            logging => {
+                                let svc =
+                                    logging::trace::layer(logging, logging::trace::peer_extension)
+                                        .layer(app);
+                                let conn = graceful.watch(
+                                    $builder.serve_connection(io, TowerToHyperService::new(svc)),
+                                );
+                                tokio::spawn(async move {
+                                    let _ = conn.await;
+                                });
+                            }
+                        }
+                    }};
                 }
-            }
+                if h2c {
+                    // HTTP/2 with prior knowledge only, on hyper's defaults (200 streams,
+                    // 1 MiB windows): what `http2::Builder` gives.
+                    let mut builder =
+                        hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+                    builder.timer(TokioTimer::new());
+                    serve_on!(builder);
+                } else {
+                    serve_on!(http1_builder());
+                }
+            })
         })
     }
+}
+
+/// hyper's HTTP/1.1 connection builder, over TCP and over TLS alike. hyper 1 has no idle
+/// keep-alive timeout; header_read_timeout bounds how long a connection may wait for each
+/// request head (docs/methodology/loopback.md).
+fn http1_builder() -> hyper::server::conn::http1::Builder {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(KEEP_ALIVE);
+    builder
 }
 
 /// `GET /sum?a=A&b=B`: the operands parsed from the raw query (hyper has no query extractor),

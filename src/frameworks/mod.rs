@@ -32,6 +32,12 @@ use crate::oracle::SCENARIOS;
 // Shared by axum and axum07: a file that is not a registry line's module.
 #[cfg(all(any(feature = "axum", feature = "axum07"), not(test)))]
 mod axum_app;
+// Shared by hyper and axum's TLS server: the accept loop on hyper's connection API.
+#[cfg(all(
+    any(feature = "axum", feature = "axum07", feature = "hyper"),
+    not(test)
+))]
+mod accept;
 // Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
 // line's module.
 #[cfg(all(

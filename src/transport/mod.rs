@@ -1,7 +1,7 @@
 //! The transports a protocol runs over: plain TCP, or TLS on TCP (`--tls`). A transport sits
 //! under a protocol ([`crate::protocol`]): HTTP/1.1 runs over either. What a framework serves
 //! over is data in its file ([`crate::framework::Framework::TRANSPORTS`]), asked through
-//! [`crate::framework::Entry::serves`]; every other module asks a [`Transport`] value.
+//! [`crate::framework::Entry::lacks`]; every other module asks a [`Transport`] value.
 //!
 //! [`tls`] holds the run's certificate, the rustls configurations both sides use, the tokio
 //! servers' acceptor and the blocking client the checks use. The load driver's TLS connection

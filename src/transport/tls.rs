@@ -134,6 +134,16 @@ pub(crate) enum Resumption {
     On,
 }
 
+impl Resumption {
+    /// Its name on the command line and in a cell's lines (`on`, `off`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Resumption::Off => "off",
+            Resumption::On => "on",
+        }
+    }
+}
+
 /// The client's configuration: trusts the run's certificate only, offers TLS 1.3 and 1.2 and
 /// ALPN `http/1.1`, and resumes or not.
 pub(crate) fn client_config(resumption: Resumption) -> anyhow::Result<Arc<rustls::ClientConfig>> {

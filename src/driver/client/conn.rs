@@ -179,41 +179,11 @@ impl<'a> Worker<'a> {
     }
 
     /// Starts a non-blocking connect; it completes on the first writable event (see
-    /// [`Worker::finish_connect`]). A full backlog never blocks the thread.
+    /// [`Worker::finish_connect`]). A full backlog never blocks the thread. A connection that
+    /// cannot be started is retried shortly.
     pub(super) fn connect(&mut self, poll: &Poll, i: usize) {
-        let attempt = TcpStream::connect(self.spec.addr).and_then(|s| {
-            s.set_nodelay(true)?;
-            Ok(s)
-        });
-        match attempt {
-            Ok(mut s) => {
-                if let Err(e) = poll.registry().register(
-                    &mut s,
-                    Token(i),
-                    Interest::READABLE | Interest::WRITABLE,
-                ) {
-                    self.error(format!("register: {e}"));
-                    self.conns[i].retry_at = Some(Instant::now() + Duration::from_millis(10));
-                    self.reconnecting = true;
-                    return;
-                }
-                let tls = match &self.spec.tls {
-                    None => None,
-                    Some(config) => match rustls::ClientConnection::new(
-                        Arc::clone(config),
-                        crate::transport::tls::server_name(),
-                    ) {
-                        Ok(conn) => Some(Box::new(conn)),
-                        Err(e) => {
-                            let _ = poll.registry().deregister(&mut s);
-                            self.error(format!("TLS client: {e}"));
-                            self.conns[i].retry_at =
-                                Some(Instant::now() + Duration::from_millis(10));
-                            self.reconnecting = true;
-                            return;
-                        }
-                    },
-                };
+        match self.open(poll, i) {
+            Ok((s, tls)) => {
                 let c = &mut self.conns[i];
                 c.stream = Some(s);
                 c.tls = tls;
@@ -221,12 +191,44 @@ impl<'a> Worker<'a> {
                 c.connecting = Some(Instant::now());
                 c.retry_at = None;
             }
-            Err(e) => {
-                self.error(format!("connect: {e}"));
+            Err(what) => {
+                self.error(what);
                 self.conns[i].retry_at = Some(Instant::now() + Duration::from_millis(10));
                 self.reconnecting = true;
             }
         }
+    }
+
+    /// Connection `i`'s socket, connecting and registered with `poll`, and over TLS its rustls
+    /// state; or what failed.
+    fn open(
+        &self,
+        poll: &Poll,
+        i: usize,
+    ) -> Result<(TcpStream, Option<Box<rustls::ClientConnection>>), String> {
+        let tls = self
+            .spec
+            .tls
+            .as_ref()
+            .map(|config| {
+                rustls::ClientConnection::new(
+                    Arc::clone(config),
+                    crate::transport::tls::server_name(),
+                )
+                .map(Box::new)
+            })
+            .transpose()
+            .map_err(|e| format!("TLS client: {e}"))?;
+        let mut s = TcpStream::connect(self.spec.addr)
+            .and_then(|s| {
+                s.set_nodelay(true)?;
+                Ok(s)
+            })
+            .map_err(|e| format!("connect: {e}"))?;
+        poll.registry()
+            .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)
+            .map_err(|e| format!("register: {e}"))?;
+        Ok((s, tls))
     }
 
     /// On a writable event of a connecting socket: connected (true), failed, or not yet.
