@@ -275,6 +275,13 @@ impl Report {
             .filter(|c| matches!(c.status, Status::Ok))
             .filter_map(|c| c.tls.map(|h| (c, h)))
             .map(|(c, h)| {
+                if h.done == 0 {
+                    return format!(
+                        "{} tls c{}: no handshake in the recorded window (its connections were \
+                         opened before it)",
+                        c.target, c.connections
+                    );
+                }
                 let per_second = h.done as f64 / c.seconds.max(1e-9);
                 let resumed = format!(
                     "{} of {} resumed (resumption {})",

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context as _};
 
-use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Transport, Request, Response, ServerHandle, Version};
 use crate::outcome::NotRun;
 use crate::child;
 use crate::tools::{self, Tool};
@@ -40,6 +40,8 @@ pub(crate) trait Program: 'static {
     const ABOUT: About;
     /// The protocols it states ([`Framework::PROTOCOLS`]).
     const PROTOCOLS: &'static [(Protocol, Support)];
+    /// The transports it states ([`Framework::TRANSPORTS`]).
+    const TRANSPORTS: &'static [(Transport, Support)];
 }
 
 /// net/http.
@@ -62,6 +64,13 @@ impl Program for NetHttp {
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("`http.Server.Protocols` with `SetUnencryptedHTTP2` (Go 1.24+), set only under \
          `--protocol h2c`: it then peeks for the preface on every connection",))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported(
+            "crypto/tls: `http.Server.TLSConfig` and `ServeTLS` with the certificate in memory, \
+             an empty `TLSNextProto` (HTTP/1.1 only)",
+        ),
+    )];
     fn version() -> String {
         go_version().unwrap_or_else(|| "(no go)".into())
     }
@@ -84,6 +93,10 @@ impl Program for Fiber {
     };
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Unsupported("fasthttp, under Fiber, has no HTTP/2 (its README: support is in progress)"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("crypto/tls: `tls.NewListener` handed to `app.Listener`"),
+    )];
     fn version() -> String {
         let fiber = module_version("github.com/gofiber/fiber/v2").unwrap_or("?");
         match go_version() {
@@ -310,6 +323,7 @@ impl<P: Program> Framework for GoPeer<P> {
     const IN_PROCESS: bool = false;
     const TOOL: Option<Tool> = Some(Tool::Go);
     const PROTOCOLS: &'static [(Protocol, Support)] = P::PROTOCOLS;
+    const TRANSPORTS: &'static [(Transport, Support)] = P::TRANSPORTS;
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn available() -> Result<(), NotRun> {

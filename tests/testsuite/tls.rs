@@ -44,6 +44,27 @@ fn check_over_tls_passes_for_hyper_and_axum_and_names_the_reason_of_one_without_
     );
 }
 
+#[test]
+fn the_go_peers_serve_tls_through_crypto_tls() {
+    let out = run(&["check", "go-nethttp", "go-fiber", "--tls"]);
+    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
+    if err.contains("skipping the Go peers") {
+        eprintln!("go is not installed: the Go peers' TLS is not checked");
+        return;
+    }
+    assert!(out.status.success(), "{text}{err}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("go-nethttp ") || l.starts_with("go-fiber "))
+        .collect();
+    assert_eq!(rows.len(), 8, "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r.contains(",tls") && r.split_whitespace().skip(3).all(|c| c == "ok")),
+        "{text}"
+    );
+}
+
 /// `load --tls` with a connection per request against hyper, resumption `on` or `off`: the
 /// cell's handshakes from its JSON.
 fn handshakes(resumption: &str) -> (u64, u64) {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -122,7 +123,17 @@ func main() {
 	if err != nil {
 		app.Fail(1, err)
 	}
-	app.Announce(ln)
+	opts.Announce(ln)
+	if opts.TLS {
+		// Fiber serves TLS on a listener of the caller's through crypto/tls's listener, as its
+		// docs show for `app.Listener`; fasthttp completes each handshake on the connection's
+		// own goroutine.
+		cfg, err := app.TLSConfig()
+		if err != nil {
+			app.Fail(1, err)
+		}
+		ln = tls.NewListener(ln, cfg)
+	}
 	// fasthttp sets TCP_NODELAY through Go's net package default on accepted connections.
 	if err := f.Listener(ln); err != nil {
 		app.Fail(1, err)

@@ -5,10 +5,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -123,11 +125,22 @@ func main() {
 	if opts.Protocol == "h2c" {
 		serveH2c(srv)
 	}
+	if opts.TLS {
+		// crypto/tls as net/http's docs show it with a certificate held in memory: TLSConfig,
+		// then ServeTLS with no files. An empty TLSNextProto turns off the HTTP/2 that
+		// ServeTLS would otherwise offer by ALPN: HTTP/1.1 over TLS only.
+		cfg, err := app.TLSConfig()
+		if err != nil {
+			app.Fail(1, err)
+		}
+		srv.TLSConfig = cfg
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
 	ln, err := opts.Listen()
 	if err != nil {
 		app.Fail(1, err)
 	}
-	app.Announce(ln)
+	opts.Announce(ln)
 	// SIGTERM and SIGINT stop the server as a deployment would: Shutdown closes the listener,
 	// sends GOAWAY on HTTP/2 connections and waits (2 s at most, framebench's grace) for the
 	// requests in flight.
@@ -141,7 +154,11 @@ func main() {
 		srv.Shutdown(ctx)
 		close(stopped)
 	}()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+	serve := srv.Serve
+	if opts.TLS {
+		serve = func(ln net.Listener) error { return srv.ServeTLS(ln, "", "") }
+	}
+	if err := serve(ln); err != nil && err != http.ErrServerClosed {
 		app.Fail(1, err)
 	}
 	<-stopped

@@ -8,6 +8,7 @@ package app
 
 import (
 	"bytes"
+	"crypto/tls"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,7 @@ type Options struct {
 	Redis    string // redis://127.0.0.1:PORT for the redis scenario; empty: /get answers 503
 	Threads  int    // GOMAXPROCS; 0 leaves the runtime's default
 	Protocol string // http1, or h2c (HTTP/2 over cleartext with prior knowledge)
+	TLS      bool   // HTTP/1.1 over TLS, with the certificate framebench passes in the environment
 }
 
 // ParseOptions reads the command line: the same --threads, --logging, --io and --redis that
@@ -55,6 +57,7 @@ func ParseOptions(args []string) (Options, error) {
 	fs.StringVar(&o.Redis, "redis", "", "redis://127.0.0.1:PORT for GET /get?key=")
 	fs.IntVar(&o.Threads, "threads", 0, "GOMAXPROCS (0: the runtime's default)")
 	fs.StringVar(&o.Protocol, "protocol", "http1", "http1, or h2c (HTTP/2 with prior knowledge)")
+	fs.BoolVar(&o.TLS, "tls", false, "HTTP/1.1 over TLS, with the certificate in $"+CertEnv+" and $"+KeyEnv)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -66,6 +69,9 @@ func ParseOptions(args []string) (Options, error) {
 	}
 	if o.Protocol != "http1" && o.Protocol != "h2c" {
 		return o, fmt.Errorf("--protocol %q: want http1 or h2c", o.Protocol)
+	}
+	if o.TLS && o.Protocol != "http1" {
+		return o, fmt.Errorf("--tls with --protocol %s: over TLS only HTTP/1.1 is served", o.Protocol)
 	}
 	if o.IO != "memory" && o.IO != "disk" {
 		return o, fmt.Errorf("--io %q: want memory or disk", o.IO)
@@ -105,9 +111,35 @@ func (o Options) Listen() (net.Listener, error) {
 	return net.Listen("tcp", o.Addr)
 }
 
-// Announce prints the first line of the serve contract.
-func Announce(ln net.Listener) {
-	fmt.Printf("listening on http://%s\n", ln.Addr())
+// CertEnv and KeyEnv name the variables framebench passes the run's certificate and its key
+// in, as PEM (src/transport/tls.rs): never a file on disk.
+const (
+	CertEnv = "FRAMEBENCH_TLS_CERT_PEM"
+	KeyEnv  = "FRAMEBENCH_TLS_KEY_PEM"
+)
+
+// TLSConfig is the server's TLS configuration under --tls: the run's certificate from the
+// environment, TLS 1.2 and 1.3, ALPN http/1.1 only, and crypto/tls's defaults otherwise
+// (session tickets for resumption).
+func TLSConfig() (*tls.Config, error) {
+	cert, err := tls.X509KeyPair([]byte(os.Getenv(CertEnv)), []byte(os.Getenv(KeyEnv)))
+	if err != nil {
+		return nil, fmt.Errorf("--tls: no certificate in $%s and $%s: %w", CertEnv, KeyEnv, err)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"http/1.1"},
+	}, nil
+}
+
+// Announce prints the first line of the serve contract: https under --tls.
+func (o Options) Announce(ln net.Listener) {
+	scheme := "http"
+	if o.TLS {
+		scheme = "https"
+	}
+	fmt.Printf("listening on %s://%s\n", scheme, ln.Addr())
 }
 
 // Fixtures are the files every route serves, loaded once.
