@@ -30,7 +30,7 @@ use actix_web::{get, post, test, web, App, HttpRequest, HttpResponse, HttpServer
 use anyhow::{anyhow, Context as _};
 use bytes::Bytes;
 
-use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Support, Transport, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging;
 use crate::options::{Io, Protocol, KEEP_ALIVE};
@@ -104,6 +104,10 @@ impl Framework for Actix {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("`HttpServer::listen_rustls_0_23` (actix-web's `rustls-0_23` feature, actix-tls's acceptor)"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -258,6 +262,19 @@ async fn run(
     ready: mpsc::Sender<io::Result<actix_web::dev::ServerHandle>>,
 ) {
     let (threads, protocol) = (config.options.threads.max(1), config.options.protocol);
+    // TLS: actix-web's own rustls integration (its `rustls-0_23` feature), on the run's
+    // certificate; actix-http adds its ALPN names (`h2`, `http/1.1`) before ours, and actix-tls
+    // bounds each handshake (its default, 3 s).
+    let tls = match config.options.transport {
+        Transport::Tls => match crate::transport::tls::server_config() {
+            Ok(tls) => Some(tls),
+            Err(e) => {
+                let _ = ready.send(Err(io::Error::other(format!("{e:#}"))));
+                return;
+            }
+        },
+        Transport::Tcp => None,
+    };
     // Fairness: `serve --max-requests` counts responses in a middleware under `Condition`; when
     // no limit is set that is one `match` per request (docs/methodology/callgrind.md).
     let counted = crate::server::limit::active().is_some();
@@ -284,9 +301,13 @@ async fn run(
         ;
     // `--protocol h2c`: actix's own documented way, `listen_auto_h2c`, which peeks at each
     // connection for the HTTP/2 preface; `listen` stays HTTP/1 only, with no peek.
-    let server = match protocol {
-        Protocol::Http1 => server.listen(listener),
-        Protocol::H2c => server.listen_auto_h2c(listener),
+    let server = match (protocol, tls) {
+        // `on_connect` sees a TLS stream there, not the TCP one: the server's own setting.
+        (Protocol::Http1, Some(tls)) => server
+            .tcp_nodelay(true)
+            .listen_rustls_0_23(listener, (*tls).clone()),
+        (Protocol::Http1, None) => server.listen(listener),
+        (Protocol::H2c, _) => server.listen_auto_h2c(listener),
     };
     let mut server = match server {
         Ok(server) => server.run(),

@@ -1,4 +1,4 @@
-//! `--tls` end to end: `check --tls` on hyper and axum with the reason of a framework without
+//! `--tls` end to end: `check --tls` on hyper, axum, actix and the Go peers, with the reason of a framework without
 //! TLS, full and resumed handshakes counted by the driver, the flags refused where TLS does not
 //! apply, and a TLS server that survives plaintext, a garbage ClientHello and a client that
 //! stalls mid-handshake. Every run is a second or two.
@@ -18,11 +18,11 @@ fn stdout(out: &std::process::Output) -> String {
 }
 
 #[test]
-fn check_over_tls_passes_for_hyper_and_axum_and_names_the_reason_of_one_without_it() {
-    let out = run(&["check", "hyper", "axum", "raw", "--tls"]);
+fn check_over_tls_passes_for_hyper_axum_and_actix_and_names_the_reason_of_one_without_it() {
+    let out = run(&["check", "hyper", "axum", "actix", "raw", "--tls"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");
-    for fw in ["hyper", "axum"] {
+    for fw in ["hyper", "axum", "actix"] {
         let rows: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with(&format!("{fw} ")))
