@@ -70,6 +70,11 @@ pub(crate) struct LoadOpts {
     pub(crate) protocol: Vec<Protocol>,
     #[command(flatten)]
     pub(crate) tls: super::args::TlsArg,
+    /// What the protocol runs over, comma-separated: `tcp,tls` runs each framework's cells over
+    /// both, its TLS cells beside its TCP ones in the same rounds (with --rounds, interleaved),
+    /// so that the TLS share is their difference. `--tls` is `--transport tls`.
+    #[arg(long, value_enum, value_delimiter = ',', conflicts_with = "tls")]
+    pub(crate) transport: Vec<crate::options::Transport>,
     /// With --tls: whether a new connection resumes an earlier session (on) or makes a full
     /// handshake (off). It matters with --requests-per-connection, where every connection is a
     /// handshake; the cell counts which handshakes resumed.
@@ -197,9 +202,24 @@ pub(crate) fn parse_url(text: &str, allow_remote: bool) -> anyhow::Result<Socket
     Ok(addr)
 }
 
+impl LoadOpts {
+    /// The transports of the run's cells: `--transport`, or TLS alone with `--tls`, else TCP.
+    pub(crate) fn transports(&self) -> Vec<crate::options::Transport> {
+        match (self.tls.tls, self.transport.is_empty()) {
+            (true, _) => vec![crate::options::Transport::Tls],
+            (false, true) => vec![crate::options::Transport::Tcp],
+            (false, false) => self.transport.clone(),
+        }
+    }
+}
+
 fn variants(opts: &LoadOpts) -> Vec<Options> {
     let mut out = Vec::new();
-    for &protocol in &opts.protocol {
+    for (protocol, transport) in opts
+        .protocol
+        .iter()
+        .flat_map(|&p| opts.transports().into_iter().map(move |t| (p, t)))
+    {
         for &logging in &opts.logging {
             for &io in &opts.io {
                 out.push(Options {
@@ -208,7 +228,7 @@ fn variants(opts: &LoadOpts) -> Vec<Options> {
                     threads: opts.threads.into(),
                     runtime: opts.runtime,
                     protocol,
-                    transport: opts.tls.transport(),
+                    transport,
                 });
             }
         }
@@ -273,12 +293,13 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
     shaping
         .check_shape(shape, opts.requests_per_connection.is_some())
         .map_err(crate::error::usage)?;
+    let tls = opts.transports().contains(&crate::options::Transport::Tls);
     for &protocol in &opts.protocol {
-        protocol
-            .over(opts.tls.transport())
-            .map_err(crate::error::usage)?;
+        for transport in opts.transports() {
+            protocol.over(transport).map_err(crate::error::usage)?;
+        }
     }
-    if opts.tls_resumption.is_some() && !opts.tls.tls {
+    if opts.tls_resumption.is_some() && !tls {
         return Err(crate::error::usage("--tls-resumption is TLS's: add --tls"));
     }
     if opts.requests_per_connection.is_some() && opts.pipeline > 1 {
@@ -294,7 +315,12 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         pipeline: opts.pipeline.into(),
         // The run's protocol for a URL target; each framework cell's own comes from its target.
         protocol: shaping,
-        transport: opts.tls.transport(),
+        // The run's TLS conditions when any cell is over TLS; each framework cell's own
+        // transport comes from its target.
+        transport: match tls {
+            true => crate::options::Transport::Tls,
+            false => crate::options::Transport::Tcp,
+        },
         resumption: opts.tls_resumption.unwrap_or_default(),
         streams: 1,
         // A shard takes its part of the rate and of the request count.
@@ -329,6 +355,12 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
         if args.opts.protocol.len() > 1 {
             return Err(crate::error::usage(
                 "a URL target speaks one protocol: give --protocol http1 or h2c",
+            ));
+        }
+        if args.opts.transports() != [crate::options::Transport::Tcp] {
+            return Err(crate::error::usage(
+                "a URL target is loaded over TCP: framebench trusts only the certificate it \
+                 generates for the servers it starts",
             ));
         }
         let addr = parse_url(&args.target, args.allow_remote)?;

@@ -10,7 +10,7 @@ use super::{run_cell, LoadParams, Target};
 use crate::child::ServerProcess;
 use crate::fixtures::Fixtures;
 use crate::interrupt::interrupted;
-use crate::options::Protocol;
+use crate::options::{Protocol, Transport};
 use crate::oracle::Scenario;
 
 /// A sweep: targets × scenarios × connection counts.
@@ -47,6 +47,14 @@ impl Plan {
         match target {
             Target::Framework(_, o) => o.protocol,
             Target::Url(_) => self.params.protocol,
+        }
+    }
+
+    /// What `target`'s cells run over: a framework's own, the run's for a URL.
+    fn transport_of(&self, target: &Target) -> Transport {
+        match target {
+            Target::Framework(_, o) => o.transport,
+            Target::Url(_) => self.params.transport,
         }
     }
 
@@ -213,6 +221,7 @@ fn run_target(
             }
             let params = LoadParams {
                 protocol,
+                transport: plan.transport_of(target),
                 streams: m,
                 ..plan.params.clone()
             };

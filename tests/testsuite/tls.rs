@@ -111,6 +111,47 @@ fn the_driver_counts_full_and_resumed_handshakes() {
 }
 
 #[test]
+fn compare_runs_tcp_and_tls_cells_side_by_side_and_diff_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("compare.json");
+    let out = run(&[
+        "compare",
+        "--frameworks",
+        "hyper",
+        "--scenarios",
+        "hello",
+        "--transport",
+        "tcp,tls",
+        "-c",
+        "2",
+        "-d",
+        "300ms",
+        "--warmup",
+        "100ms",
+        "--rounds",
+        "2",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let cells = v["detail"]["cells"].as_array().unwrap();
+    let variants: Vec<&str> = cells
+        .iter()
+        .map(|c| c["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["log=off,io=memory", "log=off,io=memory,tls"]);
+    // Only the TLS cell carries handshakes; its connections were opened before the window.
+    assert!(cells[0].get("tls").is_none());
+    assert_eq!(cells[1]["tls"]["resumed"], 0);
+    let diff = run(&["diff", json.to_str().unwrap(), json.to_str().unwrap()]);
+    let text = stdout(&diff);
+    assert!(diff.status.success(), "{text}");
+    assert!(text.contains("hello log=off,io=memory,tls,c2,p1"), "{text}");
+}
+
+#[test]
 fn tls_flags_are_refused_where_they_do_not_apply() {
     for args in [
         &["load", "--target", "hyper", "--tls", "--protocol", "h2c"][..],
@@ -127,6 +168,11 @@ fn tls_flags_are_refused_where_they_do_not_apply() {
         &run(&["serve", "raw", "--tls"]),
         2,
         "raw does not serve tls",
+    );
+    assert_one_line_error(
+        &run(&["load", "--target", "http://127.0.0.1:9", "--tls"]),
+        2,
+        "a URL target is loaded over TCP",
     );
 }
 
