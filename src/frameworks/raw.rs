@@ -16,7 +16,7 @@
 //! It was one thread per connection on blocking sockets until 2026-11-23: at 32 connections on
 //! one core its 32 threads lost to actix (issue 14), so it was not a ceiling.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -27,12 +27,14 @@ use anyhow::{bail, Context as _};
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle};
+use crate::framework::{About, Config, Framework, Support, Transport, Request, Response, ServerHandle};
 use crate::options::{Protocol, KEEP_ALIVE};
 use crate::server::limit::Limit;
 
 mod framing;
 mod h2c;
+mod wire;
+use wire::Wire;
 use framing::{dechunk_in_place, framing, Refusal};
 
 /// Largest request head accepted; longer ones get 431.
@@ -48,6 +50,7 @@ pub(crate) struct Raw {
     h2c: Arc<h2c::Answers>,
     threads: usize,
     protocol: Protocol,
+    transport: Transport,
 }
 
 /// The encoded answers: one per scenario path, the 404 for every other path.
@@ -143,6 +146,10 @@ impl Framework for Raw {
     const IN_PROCESS: bool = false;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("framebench's own: rustls's `ServerConnection` on raw's mio loop, the TLS reference (what it leaves out: docs/methodology/tls.md)"),
+    )];
     // Fairness: raw answers every complete request of a read in that read's write, from its
     // event loop, and has no timer. One written for it (a timer wheel per loop, answers held
     // back in pipelining order) would put framebench's own timer beside the frameworks' and
@@ -192,6 +199,7 @@ impl Framework for Raw {
             h2c: Arc::new(h2c),
             threads: config.options.threads.max(1),
             protocol: config.options.protocol,
+            transport: config.options.transport,
         })
     }
 
@@ -209,6 +217,10 @@ impl Framework for Raw {
                 h2c::serve(l, stop, answers, limit)
             });
         }
+        let tls = match self.transport {
+            Transport::Tls => Some(crate::transport::tls::server_config()?),
+            Transport::Tcp => None,
+        };
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -220,12 +232,25 @@ impl Framework for Raw {
             poll.registry()
                 .register(&mut listener, LISTENER, Interest::READABLE)?;
             wakers.push(Arc::new(Waker::new(poll.registry(), WAKE)?));
-            let (routes, stop) = (Arc::clone(&self.routes), Arc::clone(&stop));
+            let (routes, stop, tls) = (Arc::clone(&self.routes), Arc::clone(&stop), tls.clone());
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("raw-{i}"))
                     .spawn(move || {
-                        if let Err(e) = event_loop(poll, listener, &routes, &stop, limit) {
+                        let served = match tls {
+                            Some(tls) => event_loop::<wire::Tls>(
+                                poll,
+                                listener,
+                                &routes,
+                                &stop,
+                                limit,
+                                Some(&tls),
+                            ),
+                            None => {
+                                event_loop::<MioStream>(poll, listener, &routes, &stop, limit, None)
+                            }
+                        };
+                        if let Err(e) = served {
                             eprintln!("raw: event loop {i}: {e:#}");
                         }
                     })
@@ -292,9 +317,9 @@ const SWEEP: Duration = Duration::from_millis(500);
 /// pipelines without reading cannot grow the server's memory without bound).
 const MAX_PENDING: usize = 1 << 20;
 
-/// One connection of an event loop.
-struct Conn {
-    stream: MioStream,
+/// One connection of an event loop, on its wire (the socket, or TLS on it).
+struct Conn<W> {
+    stream: W,
     /// Request bytes read and not yet answered.
     buf: Vec<u8>,
     filled: usize,
@@ -315,15 +340,16 @@ struct Conn {
 /// Over 80 lines on purpose: this is the reference server's hot loop, kept in one piece so
 /// that its control flow (accept, read, answer, write, close, time out) reads in one place and
 /// nothing on the path of a request hides behind a call.
-fn event_loop(
+fn event_loop<W: Wire>(
     mut poll: Poll,
     listener: MioListener,
     routes: &Routes,
     stop: &AtomicBool,
     limit: Option<&Limit>,
+    tls: Option<&Arc<rustls::ServerConfig>>,
 ) -> anyhow::Result<()> {
     let mut events = Events::with_capacity(1024);
-    let mut conns: Vec<Option<Conn>> = Vec::new();
+    let mut conns: Vec<Option<Conn<W>>> = Vec::new();
     let mut free: Vec<usize> = Vec::new();
     // One clock read per turn of the loop, shared by the spin, the keep-alive stamps and the
     // sweep: under callgrind with libfaketime each read is about 1,000 instructions, and the
@@ -358,19 +384,23 @@ fn event_loop(
                 WAKE => {}
                 LISTENER => loop {
                     match listener.accept() {
-                        Ok((mut stream, _)) => {
+                        Ok((stream, _)) => {
                             // Every framebench server sets TCP_NODELAY on accepted connections.
                             let _ = stream.set_nodelay(true);
+                            // One connection the loop cannot start or watch is dropped, not
+                            // the loop.
+                            let Ok(mut stream) = W::accept(stream, tls) else {
+                                continue;
+                            };
                             let slot = free.pop().unwrap_or_else(|| {
                                 conns.push(None);
                                 conns.len() - 1
                             });
                             let registered = poll.registry().register(
-                                &mut stream,
+                                stream.socket(),
                                 Token(slot),
                                 Interest::READABLE,
                             );
-                            // One connection the loop cannot watch is dropped, not the loop.
                             if registered.is_err() {
                                 free.push(slot);
                                 continue;
@@ -422,16 +452,17 @@ fn event_loop(
     Ok(())
 }
 
-fn close(poll: &Poll, conns: &mut [Option<Conn>], free: &mut Vec<usize>, slot: usize) {
+fn close<W: Wire>(poll: &Poll, conns: &mut [Option<Conn<W>>], free: &mut Vec<usize>, slot: usize) {
     if let Some(mut conn) = conns[slot].take() {
-        let _ = poll.registry().deregister(&mut conn.stream);
+        let _ = poll.registry().deregister(conn.stream.socket());
         free.push(slot);
     }
 }
 
-/// Registers for writable while answers wait to be written, and stops when they are.
-fn interest(poll: &Poll, conn: &mut Conn, slot: usize) -> std::io::Result<()> {
-    let want = conn.sent < conn.out.len();
+/// Registers for writable while answers wait to be written (or TLS records wait for the
+/// socket), and stops when they are.
+fn interest<W: Wire>(poll: &Poll, conn: &mut Conn<W>, slot: usize) -> std::io::Result<()> {
+    let want = conn.sent < conn.out.len() || (W::BUFFERED && conn.stream.holds_writes());
     if want != conn.writable {
         let interest = if want {
             Interest::READABLE | Interest::WRITABLE
@@ -439,7 +470,7 @@ fn interest(poll: &Poll, conn: &mut Conn, slot: usize) -> std::io::Result<()> {
             Interest::READABLE
         };
         poll.registry()
-            .reregister(&mut conn.stream, Token(slot), interest)?;
+            .reregister(conn.stream.socket(), Token(slot), interest)?;
         conn.writable = want;
     }
     Ok(())
@@ -447,8 +478,8 @@ fn interest(poll: &Poll, conn: &mut Conn, slot: usize) -> std::io::Result<()> {
 
 /// Reads everything the socket has (the loop is edge-triggered), answers every complete request
 /// in order, and writes as much as the socket takes. `Ok(false)`: close the connection.
-fn drive(
-    conn: &mut Conn,
+fn drive<W: Wire>(
+    conn: &mut Conn<W>,
     routes: &Routes,
     date: &[u8],
     limit: Option<&Limit>,
@@ -467,7 +498,7 @@ fn drive(
                     // only say EAGAIN: one syscall per request saved. Linux's epoll reports
                     // every later arrival as a new edge, so nothing is missed (tokio's
                     // `poll_read` clears readiness on a short read for the same reason).
-                    if n < room {
+                    if W::SHORT_READ_DRAINS && n < room {
                         break;
                     }
                 }
@@ -489,6 +520,13 @@ fn drive(
         }
         conn.out.clear();
         conn.sent = 0;
+        // TLS records the socket did not take yet go when it is writable again.
+        if W::BUFFERED {
+            conn.stream.flush()?;
+            if conn.stream.holds_writes() {
+                return Ok(true);
+            }
+        }
         // Reading stopped with bytes maybe left in the socket: no new event will say so.
         if !stopped_reading {
             return Ok(!conn.closing);
@@ -497,7 +535,7 @@ fn drive(
 }
 
 /// Appends the answer to every complete request in the buffer to `out`, then keeps the rest.
-fn answer(conn: &mut Conn, routes: &Routes, date: &[u8], limit: Option<&Limit>) {
+fn answer<W>(conn: &mut Conn<W>, routes: &Routes, date: &[u8], limit: Option<&Limit>) {
     let mut start = 0;
     while let Some(end) = find_head_end(&conn.buf[start..conn.filled]) {
         let head_end = start + end + 4;
@@ -568,7 +606,7 @@ fn answer(conn: &mut Conn, routes: &Routes, date: &[u8], limit: Option<&Limit>) 
 }
 
 /// Answers `status` and closes the connection after it: a request raw cannot frame or take.
-fn refuse(conn: &mut Conn, status: u16, reason: &str) {
+fn refuse<W>(conn: &mut Conn<W>, status: u16, reason: &str) {
     Answer::new(status, reason, "text/plain", b"").write(&mut conn.out, CLOSE, false);
     conn.closing = true;
 }

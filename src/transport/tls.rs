@@ -9,6 +9,7 @@
 //!   configuration built here; TLS 1.3 and 1.2 both offered.
 //! - **ALPN.** The server offers `http/1.1` and the client asks for it.
 
+use std::io::{self, Read as _};
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -205,6 +206,66 @@ pub(crate) fn connect_with(
     Ok(stream)
 }
 
+/// Reads plaintext into `buf` from a rustls connection (client or server) on a non-blocking
+/// socket: what rustls holds, else records from the socket until some plaintext comes or the
+/// socket would block (`WouldBlock`). Handshake messages that reading produced go out at once.
+/// `Ok(0)` is the end of the connection, with or without the peer's close_notify.
+pub(crate) fn read<D>(
+    tls: &mut rustls::ConnectionCommon<D>,
+    sock: &mut (impl io::Read + io::Write),
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    loop {
+        match tls.reader().read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            // The peer closed the TCP connection without close_notify.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+            Err(e) => return Err(e),
+        }
+        match tls.read_tls(sock) {
+            Ok(0) => {
+                tls.process_new_packets().map_err(invalid)?;
+                return match tls.reader().read(buf) {
+                    Ok(n) => Ok(n),
+                    Err(_) => Ok(0),
+                };
+            }
+            Ok(_) => {
+                if let Err(e) = tls.process_new_packets() {
+                    // The alert that says why goes out before the connection is dropped.
+                    let _ = flush(tls, sock);
+                    return Err(invalid(e));
+                }
+                // Handshake messages, and writes the handshake held back, go out now.
+                flush(tls, sock)?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Sends the records a rustls connection holds until there are none or the non-blocking socket
+/// would block.
+pub(crate) fn flush<D>(
+    tls: &mut rustls::ConnectionCommon<D>,
+    sock: &mut impl io::Write,
+) -> io::Result<()> {
+    while tls.wants_write() {
+        match tls.write_tls(sock) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn invalid(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {e}"))
+}
+
 /// The tokio servers' acceptor on the run's certificate (tokio-rustls, as axum's and hyper's
 /// examples use it).
 pub(crate) fn acceptor() -> anyhow::Result<tokio_rustls::TlsAcceptor> {
@@ -227,7 +288,7 @@ pub(crate) async fn accept(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read as _, Write as _};
+    use std::io::Write as _;
 
     #[test]
     fn a_client_on_the_run_s_configuration_completes_a_handshake_and_resumes_when_asked() {

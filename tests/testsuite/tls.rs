@@ -18,11 +18,11 @@ fn stdout(out: &std::process::Output) -> String {
 }
 
 #[test]
-fn check_over_tls_passes_for_hyper_axum_and_actix_and_names_the_reason_of_one_without_it() {
-    let out = run(&["check", "hyper", "axum", "actix", "raw", "--tls"]);
+fn check_over_tls_passes_for_raw_hyper_axum_and_actix_and_names_the_reason_of_one_without_it() {
+    let out = run(&["check", "raw", "hyper", "axum", "actix", "warp", "--tls"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");
-    for fw in ["hyper", "axum", "actix"] {
+    for fw in ["raw", "hyper", "axum", "actix"] {
         let rows: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with(&format!("{fw} ")))
@@ -39,8 +39,8 @@ fn check_over_tls_passes_for_hyper_axum_and_actix_and_names_the_reason_of_one_wi
         );
     }
     assert!(
-        text.contains("– raw tls: no TLS integration"),
-        "raw's reason: {text}"
+        text.contains("– warp tls: no TLS integration"),
+        "warp's reason: {text}"
     );
 }
 
@@ -165,9 +165,9 @@ fn tls_flags_are_refused_where_they_do_not_apply() {
         "--tls-resumption is TLS's: add --tls",
     );
     assert_one_line_error(
-        &run(&["serve", "raw", "--tls"]),
+        &run(&["serve", "warp", "--tls"]),
         2,
-        "raw does not serve tls",
+        "warp does not serve tls",
     );
     assert_one_line_error(
         &run(&["load", "--target", "http://127.0.0.1:9", "--tls"]),
@@ -193,12 +193,19 @@ fn closed_within(mut s: TcpStream) -> bool {
 
 #[test]
 fn a_tls_server_survives_plaintext_garbage_and_a_stalled_handshake() {
+    // tokio-rustls under hyper, and rustls on raw's own event loop.
+    for framework in ["hyper", "raw"] {
+        survives_hostile_tls(framework);
+    }
+}
+
+fn survives_hostile_tls(framework: &str) {
     let options = Options {
         transport: Transport::Tls,
         ..Options::default()
     };
-    let server = ServerProcess::start(Path::new(crate::common::BIN), "hyper", options, &[])
-        .expect("hyper --tls starts");
+    let server = ServerProcess::start(Path::new(crate::common::BIN), framework, options, &[])
+        .unwrap_or_else(|e| panic!("{framework} --tls starts: {e:#}"));
     let addr = server.addr();
     // A client that connects and never finishes its handshake: it holds one task, not the
     // accept loop.
@@ -210,19 +217,28 @@ fn a_tls_server_survives_plaintext_garbage_and_a_stalled_handshake() {
     let started = Instant::now();
     let (status, version) = framebench::protocol::http1::tls_get_status(addr, "/").unwrap();
     assert_eq!((status, version.as_str()), (200, "TLSv1_3"));
-    assert!(started.elapsed() < Duration::from_secs(2), "not starved");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{framework}: starved"
+    );
     // Plaintext HTTP on the TLS port: an alert or a close, never a hang.
     let mut plain = TcpStream::connect(addr).unwrap();
     plain
         .write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
-    assert!(closed_within(plain), "plaintext request left hanging");
+    assert!(
+        closed_within(plain),
+        "{framework}: plaintext request left hanging"
+    );
     // A ClientHello of garbage: closed.
     let mut garbage = TcpStream::connect(addr).unwrap();
     let mut hello = vec![0x16, 0x03, 0x01, 0x00, 0x40];
     hello.extend(std::iter::repeat_n(0xAB, 0x40));
     garbage.write_all(&hello).unwrap();
-    assert!(closed_within(garbage), "garbage ClientHello left hanging");
+    assert!(
+        closed_within(garbage),
+        "{framework}: garbage ClientHello left hanging"
+    );
     // And the server still serves.
     assert_eq!(
         framebench::protocol::http1::tls_get_status(addr, "/")

@@ -76,7 +76,9 @@ impl Worker<'_> {
             let tls = c.tls.is_some();
             let outcome = match (c.stream.as_mut(), c.tls.as_mut()) {
                 (Some(stream), None) => stream.read(&mut buf[from..]),
-                (Some(stream), Some(conn)) => super::tls::read(conn, stream, &mut buf[from..]),
+                (Some(stream), Some(conn)) => {
+                    crate::transport::tls::read(conn, stream, &mut buf[from..])
+                }
                 (None, _) => Err(io::ErrorKind::NotConnected.into()),
             };
             if tls {

@@ -1,5 +1,6 @@
 //! The load client over TLS: each connection's bytes go through its rustls
-//! `ClientConnection` on the same non-blocking socket and the same event loop as plain TCP.
+//! `ClientConnection` on the same non-blocking socket and the same event loop as plain TCP
+//! (its reads and flushes are [`crate::transport::tls`]'s, which `raw`'s TLS server shares).
 //!
 //! - **Writes**: a batch of requests goes into rustls as plaintext (buffered until the
 //!   handshake is done), and its records go out until the socket would block; a writable
@@ -12,62 +13,11 @@
 //!   resumed a session (`handshake_kind`). A connection's first request is sent with the
 //!   handshake, so its latency includes it; the TCP connect is timed apart, as over TCP.
 
-use std::io::{self, Read as _, Write as _};
+use std::io::Write as _;
 
-use mio::net::TcpStream;
-use rustls::ClientConnection;
+use crate::transport::tls::flush;
 
 use super::conn::Worker;
-
-/// Reads plaintext into `buf`: what rustls holds, else records from the socket until some
-/// plaintext comes or the socket would block. `Ok(0)` is the end of the connection.
-pub(super) fn read(
-    tls: &mut ClientConnection,
-    sock: &mut TcpStream,
-    buf: &mut [u8],
-) -> io::Result<usize> {
-    loop {
-        match tls.reader().read(buf) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            // The server closed the TCP connection without close_notify.
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
-            Err(e) => return Err(e),
-        }
-        match tls.read_tls(sock) {
-            Ok(0) => {
-                tls.process_new_packets().map_err(invalid)?;
-                return match tls.reader().read(buf) {
-                    Ok(n) => Ok(n),
-                    Err(_) => Ok(0),
-                };
-            }
-            Ok(_) => {
-                tls.process_new_packets().map_err(invalid)?;
-                // Handshake messages, and requests the handshake held back, go out now.
-                flush(tls, sock)?;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Sends the records rustls holds until there are none or the socket would block.
-pub(super) fn flush(tls: &mut ClientConnection, sock: &mut TcpStream) -> io::Result<()> {
-    while tls.wants_write() {
-        match tls.write_tls(sock) {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-fn invalid(e: rustls::Error) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {e}"))
-}
 
 impl Worker<'_> {
     /// Connection `i`'s write over TLS: the rest of the current write into rustls, as much
