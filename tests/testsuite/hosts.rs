@@ -149,12 +149,27 @@ fn shards_merge_into_the_servers_count_and_foreign_files_are_refused() {
         "{cell}"
     );
     assert_eq!(count("connections"), 4);
-    let parts: f64 = [&one, &two]
-        .iter()
-        .map(|p| read(p)["detail"]["cells"][0]["rps"].as_f64().unwrap())
-        .sum();
-    let rps = cell["rps"].as_f64().unwrap();
-    assert!((rps - parts).abs() <= 0.05 * parts, "{rps} vs {parts}");
+    // The merged rate is over the window both shards recorded (the latest start to the
+    // earliest end), not the sum of their own rates: on two cores one shard often finishes
+    // well before the other, and then each one's own window differs from the common one. So
+    // here: the common window is within each shard's, and the requests in it are at most all
+    // of them. The sum over the common window is checked against an independent reader of the
+    // logs (Python's hdrh) by `scripts/hosts-netns.sh`, within 1 %.
+    let (rps, seconds) = (
+        cell["rps"].as_f64().unwrap(),
+        cell["seconds"].as_f64().unwrap(),
+    );
+    for p in [&one, &two] {
+        let own = read(p)["detail"]["cells"][0]["seconds"].as_f64().unwrap();
+        assert!(
+            seconds > 0.0 && seconds <= own + 1e-6,
+            "{seconds} s vs {own} s"
+        );
+    }
+    assert!(
+        rps > 0.0 && rps * seconds <= 6001.0 * 1.001,
+        "{rps} req/s over {seconds} s"
+    );
     assert!(cell["latency"]["p99_us"].as_f64().unwrap() > 0.0);
     // The merged result goes through `diff` as any load result does.
     let out = run(&["diff", &one, &merged]);
