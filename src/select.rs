@@ -84,31 +84,31 @@ pub(crate) fn speaks(entry: &Entry, options: &crate::options::Options) -> anyhow
     }
 }
 
-/// The entries that serve `protocol`: a named one that does not is refused with its reason
-/// ([`speaks`]); from the default list, the others are skipped with one line.
+/// The entries that serve `options`' protocol over its transport: a named one that does not is
+/// refused with its reason ([`speaks`]); from the default list, the others are skipped with one
+/// line.
 pub(crate) fn serving(
     names: &[String],
     entries: Vec<&'static Entry>,
-    protocol: Protocol,
+    options: &crate::options::Options,
 ) -> anyhow::Result<Vec<&'static Entry>> {
     if !names.is_empty() {
-        let options = crate::options::Options {
-            protocol,
-            ..Default::default()
-        };
         for e in &entries {
-            speaks(e, &options)?;
+            speaks(e, options)?;
         }
         return Ok(entries);
     }
-    let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries
-        .into_iter()
-        .partition(|e| e.support(protocol).why_not().is_none());
-    if !left.is_empty() {
+    options
+        .protocol
+        .over(options.transport)
+        .map_err(crate::error::usage)?;
+    let (keep, left): (Vec<&Entry>, Vec<&Entry>) =
+        entries.into_iter().partition(|e| e.lacks(options).is_none());
+    if let Some((what, _)) = left.first().and_then(|e| e.lacks(options)) {
         let names: Vec<&str> = left.iter().map(|e| e.name).collect();
         eprintln!(
-            "--protocol {protocol}: skipping {} (no {protocol}: `framebench list --protocol \
-             {protocol}` says why)",
+            "skipping {} (no {what}: `framebench list` marks what each serves, and its framework \
+             file says why)",
             names.join(", ")
         );
     }

@@ -40,6 +40,8 @@ pub struct MemoryArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=512))]
     threads: u16,
     /// Write the results to this file (`-`: stdout, instead of the table).
+    #[command(flatten)]
+    tls: super::args::TlsArg,
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
     /// Also write the table as a stamped Markdown file (docs/generated/memory.md).
@@ -97,16 +99,24 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         exe: crate::child::framebench_exe()?,
         options: Options {
             threads: usize::from(args.threads),
+            transport: args.tls.transport(),
             ..Options::default()
         },
         server_cpus: pinning.server_cpus.clone(),
         scratch: scratch.path().to_owned(),
     };
+    // A named framework that does not serve the transport is refused; from the default list,
+    // its cells are `–` with the reason.
+    if !args.frameworks.is_empty() {
+        for e in &entries {
+            crate::select::speaks(e, &settings.options)?;
+        }
+    }
     // One Redis for every server, started here: a server that started its own would count
     // it among the processes that serve.
     let _redis = crate::redis::provide(None)?;
     crate::select::prepare_entries(entries.iter().copied());
-    let announced = announce(&loads, &args, &pinning);
+    let announced = announce(&loads, &args, &pinning, settings.options.transport);
     eprintln!("{announced}");
     let started = std::time::SystemTime::now();
     let stop = crate::interrupt::interrupted();
@@ -183,13 +193,24 @@ fn loads(args: &MemoryArgs) -> Vec<Load> {
 }
 
 /// The line printed before the servers start.
-fn announce(loads: &[Load], args: &MemoryArgs, pinning: &crate::pinning::Pinning) -> String {
+fn announce(
+    loads: &[Load],
+    args: &MemoryArgs,
+    pinning: &crate::pinning::Pinning,
+    transport: crate::options::Transport,
+) -> String {
     let loads: Vec<String> = loads.iter().map(|l| l.label()).collect();
     let pinned = pinning.servers_and_client();
+    let over = match transport {
+        crate::options::Transport::Tls => {
+            " over TLS (a full handshake per connection, the run's certificate)"
+        }
+        crate::options::Transport::Tcp => "",
+    };
     format!(
-        "framebench memory: {} × {} fresh server(s) each, {} thread(s); {pinned}. Heap: the \
-         serve process's live bytes (exact where the runs agree); RSS and PSS: the kernel's \
-         (/proc/PID/smaps_rollup)",
+        "framebench memory: {} × {} fresh server(s) each{over}, {} thread(s); {pinned}. Heap: \
+         the serve process's live bytes (exact where the runs agree); RSS and PSS: the \
+         kernel's (/proc/PID/smaps_rollup)",
         loads.join(", "),
         args.runs,
         args.threads
@@ -210,6 +231,9 @@ fn framework(entry: &Entry, loads: &[Load], runs: usize, settings: &Settings) ->
 
 /// `runs` fresh servers of `entry` under `load`; the first run that is not measured decides.
 fn measure_load(entry: &Entry, load: Load, runs: usize, settings: &Settings) -> Outcome<Summary> {
+    if let Some((what, why)) = entry.lacks(&settings.options) {
+        return Err(NotOk::unsupported(format!("no {what}: {why}")));
+    }
     entry.available().map_err(NotOk::NotRun)?;
     // Each side of a connection is a descriptor, in this process and in the server; the rest
     // is headroom for the server's own files and threads.

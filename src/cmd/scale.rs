@@ -97,6 +97,8 @@ pub struct ScaleArgs {
     #[arg(long, value_name = "JSON")]
     resume: Option<PathBuf>,
     #[command(flatten)]
+    tls: super::args::TlsArg,
+    #[command(flatten)]
     baselines: crate::results::BaselineArgs,
     /// Refused: the sweep pins the server and the client itself.
     #[arg(long, hide = true, value_name = "CPUS")]
@@ -316,15 +318,20 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
     args.protocol
         .check_shape(shape, false)
         .map_err(crate::error::usage)?;
-    let entries = crate::select::serving(&args.frameworks, entries, args.protocol)?;
+    let transport = args.tls.transport();
+    let served = Options {
+        protocol: args.protocol,
+        transport,
+        ..Options::default()
+    };
+    let entries = crate::select::serving(&args.frameworks, entries, &served)?;
     let mut variants = Vec::new();
     for &logging in &args.logging {
         for &io in &args.io {
             variants.push(Options {
                 logging,
                 io,
-                protocol: args.protocol,
-                ..Options::default()
+                ..served
             });
         }
     }
@@ -352,6 +359,7 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
         timeout: args.timeout,
         pipeline: args.pipeline.into(),
         protocol: args.protocol,
+        transport,
         streams: args.streams.into(),
         sample_every: args.sample_every,
     };

@@ -35,7 +35,7 @@ use serde::Deserialize;
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
-use crate::options::Io;
+use crate::options::{Io, Transport};
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
 use crate::store::AsyncStore;
 
@@ -120,6 +120,10 @@ impl Framework for Gotham {
     const PER_CORE: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("`gotham::bind_server` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("tokio-rustls in `bind_server`'s `wrap`, which is what `gotham::tls` does (its `rustls` feature would build aws-lc, and it binds its own address)"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -142,17 +146,41 @@ impl Framework for Gotham {
         // Gotham's `bind_server` serves connections with hyper-util's auto builder at its
         // defaults and exposes no setting: no idle keep-alive timeout, like axum
         // (docs/methodology/loopback.md).
+        // TLS: gotham's own TLS server is `bind_server` with a `wrap` that shakes hands
+        // (`gotham::tls`, which binds its own address; its `rustls` feature would build aws-lc):
+        // the same wrap here with the run's acceptor, on the connection's own task.
+        let tls = match self.0.config.options.transport {
+            Transport::Tls => Some(crate::transport::tls::acceptor()?),
+            Transport::Tcp => None,
+        };
         self.0.spawn(listener, move |listener, stop| {
-            let router = router.clone();
+            let (router, tls) = (router.clone(), tls.clone());
             async move {
                 // Every framebench server sets TCP_NODELAY on accepted connections.
-                let serve = gotham::bind_server(listener, router, |tcp| {
-                    let _ = tcp.set_nodelay(true);
-                    std::future::ready(Ok(tcp))
-                });
-                tokio::select! {
-                    _ = serve => {}
-                    () = stop => {}
+                match tls {
+                    None => {
+                        let serve = gotham::bind_server(listener, router, |tcp| {
+                            let _ = tcp.set_nodelay(true);
+                            std::future::ready(Ok(tcp))
+                        });
+                        tokio::select! {
+                            _ = serve => {}
+                            () = stop => {}
+                        }
+                    }
+                    Some(acceptor) => {
+                        let serve = gotham::bind_server(listener, router, move |tcp| {
+                            let _ = tcp.set_nodelay(true);
+                            let acceptor = acceptor.clone();
+                            Box::pin(async move {
+                                crate::transport::tls::accept(&acceptor, tcp).await.ok_or(())
+                            })
+                        });
+                        tokio::select! {
+                            _ = serve => {}
+                            () = stop => {}
+                        }
+                    }
                 }
             }
         })

@@ -32,7 +32,7 @@ use staticfile::Static;
 use crate::framework::{About, Config, Framework, Support, Request, ServerHandle, Version};
 use crate::handlers::{self, AppState, Reply};
 use crate::logging::{self, Started};
-use crate::options::Io;
+use crate::options::{Io, Transport};
 use crate::store::SyncStore;
 
 /// The iron app.
@@ -114,6 +114,10 @@ impl Framework for Iron {
     const THREAD_PER_CONNECTION: bool = true;
     const PROTOCOLS: &'static [(crate::options::Protocol, Support)] =
         &[(crate::options::Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Unsupported("hyper 0.10's server takes TLS through its `SslServer` trait, whose crates (hyper-native-tls, hyper-openssl) are OpenSSL's; none is on rustls"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

@@ -37,7 +37,7 @@ use nickel::{
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging::{self, Started};
-use crate::options::Io;
+use crate::options::{Io, Transport};
 use crate::store::SyncStore;
 
 /// The nickel app.
@@ -115,6 +115,10 @@ impl Framework for Nickel {
     const THREAD_PER_CONNECTION: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Unsupported("hyper 0.10's server takes TLS through its `SslServer` trait, whose crates (hyper-native-tls, hyper-openssl) are OpenSSL's; none is on rustls"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

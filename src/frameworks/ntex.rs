@@ -39,7 +39,7 @@ use ntex_files::Files;
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
-use crate::options::{Io, Protocol, KEEP_ALIVE};
+use crate::options::{Io, Protocol, Transport, KEEP_ALIVE};
 use crate::server;
 use crate::server::limit::Limit;
 use crate::store::AsyncStore;
@@ -120,6 +120,10 @@ impl Framework for Ntex {
     const COUNTS_REQUESTS: bool = false;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("`HttpService::h2` on an ntex server of its own: a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN)"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("`HttpServer::listen_rustls` (ntex's `rustls` feature, ntex-tls's acceptor; ntex sets ALPN to `h2`, `http/1.1`)"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -160,6 +164,12 @@ impl Framework for Ntex {
         let config = self.config.clone();
         let limit = crate::server::limit::active();
         let threads = config.options.threads.max(1);
+        // TLS: ntex's own rustls integration on the run's certificate; ntex-tls bounds each
+        // handshake (its default, 5 s).
+        let tls = match config.options.transport {
+            Transport::Tls => Some(crate::transport::tls::server_config()?),
+            Transport::Tcp => None,
+        };
         let (ready_tx, ready_rx) = mpsc::channel();
         let system = thread::Builder::new()
             .name("fb-ntex-system".into())
@@ -168,7 +178,7 @@ impl Framework for Ntex {
                     .name("fb-ntex")
                     .build(ntex::rt::DefaultRuntime)
                     .block_on(async move {
-                        let server = start(config, limit, threads, listener);
+                        let server = start(config, limit, threads, listener, tls);
                         let server = match server {
                             Ok(server) => server,
                             Err(err) => {
@@ -206,13 +216,15 @@ impl Framework for Ntex {
 /// Starts the server on `listener`: `HttpServer` (HTTP/1.1) by default; under `--protocol h2c`
 /// an ntex server whose one service is `HttpService::h2`, since a plaintext `HttpServer` never
 /// chooses HTTP/2 (ntex picks it from TLS ALPN, and does not read a prior-knowledge preface).
-/// The same `app()`, worker count and keep-alive either way. ntex-server sets TCP_NODELAY on
+/// Over TLS (`tls`), `HttpServer::listen_rustls`. The same `app()`, worker count and keep-alive
+/// either way. ntex-server sets TCP_NODELAY on
 /// every connection it accepts; the backlog was set by whoever bound the listener.
 fn start(
     config: Config,
     limit: Option<&'static Limit>,
     threads: usize,
     listener: TcpListener,
+    tls: Option<std::sync::Arc<rustls::ServerConfig>>,
 ) -> std::io::Result<ntex::server::Server> {
     let cfg: SharedCfg = SharedCfg::new("WEB")
         .add(HttpServiceConfig::new().set_keepalive_timeout(Seconds::new(
@@ -234,8 +246,11 @@ fn start(
         .workers(threads)
         .disable_signals()
         .stop_runtime()
-        .config(cfg)
-        .listen(listener)?;
+        .config(cfg);
+    let server = match tls {
+        Some(tls) => server.listen_rustls(listener, (*tls).clone())?,
+        None => server.listen(listener)?,
+    };
     Ok(server.run())
 }
 

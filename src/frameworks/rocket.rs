@@ -27,7 +27,7 @@ use rocket::{Build, Data, State};
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
-use crate::options::{Io, KEEP_ALIVE};
+use crate::options::{Io, Transport, KEEP_ALIVE};
 use crate::oracle::{JSON, TEXT_HTML, TEXT_PLAIN};
 use crate::server;
 use crate::store::AsyncStore;
@@ -109,6 +109,10 @@ impl Framework for Rocket {
     // 2026-11-27. Under libfaketime alone, `serve rocket --max-requests 20` exited after 20
     // requests, but under the loopback callgrind bench (valgrind and libfaketime) the server
     // did not exit after its requests, and the bench waited until killed, as ntex's did.
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("Rocket's `tls` feature from the run's certificate in PEM (Rocket's own `ServerConfig` on ring: resumption by stateless tickets, not the run's session cache)"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -160,6 +164,18 @@ impl Framework for Rocket {
         let addr = listener.local_addr()?;
         let config = self.config.clone();
         let threads = config.options.threads;
+        let mut rocket_config = rocket_config(addr, threads);
+        // TLS: Rocket's own (its `tls` feature) from the run's certificate in PEM, the only form
+        // it takes; Rocket builds its `ServerConfig` itself (ring, and its own resumption:
+        // stateless tickets and a 1,024-session cache), and shakes hands on the connection's
+        // first read or write.
+        if config.options.transport == Transport::Tls {
+            let (cert, key) = crate::transport::tls::identity()?.pem();
+            rocket_config.tls = Some(rocket::config::TlsConfig::from_bytes(
+                cert.as_bytes(),
+                key.as_bytes(),
+            ));
+        }
         let (ready_tx, ready_rx) = mpsc::channel::<anyhow::Result<()>>();
         let failed = ready_tx.clone();
         let handle = server::spawn_work_stealing(listener, threads, move |listener, stop| async move {
@@ -173,7 +189,7 @@ impl Framework for Rocket {
                     let _ = ready_tx.send(Ok(()));
                 })
             });
-            let rocket = app(&config, rocket_config(addr, threads)).attach(liftoff);
+            let rocket = app(&config, rocket_config.clone()).attach(liftoff);
             let rocket = match rocket.ignite().await {
                 Ok(rocket) => rocket,
                 Err(e) => {

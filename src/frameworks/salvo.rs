@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use salvo::affix_state;
 use salvo::conn::tcp::TcpAcceptor;
+use salvo::conn::{Acceptor, IntoConfigStream, Listener, RustlsListener};
 use salvo::fuse::FuseConfig;
 use salvo::http::header::CONTENT_TYPE;
 use salvo::http::uri::Scheme;
@@ -20,7 +21,7 @@ use salvo::{handler, ConnCtrl, Depot, FlowCtrl, Router, Scribe, Server, Service}
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
-use crate::options::{Io, KEEP_ALIVE};
+use crate::options::{Io, Transport, KEEP_ALIVE};
 use crate::server;
 use crate::store::AsyncStore;
 
@@ -94,6 +95,10 @@ impl Framework for Salvo {
     // HTTP/1.1 callgrind counts before and after are in docs/methodology/http2.md.
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("salvo's `http2-cleartext` feature: every connection is read for the preface first"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("`RustlsListener` (salvo's `rustls` and `ring` features) around the bound listener; the handshake on the connection's task, bounded by the fuse's `tls_handshake_timeout`"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -132,26 +137,76 @@ impl Framework for Salvo {
                 None => service,
             }
         };
+        // TLS: salvo's own rustls listener on the run's certificate.
+        let tls = match self.0.config.options.transport {
+            Transport::Tls => Some(crate::transport::tls::server_config()?),
+            Transport::Tcp => None,
+        };
         // Fairness: salvo's `TcpAcceptor` does not set TCP_NODELAY and has no setting for it;
         // it is set on the listener, which Linux copies to every accepted connection.
         server::nodelay_on_accepted(&listener)?;
         self.0.spawn(listener, move |listener, stop| {
-            let service = build();
+            let (service, tls) = (build(), tls.clone());
             async move {
-                let Ok(acceptor) = TcpAcceptor::try_from(listener) else {
-                    return;
-                };
-                // The idle keep-alive timeout is salvo's fuse `connection_idle_timeout`.
-                let server = Server::new(acceptor)
-                    .fuse_config(FuseConfig::default().with_connection_idle_timeout(KEEP_ALIVE));
-                let handle = server.handle();
-                tokio::spawn(async move {
-                    stop.await;
-                    handle.stop_graceful(crate::options::GRACE);
-                });
-                let _ = server.try_serve(service).await;
+                let fuse = FuseConfig::default()
+                    .with_connection_idle_timeout(KEEP_ALIVE)
+                    .with_tls_handshake_timeout(crate::transport::tls::HANDSHAKE_TIMEOUT);
+                match tls {
+                    Some(tls) => {
+                        let listener = RustlsListener::new(Fixed((*tls).clone()), Bound(listener));
+                        if let Ok(acceptor) = listener.try_bind().await {
+                            run(acceptor, fuse, service, stop).await;
+                        }
+                    }
+                    None => {
+                        if let Ok(acceptor) = TcpAcceptor::try_from(listener) {
+                            run(acceptor, fuse, service, stop).await;
+                        }
+                    }
+                }
             }
         })
+    }
+}
+
+/// Serves `service` on `acceptor` until `stop`, then stops gracefully within
+/// [`crate::options::GRACE`]. The idle keep-alive timeout is the fuse's
+/// `connection_idle_timeout`.
+async fn run<A: Acceptor + Send + 'static>(
+    acceptor: A,
+    fuse: FuseConfig,
+    service: Service,
+    stop: crate::server::Stopped,
+) {
+    let server = Server::new(acceptor).fuse_config(fuse);
+    let handle = server.handle();
+    tokio::spawn(async move {
+        stop.await;
+        handle.stop_graceful(crate::options::GRACE);
+    });
+    let _ = server.try_serve(service).await;
+}
+
+/// The run's `ServerConfig` as salvo's stream of TLS configs: one, never reloaded (salvo's own
+/// configs are built from PEM; this keeps the run's, on ring, as the other servers use it).
+struct Fixed(rustls::ServerConfig);
+
+impl IntoConfigStream<rustls::ServerConfig> for Fixed {
+    type Stream = futures_util::stream::Once<std::future::Ready<rustls::ServerConfig>>;
+
+    fn into_stream(self) -> Self::Stream {
+        futures_util::stream::once(std::future::ready(self.0))
+    }
+}
+
+/// The listener framebench bound, as a salvo `Listener` (salvo's own binds an address).
+struct Bound(tokio::net::TcpListener);
+
+impl Listener for Bound {
+    type Acceptor = TcpAcceptor;
+
+    async fn try_bind(self) -> salvo::Result<TcpAcceptor> {
+        Ok(TcpAcceptor::try_from(self.0)?)
     }
 }
 

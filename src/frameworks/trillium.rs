@@ -19,7 +19,7 @@ use trillium_static::StaticFileHandler;
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply};
 use crate::logging;
-use crate::options::Io;
+use crate::options::{Io, Transport};
 use crate::store::AsyncStore;
 
 use super::built::Built;
@@ -89,6 +89,10 @@ impl Framework for Trillium {
     const NOTE: &'static str = "no keep-alive timeout";
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("`trillium_tokio` (trillium-http's own HTTP/2: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("trillium-rustls's `RustlsAcceptor` through `with_acceptor` (the handshake on the connection's task, with no time bound of trillium's)"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -152,8 +156,15 @@ impl Framework for Trillium {
                 None => handler,
             }
         };
+        // TLS: trillium-rustls's acceptor on the run's certificate, as trillium's docs show it.
+        let tls = match self.0.config.options.transport {
+            Transport::Tls => Some(trillium_rustls::RustlsAcceptor::from(
+                (*crate::transport::tls::server_config()?).clone(),
+            )),
+            Transport::Tcp => None,
+        };
         self.0.spawn(listener, move |listener, stop| {
-            let handler = build();
+            let (handler, tls) = (build(), tls.clone());
             async move {
                 // Fairness: trillium's HTTP/1 has no idle keep-alive timeout (its config has
                 // none); a connection stays open until the client closes it or the server
@@ -162,12 +173,22 @@ impl Framework for Trillium {
                     .without_signals()
                     .with_nodelay()
                     .with_prebound_server(listener);
-                let handle = config.handle();
-                tokio::spawn(async move {
-                    stop.await;
-                    handle.shut_down().await;
-                });
-                config.run_async(handler).await;
+                // `with_acceptor` changes the config's type: the same three steps for either.
+                macro_rules! run {
+                    ($config:expr) => {{
+                        let config = $config;
+                        let handle = config.handle();
+                        tokio::spawn(async move {
+                            stop.await;
+                            handle.shut_down().await;
+                        });
+                        config.run_async(handler).await;
+                    }};
+                }
+                match tls {
+                    Some(acceptor) => run!(config.with_acceptor(acceptor)),
+                    None => run!(config),
+                }
             }
         })
     }

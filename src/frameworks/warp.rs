@@ -19,7 +19,7 @@ use warp::{Filter, Rejection};
 use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging;
-use crate::options::Io;
+use crate::options::{Io, Transport};
 use crate::server;
 use crate::store::AsyncStore;
 
@@ -133,6 +133,10 @@ impl Framework for Warp {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("`warp::serve` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("tokio-rustls before hyper's `http1::Builder` serving `warp::service` (warp 0.4 has no TLS feature, and its `Accept` is sealed)"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -169,6 +173,9 @@ impl Framework for Warp {
         // Linux copies to every accepted connection (docs/methodology/fairness.md). warp's server has no
         // keep-alive setting: hyper-util's auto builder at its defaults, no idle timeout.
         server::nodelay_on_accepted(&listener)?;
+        if self.0.config.options.transport == Transport::Tls {
+            return serve_tls(&self.0, listener, filter);
+        }
         self.0.spawn(listener, move |listener, stop| {
             let filter = filter.clone();
             async move {
@@ -180,6 +187,26 @@ impl Framework for Warp {
             }
         })
     }
+}
+
+/// Over TLS: warp 0.4 has no TLS of its own (no `tls` feature, and its `Accept` trait is
+/// sealed), so the way its users add it is tokio-rustls in front of warp's own service
+/// (`warp::service`, what `warp::serve` runs per connection): framebench's accept loop and a
+/// task per handshake, as for axum, and hyper's `http1::Builder`, which is what warp's auto
+/// builder runs for an HTTP/1.1 connection (ALPN offers only `http/1.1`). `warp::log` sees no
+/// peer address there (warp's `RemoteAddr` is crate-private).
+fn serve_tls(built: &Built<App>, listener: TcpListener, filter: App) -> anyhow::Result<ServerHandle> {
+    let acceptor = crate::transport::tls::acceptor()?;
+    built.spawn(listener, move |listener, stop| {
+        let (filter, acceptor) = (filter.clone(), acceptor.clone());
+        super::accept::until_stopped(listener, stop, move |stream, _peer, graceful| {
+            let service = hyper_util::service::TowerToHyperService::new(warp::service(filter.clone()));
+            super::accept::tls(&acceptor, stream, graceful, move |io, watcher| async move {
+                let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+                let _ = watcher.watch(conn).await;
+            });
+        })
+    })
 }
 
 fn hello() -> Reply {

@@ -34,7 +34,7 @@ use xitca_web::{App, HttpServer, WebContext};
 use crate::framework::{About, Config, Framework, Support, Request, Response, ServerHandle, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
-use crate::options::{Io, Protocol, KEEP_ALIVE};
+use crate::options::{Io, Protocol, Transport, KEEP_ALIVE};
 use crate::server;
 use crate::server::limit::Limit;
 use crate::store::AsyncStore;
@@ -119,6 +119,10 @@ impl Framework for Xitca {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[(Protocol::H2c, Support::Supported("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only"))];
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("xitca-http's rustls acceptor (`HttpServiceBuilder::rustls`, what `HttpServer::bind_rustls` builds) on xitca-server's `Builder::listen`"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -150,17 +154,36 @@ impl Framework for Xitca {
         let app = app(&self.config, crate::server::limit::active());
         // xitca-server makes the listener non-blocking and registers it with its acceptor's
         // runtime itself. The backlog was set by whoever bound the listener.
-        let mut server = HttpServer::serve(app)
-            .worker_threads(self.config.options.threads.max(1))
-            .server_threads(1)
-            .keep_alive_timeout(KEEP_ALIVE)
-            .disable_signal();
-        if self.config.options.protocol == Protocol::H2c {
-            // Each connection's first bytes are peeked for the HTTP/2 preface; an HTTP/1.1 run
-            // does not set this and never peeks (xitca-http's `peek_protocol`).
-            server = server.h2c_prior_knowledge();
-        }
-        let mut server = server.listen(listener)?.run();
+        let threads = self.config.options.threads.max(1);
+        let mut server = if self.config.options.transport == Transport::Tls {
+            // TLS: what `HttpServer::bind_rustls` builds (xitca-http's rustls acceptor in front
+            // of the app, on xitca-server's builder), on the run's listener and certificate:
+            // xitca-web has no `listen_rustls`, and `bind_rustls` binds an address of its own.
+            let http = xitca_http::HttpServiceBuilder::with_config(
+                xitca_http::config::HttpServiceConfig::new()
+                    .keep_alive_timeout(KEEP_ALIVE)
+                    .tls_accept_timeout(crate::transport::tls::HANDSHAKE_TIMEOUT),
+            )
+            .rustls(crate::transport::tls::server_config()?);
+            xitca_server::Builder::new()
+                .worker_threads(threads)
+                .server_threads(1)
+                .disable_signal()
+                .listen("xitca-web-rustls", listener, std::sync::Arc::new(app).enclosed(http))
+                .build()
+        } else {
+            let mut server = HttpServer::serve(app)
+                .worker_threads(threads)
+                .server_threads(1)
+                .keep_alive_timeout(KEEP_ALIVE)
+                .disable_signal();
+            if self.config.options.protocol == Protocol::H2c {
+                // Each connection's first bytes are peeked for the HTTP/2 preface; an HTTP/1.1
+                // run does not set this and never peeks (xitca-http's `peek_protocol`).
+                server = server.h2c_prior_knowledge();
+            }
+            server.listen(listener)?.run()
+        };
         // Fails if the listener could not be registered; the workers start building their
         // services now.
         let handle = server.handle()?;

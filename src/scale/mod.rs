@@ -46,6 +46,8 @@ pub(crate) struct Sweep {
     pub(crate) pipeline: usize,
     /// What the servers and the client speak.
     pub(crate) protocol: crate::options::Protocol,
+    /// What they speak it over.
+    pub(crate) transport: crate::options::Transport,
     /// h2c: concurrent streams per connection.
     pub(crate) streams: usize,
     pub(crate) sample_every: u64,
@@ -62,6 +64,7 @@ impl Sweep {
         );
         p.pipeline = self.pipeline;
         p.protocol = self.protocol;
+        p.transport = self.transport;
         p.streams = self.streams;
         p.sample_every = self.sample_every;
         p.check_threads = true;

@@ -81,6 +81,11 @@ impl Identity {
         })
     }
 
+    /// The certificate and its key in PEM, for a framework that takes them so (Rocket).
+    pub(crate) fn pem(&self) -> (&str, &str) {
+        (&self.cert_pem, &self.key_pem)
+    }
+
     /// The variables a child server is started with, so that it serves this certificate.
     pub(crate) fn env(&self) -> [(&'static str, &str); 2] {
         [(CERT_ENV, &self.cert_pem), (KEY_ENV, &self.key_pem)]

@@ -1,7 +1,8 @@
-//! `--tls` end to end: `check --tls` on hyper, axum, actix and the Go peers, with the reason of a framework without
-//! TLS, full and resumed handshakes counted by the driver, the flags refused where TLS does not
-//! apply, and a TLS server that survives plaintext, a garbage ClientHello and a client that
-//! stalls mid-handshake. Every run is a second or two.
+//! `--tls` end to end: `check --tls` on every Rust TLS server and the Go peers, with the reason
+//! of a framework without TLS, full and resumed handshakes counted by the driver, the flags
+//! refused where TLS does not apply, every TLS server surviving plaintext, a garbage ClientHello
+//! and a client that stalls mid-handshake, `memory --tls` and `scale --tls`. Every run is a
+//! second or a few.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -13,16 +14,27 @@ use framebench::options::{Options, Transport};
 
 use crate::common::{assert_one_line_error, run};
 
+/// The Rust servers that serve TLS, one per TLS integration: tokio-rustls under hyper (hyper,
+/// axum, warp, gotham's wrap), rustls on raw's own loop, and each framework's own (actix-tls,
+/// ntex-tls, salvo's, trillium-rustls, Rocket's, xitca-tls).
+const RUST_TLS: [&str; 11] = [
+    "raw", "hyper", "axum", "warp", "gotham", "actix", "ntex", "salvo", "trillium", "rocket",
+    "xitca",
+];
+
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
-fn check_over_tls_passes_for_raw_hyper_axum_and_actix_and_names_the_reason_of_one_without_it() {
-    let out = run(&["check", "raw", "hyper", "axum", "actix", "warp", "--tls"]);
+fn check_over_tls_passes_for_every_rust_tls_server_and_names_the_reason_of_one_without_it() {
+    let mut args = vec!["check"];
+    args.extend(RUST_TLS);
+    args.extend(["iron", "--tls"]);
+    let out = run(&args);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");
-    for fw in ["raw", "hyper", "axum", "actix"] {
+    for fw in RUST_TLS {
         let rows: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with(&format!("{fw} ")))
@@ -39,8 +51,8 @@ fn check_over_tls_passes_for_raw_hyper_axum_and_actix_and_names_the_reason_of_on
         );
     }
     assert!(
-        text.contains("– warp tls: no TLS integration"),
-        "warp's reason: {text}"
+        text.contains("– iron tls: hyper 0.10's server takes TLS through its `SslServer`"),
+        "iron's reason: {text}"
     );
 }
 
@@ -165,9 +177,9 @@ fn tls_flags_are_refused_where_they_do_not_apply() {
         "--tls-resumption is TLS's: add --tls",
     );
     assert_one_line_error(
-        &run(&["serve", "warp", "--tls"]),
+        &run(&["serve", "iron", "--tls"]),
         2,
-        "warp does not serve tls",
+        "iron does not serve tls",
     );
     assert_one_line_error(
         &run(&["load", "--target", "http://127.0.0.1:9", "--tls"]),
@@ -192,9 +204,8 @@ fn closed_within(mut s: TcpStream) -> bool {
 }
 
 #[test]
-fn a_tls_server_survives_plaintext_garbage_and_a_stalled_handshake() {
-    // tokio-rustls under hyper, and rustls on raw's own event loop.
-    for framework in ["hyper", "raw"] {
+fn every_rust_tls_server_survives_plaintext_garbage_and_a_stalled_handshake() {
+    for framework in RUST_TLS {
         survives_hostile_tls(framework);
     }
 }
@@ -247,4 +258,105 @@ fn survives_hostile_tls(framework: &str) {
         200
     );
     drop((stalled, partial));
+}
+
+/// The heap per idle connection of `framework` that `memory` measures at 200 connections, over
+/// TLS or not (one run, so the figure of the detail, not an exact one).
+fn heap_per_idle_connection(framework: &str, tls: bool) -> f64 {
+    let dir = framebench::results::target_dir().join("tmp/tls-memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join(format!("{framework}-{tls}.json"));
+    let json = json.to_str().unwrap();
+    let mut args = vec![
+        "memory",
+        "--frameworks",
+        framework,
+        "--connections",
+        "200",
+        "--bodies",
+        "none",
+        "--runs",
+        "1",
+        "--json",
+        json,
+    ];
+    if tls {
+        args.push("--tls");
+    }
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    file["detail"][0]["summary"]["heap_per_conn"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no heap figure: {file}"))
+}
+
+#[test]
+fn memory_over_tls_counts_each_connections_session_and_refuses_a_server_without_tls() {
+    let _measuring = crate::common::measuring();
+    // A rustls server connection keeps its session and record buffers beside hyper's own.
+    let (tcp, tls) = (
+        heap_per_idle_connection("hyper", false),
+        heap_per_idle_connection("hyper", true),
+    );
+    assert!(tcp > 0.0 && tls > tcp + 1024.0, "TCP {tcp} B, TLS {tls} B");
+    assert_one_line_error(
+        &run(&["memory", "--frameworks", "iron", "--tls"]),
+        2,
+        "iron does not serve tls",
+    );
+}
+
+#[test]
+fn a_sweep_runs_over_tls_and_refuses_a_named_server_without_it() {
+    let _measuring = crate::common::measuring();
+    let dir = framebench::results::target_dir().join("tmp/tls-scale");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("sweep.json");
+    let out = run(&[
+        "scale",
+        "--frameworks",
+        "raw,hyper",
+        "--scenarios",
+        "hello",
+        "-d",
+        "100ms",
+        "--warmup",
+        "50ms",
+        "-c",
+        "4",
+        "--quiet",
+        "--tls",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let figures = file["figures"].as_array().unwrap();
+    for fw in ["raw", "hyper"] {
+        let mine: Vec<&serde_json::Value> =
+            figures.iter().filter(|f| f["framework"] == fw).collect();
+        assert!(!mine.is_empty(), "{fw}: {file}");
+        for f in mine {
+            assert!(f["variant"].as_str().unwrap().contains(",tls,"), "{f}");
+            assert!(f["value"].as_f64().unwrap() > 0.0, "{f}");
+        }
+    }
+    assert_one_line_error(
+        &run(&["scale", "--frameworks", "iron", "--tls"]),
+        2,
+        "iron does not serve tls",
+    );
 }
