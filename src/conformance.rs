@@ -3,32 +3,33 @@
 //! contacted once, so that a rule that needs two answers apart (HTTP/1.1's `date moves`) waits
 //! for its gap once; then each is judged, and under HTTP/1.1 sent the hostile bodies.
 
-use std::net::SocketAddr;
-
 use crate::check::bind_local;
 use crate::framework::{App, Config, Entry, ServerHandle};
 use anyhow::Context as _;
 
-use crate::options::Protocol;
 use crate::oracle::hostile::{cases, over_limit, said, Case, Verdict, OVER_NAME, OVER_WHAT};
 use crate::outcome::{NotOk, Outcome};
 use crate::protocol::http1::hostile::{send_case, still_serving};
 use crate::protocol::{Finding, Suite};
 use crate::table::{Align, Table};
+use crate::transport::Peer;
 
 /// What `check --conformance` found: a row per server against the rules, a row per server
 /// against the hostile bodies (HTTP/1.1 only), a note per failure or skip.
 pub(crate) struct Report {
     suite: &'static Suite,
+    /// `--tls`, or nothing: what the title adds to the suite's command.
+    over: &'static str,
     table: Table,
     bodies: Option<Table>,
     notes: Vec<String>,
 }
 
-/// Judges every one of `entries` that serves over `config`'s protocol against its rules; one
-/// that does not serve the protocol gets `–` and its reason, one that cannot run here `skip`.
+/// Judges every one of `entries` that serves `config`'s protocol over its transport against the
+/// protocol's rules; one that does not serve them gets `–` and its reason, one that cannot run
+/// here `skip`.
 pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
-    let protocol = config.options.protocol;
+    let (protocol, transport) = (config.options.protocol, config.options.transport);
     let suite = protocol.suite();
     let mut table = Table::new(
         [("framework", Align::Left)]
@@ -48,9 +49,12 @@ pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
     let mut notes = Vec::new();
     let mut started = Vec::new();
     for &entry in entries {
-        match start(entry, config, protocol) {
+        match start(entry, config) {
             Ok((app, server)) => {
-                let judgment = (suite.begin)(server.addr());
+                let judgment = (suite.begin)(Peer {
+                    addr: server.addr(),
+                    transport,
+                });
                 started.push((entry, app, server, judgment));
             }
             Err(e) => {
@@ -63,7 +67,10 @@ pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
         }
     }
     for (entry, _app, server, judgment) in started {
-        let addr = server.addr();
+        let peer = Peer {
+            addr: server.addr(),
+            transport,
+        };
         let (mut server, mut stopped) = (Some(server), None);
         let findings = judgment(&config.fixtures, &mut || {
             stopped = server.take().map(|s| s.shutdown());
@@ -81,7 +88,7 @@ pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
         }
         table.row(cells);
         if let (Some(bodies), Some((cases, over))) = (bodies.as_mut(), hostile.as_ref()) {
-            bodies.row(hostile_row(entry, addr, cases, over, &mut notes));
+            bodies.row(hostile_row(entry, peer, cases, over, &mut notes));
         }
         if let Some(Err(e)) = stopped.or_else(|| server.map(|s| s.shutdown())) {
             notes.push(format!("{}: stopping its server: {e:#}", entry.name));
@@ -89,6 +96,10 @@ pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
     }
     Report {
         suite,
+        over: match transport {
+            crate::options::Transport::Tls => " --tls",
+            crate::options::Transport::Tcp => "",
+        },
         table,
         bodies,
         notes,
@@ -98,11 +109,11 @@ pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
 /// A server up: its app and its handle.
 type Started = (Box<dyn App>, ServerHandle);
 
-/// A running server for `entry`: not run when it does not speak `protocol` (`–`) or cannot run
-/// here (`skip`), failed when it did not build or serve.
-fn start(entry: &Entry, config: &Config, protocol: Protocol) -> Outcome<Started> {
-    if let Some(why) = entry.support(protocol).why_not() {
-        return Err(NotOk::unsupported(format!("no {protocol}: {why}")));
+/// A running server for `entry`: not run when it does not serve `config`'s protocol over its
+/// transport (`–`) or cannot run here (`skip`), failed when it did not build or serve.
+fn start(entry: &Entry, config: &Config) -> Outcome<Started> {
+    if let Some((what, why)) = entry.lacks(&config.options) {
+        return Err(NotOk::unsupported(format!("no {what}: {why}")));
     }
     entry.available()?;
     let app = entry.build(config).context("build")?;
@@ -117,7 +128,7 @@ fn start(entry: &Entry, config: &Config, protocol: Protocol) -> Outcome<Started>
 /// what came back.
 fn hostile_row(
     entry: &Entry,
-    addr: SocketAddr,
+    peer: Peer,
     cases: &[Case],
     over: &Case,
     notes: &mut Vec<String>,
@@ -132,13 +143,13 @@ fn hostile_row(
     let mut cells = vec![name.to_string()];
     let mut serving = true;
     let mut after = |case: &Case, notes: &mut Vec<String>| {
-        if let Err(why) = still_serving(addr) {
+        if let Err(why) = still_serving(peer) {
             serving = false;
             notes.push(format!("FAIL {name} after {}: {why}", case.name));
         }
     };
     for case in cases {
-        let outcome = send_case(addr, case);
+        let outcome = send_case(peer, case);
         let verdict = Verdict::of(case, &outcome);
         if !verdict.passes() {
             let what = match &verdict {
@@ -155,7 +166,7 @@ fn hostile_row(
         after(case, notes);
     }
     // Recorded, not judged: a note only for what is neither a refusal nor reading it all.
-    let outcome = send_case(addr, over);
+    let outcome = send_case(peer, over);
     let verdict = Verdict::of(over, &outcome);
     if matches!(
         verdict,
@@ -214,8 +225,9 @@ impl Report {
     /// list, the rules' legend, then the hostile bodies.
     pub(crate) fn markdown(&self, window: crate::provenance::Window) -> String {
         let mut out = format!(
-            "# {}\n\n{}\n\nMachine: {}\n\n",
+            "# {}{}\n\n{}\n\nMachine: {}\n\n",
             self.suite.command,
+            self.over,
             crate::provenance::Provenance::header(window),
             crate::env::Environment::current()
         );

@@ -102,8 +102,8 @@ fn check(
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// `framebench check --conformance [--protocol P]`: every serving framework named (all when
-/// none) against the protocol's rules ([`crate::conformance`]). A report: it exits 0 whatever
+/// `framebench check --conformance [--protocol P] [--tls]`: every serving framework named (all
+/// when none) against the protocol's rules, over TLS with `--tls` ([`crate::conformance`]). A report: it exits 0 whatever
 /// the servers answer.
 fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<crate::conformance::Report> {
     // A framework without a server (a floor) has no row, named or not.
@@ -114,10 +114,15 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<crate::confor
     let entries = crate::select::for_runtime(names, entries, opts.runtime, &[opts.protocol])?;
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
+    let transport = opts.tls.transport();
+    opts.protocol
+        .over(transport)
+        .map_err(crate::error::usage)?;
     let config = Config::new(fixtures, None).with(Options {
         threads: opts.threads.into(),
         runtime: opts.runtime,
         protocol: opts.protocol,
+        transport,
         ..Options::default()
     });
     Ok(crate::conformance::run(&entries, &config))

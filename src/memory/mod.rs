@@ -14,8 +14,8 @@
 pub(crate) mod report;
 
 use std::ffi::OsStr;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Read as _;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,7 @@ use crate::oracle::{Expected, Instance};
 use crate::outcome::{NotOk, Outcome};
 use crate::proc::Resident;
 use crate::serve::Heap;
+use crate::transport::{Conn, Peer};
 
 /// What the connections of one [`Point`] carry before they idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -276,74 +277,15 @@ fn settle(mut read: impl FnMut() -> anyhow::Result<Reading>) -> anyhow::Result<R
     Ok(last)
 }
 
-/// One connection the load holds open: plain TCP, or TLS with its handshake done.
-enum Held {
-    Tcp(TcpStream),
-    Tls(Box<crate::transport::tls::Stream>),
-}
-
-impl Held {
-    fn connect(addr: SocketAddr, transport: Transport) -> anyhow::Result<Held> {
-        Ok(match transport {
-            Transport::Tcp => Held::Tcp(crate::protocol::http1::connect(addr, TIMEOUT)?),
-            Transport::Tls => Held::Tls(Box::new(crate::transport::tls::connect(addr, TIMEOUT)?)),
-        })
-    }
-
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Held::Tcp(s) => s,
-            Held::Tls(s) => &s.sock,
-        }
-    }
-
-    /// Whether the server has closed it (or sent anything, which an idle HTTP/1.1 connection
-    /// never gets). Over TLS, records that carry no data (a TLS 1.3 session ticket) are read
-    /// and are not a close; a close_notify or the end of the stream is.
-    fn closed(&mut self) -> anyhow::Result<bool> {
-        self.tcp().set_nonblocking(true)?;
-        let mut byte = [0u8; 1];
-        Ok(match self {
-            Held::Tcp(s) => !matches!(s.peek(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-            Held::Tls(s) => !matches!(s.read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        })
-    }
-}
-
-impl Read for Held {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Held::Tcp(s) => s.read(buf),
-            Held::Tls(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Held {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Held::Tcp(s) => s.write(buf),
-            Held::Tls(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Held::Tcp(s) => s.flush(),
-            Held::Tls(s) => s.flush(),
-        }
-    }
-}
-
 /// Opens the load's connections one after another over `transport`, each sending its request
 /// and checking the answer against the oracle before the next opens: no connection waits for
 /// its request longer than one exchange, whatever the body (a server closes a connection that
 /// waits for its first request as long as one left idle). Over TLS each makes a full handshake.
-fn open(addr: SocketAddr, load: Load, transport: Transport) -> Outcome<Vec<Held>> {
+fn open(addr: SocketAddr, load: Load, transport: Transport) -> Outcome<Vec<Conn>> {
     let (expected, instance) = request(load).map_err(NotOk::Failed)?;
     let mut held = Vec::with_capacity(load.connections());
     for i in 0..load.connections() {
-        let mut stream = Held::connect(addr, transport)
+        let mut stream = Conn::connect(Peer { addr, transport }, TIMEOUT)
             .map_err(|e| NotOk::Failed(e.context(format!("connection {}", i + 1))))?;
         crate::protocol::http1::precheck_on(
             &mut stream,
@@ -360,7 +302,7 @@ fn open(addr: SocketAddr, load: Load, transport: Transport) -> Outcome<Vec<Held>
 
 /// The status of what the server sent before it stopped reading, if it sent one (a 413 before
 /// it closes the connection on a body over its limit).
-fn answered(stream: &mut Held) -> Option<u16> {
+fn answered(stream: &mut Conn) -> Option<u16> {
     stream
         .tcp()
         .set_read_timeout(Some(Duration::from_secs(1)))
@@ -414,7 +356,7 @@ fn refused(load: Load, i: usize, e: anyhow::Error, status: Option<u16>) -> NotOk
 
 /// Fails when the server has closed any of `held`: a reading taken then is of fewer
 /// connections than it names.
-fn still_open(held: &mut [Held]) -> anyhow::Result<()> {
+fn still_open(held: &mut [Conn]) -> anyhow::Result<()> {
     let mut closed = 0;
     for stream in held.iter_mut() {
         if stream.closed()? {

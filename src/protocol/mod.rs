@@ -196,7 +196,7 @@ pub(crate) struct Suite {
     pub(crate) rules: &'static [Rule],
     /// First contact with a server, right after it starts and before any server is judged (the
     /// first `Date` of HTTP/1.1's `date moves`): returns the server's judgment to come.
-    pub(crate) begin: fn(SocketAddr) -> Judgment,
+    pub(crate) begin: fn(crate::transport::Peer) -> Judgment,
     /// Whether the hostile request bodies are sent too (they are HTTP/1.1 bytes).
     pub(crate) hostile_bodies: bool,
 }

@@ -360,3 +360,34 @@ fn a_sweep_runs_over_tls_and_refuses_a_named_server_without_it() {
         "iron does not serve tls",
     );
 }
+
+/// Each row of `name` in a conformance report (the rules' and the hostile bodies'), as words.
+fn report_rows(text: &str, name: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name} ")))
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn conformance_over_tls_judges_as_over_tcp_and_names_a_server_without_tls() {
+    let tcp = run(&["check", "--conformance", "hyper", "raw", "iron"]);
+    let tls = run(&["check", "--conformance", "hyper", "raw", "iron", "--tls"]);
+    let (tcp, tls) = (stdout(&tcp), stdout(&tls));
+    // HTTP/1.1's rules and the hostile bodies are the same bytes inside TLS records: the same
+    // verdicts, rule for rule.
+    for fw in ["hyper", "raw"] {
+        let rows = report_rows(&tls, fw);
+        assert_eq!(rows.len(), 2, "a rules row and a bodies row: {tls}");
+        assert_eq!(rows, report_rows(&tcp, fw), "{fw}:\n{tcp}\n{tls}");
+    }
+    assert!(
+        tls.contains("iron") && tls.contains("no tls: hyper 0.10's server"),
+        "{tls}"
+    );
+    assert_one_line_error(
+        &run(&["check", "--conformance", "--tls", "--protocol", "h2c"]),
+        2,
+        "h2c is HTTP/2 in cleartext",
+    );
+}

@@ -24,7 +24,10 @@ pub(crate) const SUITE: Suite = Suite {
 
 /// Nothing to ask before every server has started: the judgment runs each rule in
 /// [`RULES`]' order, `goaway` last of the judged ones, since it stops the server.
-fn begin(addr: SocketAddr) -> Judgment {
+/// h2c is cleartext by definition (`--tls --protocol h2c` is refused before a server starts):
+/// only the peer's address counts.
+fn begin(peer: crate::transport::Peer) -> Judgment {
+    let addr = peer.addr;
     Box::new(move |_, stop| {
         let stream_1 = Client::connect(addr, TIMEOUT).and_then(|mut c| hello(c.get("/")?));
         let judged = [

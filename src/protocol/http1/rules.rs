@@ -1,9 +1,8 @@
 //! The probes behind HTTP/1.1's conformance rules ([`crate::oracle::conformance::http1::RULES`]):
-//! each talks raw HTTP/1.1 over a new loopback connection, so that what it sends is byte for
-//! byte what it says, and judges the answer with the oracle.
+//! each talks raw HTTP/1.1 over a new loopback connection (TCP, or TLS under `--tls`), so that
+//! what it sends is byte for byte what it says, and judges the answer with the oracle.
 
 use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
@@ -14,6 +13,7 @@ use crate::oracle::conformance::{date_of, framing, has, matches_scenario, Answer
 use crate::oracle::SCENARIOS;
 use crate::protocol::http1::{self, Connection};
 use crate::protocol::{Finding, Judgment, Suite};
+use crate::transport::{Conn, Peer};
 
 /// HTTP/1.1's rules, as `check --conformance` runs them, with the hostile bodies after.
 pub(crate) const SUITE: Suite = Suite {
@@ -26,17 +26,17 @@ pub(crate) const SUITE: Suite = Suite {
 };
 
 /// A rule's probe: `Err` says what the server did instead.
-type Probe = fn(SocketAddr, &Fixtures) -> Result<()>;
+type Probe = fn(Peer, &Fixtures) -> Result<()>;
 
 /// The probes of [`RULES`] but the last, in its order; the last, `date moves`, is [`Dates`].
 const PROBES: [Probe; 8] = [
-    |addr, _| every_answer(addr, |_, res| has(res, "server")),
-    |addr, _| every_answer(addr, |_, res| date_of(res).map(drop)),
-    |addr, _| every_answer(addr, |_, res| framing(res)),
+    |peer, _| every_answer(peer, |_, res| has(res, "server")),
+    |peer, _| every_answer(peer, |_, res| date_of(res).map(drop)),
+    |peer, _| every_answer(peer, |_, res| framing(res)),
     closes,
     head,
-    |addr, fixtures| {
-        let res = exchange_raw(addr, b"GET / HTTP/1.0\r\n\r\n")?;
+    |peer, fixtures| {
+        let res = exchange_raw(peer, b"GET / HTTP/1.0\r\n\r\n")?;
         matches_scenario("hello", fixtures, &res)
     },
     pipelined,
@@ -45,13 +45,13 @@ const PROBES: [Probe; 8] = [
 
 /// Asks for the first `Date` as soon as the server is up, so that a table of many servers waits
 /// for [`DATE_GAP`] once; the judgment runs every probe, then the second `Date`.
-fn begin(addr: SocketAddr) -> Judgment {
-    let dates = Dates::start(addr);
+fn begin(peer: Peer) -> Judgment {
+    let dates = Dates::start(peer);
     Box::new(move |fixtures, _| {
         PROBES
             .iter()
-            .map(|probe| probe(addr, fixtures))
-            .chain([dates.finish(addr)])
+            .map(|probe| probe(peer, fixtures))
+            .chain([dates.finish(peer)])
             .map(Finding::Verdict)
             .collect()
     })
@@ -66,17 +66,17 @@ struct Dates {
 }
 
 impl Dates {
-    /// Asks `addr` for `/` and keeps its `Date`.
-    fn start(addr: SocketAddr) -> Dates {
-        let first = get(addr, "/").and_then(|res| date_of(&res).map(|d| (d, Instant::now())));
+    /// Asks `peer` for `/` and keeps its `Date`.
+    fn start(peer: Peer) -> Dates {
+        let first = get(peer, "/").and_then(|res| date_of(&res).map(|d| (d, Instant::now())));
         Dates { first }
     }
 
     /// Asks again once [`DATE_GAP`] has passed since the first answer, and compares.
-    fn finish(self, addr: SocketAddr) -> Result<()> {
+    fn finish(self, peer: Peer) -> Result<()> {
         let (first, at) = self.first?;
         std::thread::sleep(DATE_GAP.saturating_sub(at.elapsed()));
-        let second = date_of(&get(addr, "/")?)?;
+        let second = date_of(&get(peer, "/")?)?;
         if second == first {
             Err(anyhow!(
                 "`Date: {first}` again {} s later",
@@ -89,26 +89,26 @@ impl Dates {
 }
 
 /// `GET path` on a new connection, closed after the answer.
-fn get(addr: SocketAddr, path: &str) -> Result<Answer> {
-    http1::exchange(addr, &http1::get_request(path, Connection::Close), TIMEOUT)
+fn get(peer: Peer, path: &str) -> Result<Answer> {
+    exchange_raw(peer, &http1::get_request(path, Connection::Close))
         .with_context(|| format!("GET {path}"))
 }
 
 /// `raw` on a new connection; one answer.
-fn exchange_raw(addr: SocketAddr, raw: &[u8]) -> Result<Answer> {
-    http1::exchange(addr, raw, TIMEOUT)
+fn exchange_raw(peer: Peer, raw: &[u8]) -> Result<Answer> {
+    http1::exchange_on(&mut connect(peer)?, raw)
 }
 
 /// `judge` on the answer to every fixed scenario of the oracle that runs without Redis. The
 /// query and body scenarios are left out: which framework serves them is the framework's
 /// ([`crate::framework::Framework::CANNOT`]), and a rule here knows only the address.
-fn every_answer(addr: SocketAddr, judge: impl Fn(&str, &Answer) -> Result<()>) -> Result<()> {
+fn every_answer(peer: Peer, judge: impl Fn(&str, &Answer) -> Result<()>) -> Result<()> {
     let mut failed = Vec::new();
     for s in SCENARIOS
         .iter()
         .filter(|s| !s.needs_redis() && s.is_fixed())
     {
-        let res = get(addr, s.path)?;
+        let res = get(peer, s.path)?;
         if let Err(e) = judge(s.name, &res) {
             failed.push(format!("{}: {e:#}", s.name));
         }
@@ -121,14 +121,14 @@ fn every_answer(addr: SocketAddr, judge: impl Fn(&str, &Answer) -> Result<()>) -
 }
 
 /// A connection with the rule's bounds.
-fn connect(addr: SocketAddr) -> Result<TcpStream> {
-    http1::connect(addr, TIMEOUT)
+fn connect(peer: Peer) -> Result<Conn> {
+    Conn::connect(peer, TIMEOUT)
 }
 
 /// Reads until `parse` finds what it needs in the bytes so far, or the peer closes, or the
 /// bound passes. `parse` gets the bytes and whether the peer closed.
 fn read_until<T>(
-    stream: &mut TcpStream,
+    stream: &mut Conn,
     mut parse: impl FnMut(&[u8], bool) -> Result<Option<T>>,
 ) -> Result<T> {
     let mut buf = Vec::new();
@@ -158,8 +158,8 @@ fn read_until<T>(
 }
 
 /// `Connection: close`: one answer, then the end of the stream.
-fn closes(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
-    let mut stream = connect(addr)?;
+fn closes(peer: Peer, fixtures: &Fixtures) -> Result<()> {
+    let mut stream = connect(peer)?;
     stream
         .write_all(&http1::get_request("/", Connection::Close))
         .context("writing")?;
@@ -192,8 +192,8 @@ fn closes(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
 
 /// `HEAD /` and then `GET /json` in one write: the HEAD answer's head, no body, then the json
 /// answer intact.
-fn head(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
-    let mut stream = connect(addr)?;
+fn head(peer: Peer, fixtures: &Fixtures) -> Result<()> {
+    let mut stream = connect(peer)?;
     stream
         .write_all(
             b"HEAD / HTTP/1.1\r\nHost: localhost\r\n\r\n\
@@ -221,9 +221,9 @@ fn head(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
 }
 
 /// `GET /`, `GET /json`, `GET /template` in one write: three answers, in that order.
-fn pipelined(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
+fn pipelined(peer: Peer, fixtures: &Fixtures) -> Result<()> {
     let names = ["hello", "json", "template"];
-    let mut stream = connect(addr)?;
+    let mut stream = connect(peer)?;
     let mut burst = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let path = crate::oracle::scenario(name).expect("a scenario").path;
@@ -256,8 +256,8 @@ fn pipelined(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
 }
 
 /// `GET /` written in two segments, 50 ms apart.
-fn split(addr: SocketAddr, fixtures: &Fixtures) -> Result<()> {
-    let mut stream = connect(addr)?;
+fn split(peer: Peer, fixtures: &Fixtures) -> Result<()> {
+    let mut stream = connect(peer)?;
     let request = http1::get_request("/", Connection::Close);
     let (first, second) = request.split_at(9);
     for (i, part) in [first, second].into_iter().enumerate() {
@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(PROBES.len() + 1, RULES.len());
         assert_eq!(RULES.last().unwrap().name, "date moves");
     }
-    use std::net::TcpListener;
+    use std::net::{SocketAddr, TcpListener};
 
     /// A server that answers every request on a connection with `answer`, and keeps every
     /// connection open (it ignores `Connection: close`), until the test ends.
@@ -318,13 +318,13 @@ mod tests {
     #[test]
     fn a_server_that_ignores_close_and_sends_no_date_fails_those_rules_only() {
         let fixtures = Fixtures::load_default().unwrap();
-        let addr = careless(
+        let addr = Peer::tcp(careless(
             b"HTTP/1.1 200 OK\r\nServer: careless\r\nContent-Type: text/plain; charset=utf-8\r\n\
               Content-Length: 13\r\n\r\nHello, World!",
-        );
+        ));
         let rule = |name: &str| {
             let at = RULES.iter().position(|r| r.name == name).unwrap();
-            move |addr, fixtures: &Fixtures| PROBES[at](addr, fixtures)
+            move |peer: Peer, fixtures: &Fixtures| PROBES[at](peer, fixtures)
         };
         let closed = rule("close")(addr, &fixtures);
         assert!(
