@@ -29,11 +29,13 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::framework::{About, Config, Framework, Support, Transport, Request, Response, ServerHandle};
 use crate::options::{Protocol, KEEP_ALIVE};
+use crate::protocol::ws::handshake::{upgrade, Upgrade};
 use crate::server::limit::Limit;
 
 mod framing;
 mod h2c;
 mod wire;
+mod ws;
 use wire::Wire;
 use framing::{dechunk_in_place, framing, Refusal};
 
@@ -328,8 +330,10 @@ struct Conn<W> {
     sent: usize,
     /// Whether it is registered for writable too (a write would block).
     writable: bool,
-    /// Close once `out` is written (after a 400 or 431).
+    /// Close once `out` is written (after a 400 or 431, or a WebSocket Close).
     closing: bool,
+    /// After `GET /ws` was upgraded: the WebSocket echo's state, and every byte read is a frame.
+    ws: Option<ws::Echo>,
     last_active: Instant,
     /// [`PLANT_ENV`]'s bytes, held as long as the connection: nothing else reads them.
     _planted: Box<[u8]>,
@@ -413,6 +417,7 @@ fn event_loop<W: Wire>(
                                 sent: 0,
                                 writable: false,
                                 closing: false,
+                                ws: None,
                                 last_active: now,
                                 _planted: vec![1; planted()].into_boxed_slice(),
                             });
@@ -534,8 +539,12 @@ fn drive<W: Wire>(
     }
 }
 
-/// Appends the answer to every complete request in the buffer to `out`, then keeps the rest.
+/// Appends the answer to every complete request in the buffer to `out`, then keeps the rest;
+/// on an upgraded connection, the echo of every complete frame ([`answer_ws`]).
 fn answer<W>(conn: &mut Conn<W>, routes: &Routes, date: &[u8], limit: Option<&Limit>) {
+    if conn.ws.is_some() {
+        return answer_ws(conn);
+    }
     let mut start = 0;
     while let Some(end) = find_head_end(&conn.buf[start..conn.filled]) {
         let head_end = start + end + 4;
@@ -566,6 +575,22 @@ fn answer<W>(conn: &mut Conn<W>, routes: &Routes, date: &[u8], limit: Option<&Li
             }
             (head_end..head_end + len, head_end + len)
         };
+        // `GET /ws`: the WebSocket upgrade, after which the rest of the buffer is frames.
+        if &conn.buf[target.clone()] == b"/ws" {
+            match ws_upgrade(&conn.buf[start..head_end]) {
+                Upgrade::Accept(switching) => {
+                    conn.out.extend_from_slice(&switching);
+                    conn.ws = Some(ws::Echo::default());
+                    conn.buf.copy_within(next..conn.filled, 0);
+                    conn.filled -= next;
+                    if let Some(limit) = limit {
+                        limit.record();
+                    }
+                    return answer_ws(conn);
+                }
+                Upgrade::Refuse(_) => return refuse(conn, 400, "Bad Request"),
+            }
+        }
         let head_only = conn.buf[start..].starts_with(b"HEAD ");
         let post = conn.buf[start..].starts_with(b"POST ");
         let target = &conn.buf[target];
@@ -602,6 +627,38 @@ fn answer<W>(conn: &mut Conn<W>, routes: &Routes, date: &[u8], limit: Option<&Li
             }
             Some(_) => refuse(conn, 413, "Content Too Large"),
         }
+    }
+}
+
+/// The echo of every complete WebSocket frame in the buffer ([`ws::Echo`]), then the rest kept;
+/// the buffer grows to hold a frame larger than it, up to [`ws::MAX_FRAME`].
+fn answer_ws<W>(conn: &mut Conn<W>) {
+    let Some(echo) = conn.ws.as_mut() else {
+        return;
+    };
+    match echo.frames(&mut conn.buf[..conn.filled], &mut conn.out) {
+        ws::Echoed::Close => conn.closing = true,
+        ws::Echoed::More(used) => {
+            conn.buf.copy_within(used..conn.filled, 0);
+            conn.filled -= used;
+            // The largest head is 14 bytes.
+            let most = ws::MAX_FRAME + 14;
+            if conn.filled == conn.buf.len() && conn.buf.len() < most {
+                let grown = (conn.buf.len() * 2).min(most);
+                conn.buf.resize(grown, 0);
+            }
+        }
+    }
+}
+
+/// The answer to an upgrade request's head (its blank line included), as the handshake
+/// module judges it.
+fn ws_upgrade(head: &[u8]) -> Upgrade {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(head) {
+        Ok(httparse::Status::Complete(_)) => upgrade(req.method.unwrap_or_default(), req.headers),
+        _ => Upgrade::Refuse("a head httparse cannot read"),
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub(crate) mod h2c;
 pub mod http1;
+pub(crate) mod ws;
 
 use std::fmt;
 use std::net::SocketAddr;
