@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/logger"
 
@@ -36,6 +37,20 @@ func main() {
 	f.Get("/", func(c *fiber.Ctx) error {
 		return c.SendString("Hello, World!")
 	})
+	// WebSocket echo through Fiber's websocket middleware (fasthttp/websocket, gorilla's API):
+	// every message back as it came; its default handlers answer a ping and a close.
+	f.Get("/ws", websocket.New(func(c *websocket.Conn) {
+		c.SetReadLimit(app.MaxMessage)
+		for {
+			kind, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if err := c.WriteMessage(kind, msg); err != nil {
+				return
+			}
+		}
+	}))
 	f.Get("/json", func(c *fiber.Ctx) error {
 		// Fiber's c.JSON, which serializes with encoding/json on every call.
 		return c.JSON(app.Message{Message: "Hello, World!"})

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -18,8 +19,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"framebench/peers/go/internal/app"
 )
+
+// upgrader is gorilla/websocket's, as its echo example writes it: no origin check (the load
+// client sends none), its default buffers, and no compression.
+var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
 func main() {
 	opts, fx, tmpl, store := app.Setup(os.Args[1:])
@@ -112,6 +119,26 @@ func main() {
 		})
 	}
 
+	// WebSocket echo: every message back as it came, text or binary, as gorilla/websocket's
+	// echo example does; its default handlers answer a ping with a pong and a close with a close.
+	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) {
+		c, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return // Upgrade has answered 400
+		}
+		defer c.Close()
+		c.SetReadLimit(app.MaxMessage)
+		for {
+			kind, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if err := c.WriteMessage(kind, msg); err != nil {
+				return
+			}
+		}
+	})
+
 	var handler http.Handler = cleanOnly(mux)
 	if out := opts.LogWriter(); out != nil {
 		handler = logger(log.New(out, "", 0), handler)
@@ -190,6 +217,17 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(status int) {
 	w.status = status
 	w.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap lets http.ResponseController reach the connection under the logger.
+func (w *statusWriter) Unwrap() http.ResponseWriter {
+	return w.ResponseWriter
+}
+
+// Hijack hands the connection to a WebSocket upgrade with the logger on; its line says 101.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.status = http.StatusSwitchingProtocols
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // logger writes one line per request: timestamp peer "METHOD URI" status latency.

@@ -30,6 +30,10 @@ import (
 // KeepAlive is the idle keep-alive timeout every framebench server is configured with.
 const KeepAlive = 5 * time.Second
 
+// MaxMessage is the largest WebSocket message an echo takes: Autobahn's largest (16 MiB), as
+// raw's reference takes (src/frameworks/raw/ws.rs).
+const MaxMessage = 16 << 20
+
 // Options are the variants of framebench's `serve`: logging, io, and where to listen.
 type Options struct {
 	Fixtures string
