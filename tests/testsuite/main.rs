@@ -36,3 +36,4 @@ mod scale;
 mod shape;
 mod tls;
 mod tools;
+mod ws;

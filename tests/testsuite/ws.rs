@@ -1,0 +1,207 @@
+//! WebSocket at `/ws`, byte for byte: every WebSocket server echoes text and binary messages
+//! (whole and fragmented, a ping answered between fragments), closes the handshake with the
+//! client's code, and meets hostile input with a Close of the right code or a 400, never a
+//! crash, a hang or unbounded growth, and still echoes afterwards. The frames here are written
+//! and read by this file's own few lines, not by the crate's framing, so that they judge it.
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use base64::Engine as _;
+use sha1::{Digest as _, Sha1};
+
+use framebench::child::ServerProcess;
+use framebench::options::Options;
+
+/// The servers whose `/ws` this file judges.
+const WS_SERVERS: [&str; 1] = ["raw"];
+
+const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
+const MASK: [u8; 4] = [0xA1, 0xB2, 0xC3, 0xD4];
+
+/// A masked client frame.
+fn frame(b0: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = vec![b0];
+    match payload.len() {
+        n @ 0..=125 => out.push(0x80 | n as u8),
+        n @ 126..=0xFFFF => {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            out.push(0x80 | 127);
+            out.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(&MASK);
+    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ MASK[i % 4]));
+    out
+}
+
+/// Reads one server frame: (first byte, payload); `None` when the server closed the
+/// connection first.
+fn read_frame(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 2];
+    s.read_exact(&mut head).ok()?;
+    assert_eq!(head[1] & 0x80, 0, "a masked frame from the server");
+    let len = match head[1] & 0x7F {
+        126 => {
+            let mut b = [0u8; 2];
+            s.read_exact(&mut b).ok()?;
+            u64::from(u16::from_be_bytes(b))
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            s.read_exact(&mut b).ok()?;
+            u64::from_be_bytes(b)
+        }
+        n => u64::from(n),
+    };
+    let mut payload = vec![0u8; usize::try_from(len).unwrap()];
+    s.read_exact(&mut payload).ok()?;
+    Some((head[0], payload))
+}
+
+/// The HTTP head the server answered a request with, read byte by byte up to its blank line.
+fn read_head(s: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+fn upgrade_request(key_line: &str) -> String {
+    format!(
+        "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         {key_line}Sec-WebSocket-Version: 13\r\n\r\n"
+    )
+}
+
+/// A connection to `addr` upgraded at `/ws`, its `101` checked.
+fn upgraded(addr: SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(upgrade_request(&format!("Sec-WebSocket-Key: {KEY}\r\n")).as_bytes())
+        .unwrap();
+    let head = read_head(&mut s);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    let mut sha = Sha1::new();
+    sha.update(format!("{KEY}258EAFA5-E914-47DA-95CA-C5AB0DC85B11").as_bytes());
+    let accept = base64::engine::general_purpose::STANDARD.encode(sha.finalize());
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("sec-websocket-accept: {}", accept.to_ascii_lowercase())),
+        "{head}"
+    );
+    s
+}
+
+/// The code of the Close the server sends next (skipping nothing else), or `None` when it
+/// closed the connection without one.
+fn close_code(s: &mut TcpStream) -> Option<u16> {
+    let (b0, payload) = read_frame(s)?;
+    assert_eq!(b0, 0x88, "a Close, not {b0:#x} {payload:?}");
+    Some(u16::from_be_bytes([payload[0], payload[1]]))
+}
+
+/// Sends `text` and reads its echo.
+fn echoes(s: &mut TcpStream, text: &str) {
+    s.write_all(&frame(0x81, text.as_bytes())).unwrap();
+    assert_eq!(read_frame(s), Some((0x81, text.as_bytes().to_vec())));
+}
+
+fn start(name: &str) -> ServerProcess {
+    ServerProcess::start(Path::new(crate::common::BIN), name, Options::default(), &[])
+        .unwrap_or_else(|e| panic!("{name} starts: {e:#}"))
+}
+
+#[test]
+fn every_websocket_server_echoes_messages_whole_and_fragmented_and_closes_with_the_clients_code() {
+    for name in WS_SERVERS {
+        let server = start(name);
+        let mut s = upgraded(server.addr());
+        echoes(&mut s, "Hello, World! 32 bytes of text..");
+        let binary: Vec<u8> = (0..=255).collect();
+        s.write_all(&frame(0x82, &binary)).unwrap();
+        assert_eq!(read_frame(&mut s), Some((0x82, binary)), "{name}");
+        // Three fragments with a ping between the first two: the pong comes at once, and the
+        // message whole (in one frame or as fragments).
+        let mut burst = frame(0x01, "κόσ".as_bytes());
+        burst.extend(frame(0x89, b"ping"));
+        burst.extend(frame(0x00, "με ".as_bytes()));
+        burst.extend(frame(0x80, b"world"));
+        s.write_all(&burst).unwrap();
+        let mut text = Vec::new();
+        let mut pong = false;
+        while let Some((b0, payload)) = read_frame(&mut s) {
+            match b0 & 0x0F {
+                0xA => {
+                    assert_eq!(payload, b"ping", "{name}");
+                    pong = true;
+                }
+                0x1 | 0x0 => {
+                    text.extend(payload);
+                    if b0 & 0x80 != 0 {
+                        break;
+                    }
+                }
+                other => panic!("{name}: opcode {other:#x}"),
+            }
+        }
+        assert!(pong, "{name}: no pong");
+        assert_eq!(String::from_utf8(text).unwrap(), "κόσμε world", "{name}");
+        // The close handshake: the client's code back, then the end of the stream.
+        s.write_all(&frame(0x88, &1000u16.to_be_bytes())).unwrap();
+        assert_eq!(close_code(&mut s), Some(1000), "{name}");
+        assert!(read_frame(&mut s).is_none(), "{name}: open after the close");
+    }
+}
+
+#[test]
+fn every_websocket_server_meets_hostile_frames_with_a_close_and_still_echoes() {
+    for name in WS_SERVERS {
+        let server = start(name);
+        let addr = server.addr();
+        // (what, the bytes, the close codes a server may answer with)
+        let mut huge = vec![0x82, 0xFF];
+        huge.extend_from_slice(&(1u64 << 63).to_be_bytes());
+        huge.extend_from_slice(&MASK);
+        let cases: [(&str, Vec<u8>, &[u16]); 4] = [
+            ("an unmasked frame", vec![0x81, 0x02, b'h', b'i'], &[1002]),
+            ("a frame claiming 2^63 bytes", huge, &[1002, 1009]),
+            ("a fragmented ping", frame(0x09, b"p"), &[1002]),
+            ("a text message of invalid UTF-8", frame(0x81, &[0xCE, 0x41, 0xFF]), &[1007]),
+        ];
+        for (what, bytes, codes) in cases {
+            let mut s = upgraded(addr);
+            s.write_all(&bytes).unwrap();
+            // A Close with its code, or a bare close of the connection: never a hang (the read
+            // timeout is 5 s) and never an echo.
+            if let Some(code) = close_code(&mut s) {
+                assert!(codes.contains(&code), "{name}, {what}: close {code}");
+            }
+            echoes(&mut upgraded(addr), "still here");
+        }
+        // An upgrade without its key: a 4xx, and no 101.
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(upgrade_request("").as_bytes()).unwrap();
+        let head = read_head(&mut s);
+        assert!(head.starts_with("HTTP/1.1 4"), "{name}, no key: {head}");
+        // 1,000 pings before reading a pong: every pong comes, the echo after them too.
+        let mut s = upgraded(addr);
+        let pings: Vec<u8> = (0..1000).flat_map(|_| frame(0x89, b"p")).collect();
+        s.write_all(&pings).unwrap();
+        for i in 0..1000 {
+            assert_eq!(read_frame(&mut s), Some((0x8A, b"p".to_vec())), "{name}, pong {i}");
+        }
+        echoes(&mut s, "after the pings");
+    }
+}
