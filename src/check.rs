@@ -94,7 +94,7 @@ fn check_all(
     get_exact: impl Fn(&str) -> anyhow::Result<Observed>,
 ) -> Vec<(&'static str, Outcome)> {
     let mut cells = Vec::new();
-    for s in oracle::all() {
+    for s in oracle::all().filter(|s| config.options.protocol.carries(s)) {
         // A scenario this config cannot serve (the redis one without a Redis) gets no cell:
         // the table shows "skip", and whoever set up the config said why.
         if s.skip_reason(config).is_some() {
@@ -154,8 +154,10 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
                 continue;
             }
         };
-        // In-process dispatch has no transport: under TLS only the loopback rows run.
-        if entry.in_process && options.transport.is_default() {
+        // In-process dispatch has no transport: under TLS only the loopback rows run; nor an
+        // upgraded connection: under WebSocket too.
+        if entry.in_process && options.transport.is_default() && options.protocol.checked_in_process()
+        {
             let cells = check_all(
                 entry,
                 Mode::InProcess,
@@ -236,7 +238,16 @@ fn check_loopback(
 /// Prints rows as a table, then every failure with its reason. Returns the number of failing
 /// rows.
 pub fn print_table(rows: &[Row]) -> usize {
-    let header: Vec<&str> = oracle::all().map(|s| s.name).chain(["traversal"]).collect();
+    // Every row of a run is under one protocol, which carries its own scenarios.
+    let protocol = rows
+        .iter()
+        .find(|r| matches!(r.mode, Mode::Loopback(_)))
+        .map_or_else(Protocol::default, |r| r.options.protocol);
+    let header: Vec<&str> = oracle::all()
+        .filter(|s| protocol.carries(s))
+        .map(|s| s.name)
+        .chain(["traversal"])
+        .collect();
     let mut table = Table::new(
         [
             ("framework", Align::Left),

@@ -28,9 +28,8 @@ pub(crate) struct Report {
 /// Judges every one of `entries` that serves `config`'s protocol over its transport against the
 /// protocol's rules; one that does not serve them gets `–` and its reason, one that cannot run
 /// here `skip`.
-pub(crate) fn run(entries: &[&'static Entry], config: &Config) -> Report {
-    let (protocol, transport) = (config.options.protocol, config.options.transport);
-    let suite = protocol.suite();
+pub(crate) fn run(entries: &[&'static Entry], config: &Config, suite: &'static Suite) -> Report {
+    let transport = config.options.transport;
     let mut table = Table::new(
         [("framework", Align::Left)]
             .into_iter()

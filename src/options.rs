@@ -62,6 +62,9 @@ pub enum Protocol {
     /// concurrent streams per connection. Only the frameworks `framebench list` marks `h2c`
     /// serve it (docs/methodology/http2.md). What each protocol is and does: `crate::protocol`.
     H2c,
+    /// WebSocket (RFC 6455) after an HTTP/1.1 upgrade at `/ws`: the `echo` scenario, each
+    /// message back as it came. Only the frameworks `framebench list` marks `ws` serve it.
+    Ws,
 }
 
 /// What a protocol runs over: plain TCP, or TLS on TCP (`--tls`). What each transport is and

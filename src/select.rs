@@ -183,8 +183,36 @@ pub(crate) fn served_scenarios(
 pub(crate) fn loaded_scenarios(
     names: &[String],
     url_target: bool,
+    protocols: &[crate::options::Protocol],
 ) -> anyhow::Result<Vec<&'static Scenario>> {
-    chosen_scenarios(names, url_target, loaded_scenario)
+    if names.is_empty() {
+        // Each protocol's own: the HTTP scenarios, `echo` under WebSocket.
+        let mut chosen: Vec<&'static Scenario> = Vec::new();
+        for p in protocols {
+            for s in p.default_scenarios() {
+                if !chosen.iter().any(|c| c.name == s.name) {
+                    chosen.push(s);
+                }
+            }
+        }
+        return Ok(chosen
+            .into_iter()
+            .filter(|s| url_target || crate::redis::children_can_serve(s))
+            .collect());
+    }
+    let chosen = chosen_scenarios(names, url_target, loaded_scenario)?;
+    for s in &chosen {
+        if !protocols.iter().any(|p| p.carries(s)) {
+            let asked: Vec<&str> = protocols.iter().map(|p| p.name()).collect();
+            return Err(crate::error::usage(format!(
+                "no protocol of the run ({}) carries {}: `echo` is WebSocket's (--protocol ws), \
+                 and WebSocket carries nothing else",
+                asked.join(", "),
+                s.name
+            )));
+        }
+    }
+    Ok(chosen)
 }
 
 fn chosen_scenarios(

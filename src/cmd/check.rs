@@ -118,6 +118,7 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<crate::confor
     opts.protocol
         .over(transport)
         .map_err(crate::error::usage)?;
+    let suite = opts.protocol.suite().map_err(crate::error::usage)?;
     let config = Config::new(fixtures, None).with(Options {
         threads: opts.threads.into(),
         runtime: opts.runtime,
@@ -125,5 +126,5 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<crate::confor
         transport,
         ..Options::default()
     });
-    Ok(crate::conformance::run(&entries, &config))
+    Ok(crate::conformance::run(&entries, &config, suite))
 }

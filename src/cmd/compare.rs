@@ -24,7 +24,7 @@ pub struct CompareArgs {
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan {
         targets: framework_targets(&args.frameworks, &args.opts)?,
-        scenarios: crate::select::loaded_scenarios(&args.scenarios, false)?,
+        scenarios: crate::select::loaded_scenarios(&args.scenarios, false, &args.opts.protocol)?,
         connections: conns(&args.opts, &[5, 10, 25, 50, 100, 500]),
         streams: streams(&args.opts),
         params: params(&args.opts, Duration::from_secs(5))?,

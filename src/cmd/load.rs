@@ -373,7 +373,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = Plan {
         targets,
-        scenarios: crate::select::loaded_scenarios(&args.scenario, url_target)?,
+        scenarios: crate::select::loaded_scenarios(&args.scenario, url_target, &args.opts.protocol)?,
         connections: conns(&args.opts, &[10]),
         streams: streams(&args.opts),
         params: params(&args.opts, Duration::from_secs(10))?,

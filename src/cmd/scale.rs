@@ -335,12 +335,18 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
             });
         }
     }
+    // The sweep's default scenarios that the protocol carries; none (WebSocket) leaves the
+    // protocol's own default (`echo`).
     let names: Vec<String> = if args.scenarios.is_empty() {
-        DEFAULT_SCENARIOS.iter().map(|&s| s.to_owned()).collect()
+        DEFAULT_SCENARIOS
+            .iter()
+            .filter(|n| crate::oracle::loopback_scenario(n).is_some_and(|s| args.protocol.carries(s)))
+            .map(|&s| s.to_owned())
+            .collect()
     } else {
         args.scenarios.clone()
     };
-    let scenarios = crate::select::loaded_scenarios(&names, false)?;
+    let scenarios = crate::select::loaded_scenarios(&names, false, &[args.protocol])?;
     if scenarios.is_empty() {
         return Err(crate::error::usage(
             "no scenario left to run (the redis scenario needs a redis-server)",

@@ -39,7 +39,16 @@ impl Plan {
 
     /// The cells of the target at `i`.
     fn cells_of(&self, i: usize) -> usize {
-        self.scenarios.len() * self.connections.len() * self.streams_of(&self.targets[i]).len()
+        let target = &self.targets[i];
+        self.scenarios_of(target).count()
+            * self.connections.len()
+            * self.streams_of(target).len()
+    }
+
+    /// The scenarios `target`'s protocol carries (`echo` under WebSocket, the others else).
+    fn scenarios_of(&self, target: &Target) -> impl Iterator<Item = &'static Scenario> + '_ {
+        let protocol = self.protocol_of(target);
+        self.scenarios.iter().copied().filter(move |s| protocol.carries(s))
     }
 
     /// The protocol `target` is loaded with: its server's, or the run's for a URL.
@@ -195,7 +204,7 @@ fn run_target(
         cells: Vec::new(),
         interrupted: false,
     };
-    for &scenario in &plan.scenarios {
+    for scenario in plan.scenarios_of(target) {
         for (c, m) in plan
             .connections
             .iter()

@@ -26,6 +26,9 @@ use crate::framework::Request;
 /// The body size of `upload` and `upload_chunked` unless `--body-size` says otherwise.
 pub const BODY_SIZE: usize = 1024;
 
+/// The size of an `echo` message unless `--message-size` says otherwise: HttpArena's.
+pub const MESSAGE_SIZE: usize = 32;
+
 /// Into how many chunks `upload_chunked` splits its body.
 pub(crate) const CHUNKS: usize = 4;
 
@@ -79,6 +82,9 @@ pub(crate) enum Payload {
     /// `GET /delay?ms=N`: answered `N` after the server's own timer has waited `N` ms; the same
     /// request every time ([`DELAY_MS`]). Loopback only ([`Scenario::loopback_only`]).
     Delay,
+    /// A WebSocket text message of printable ASCII after `GET /ws` is upgraded, answered with
+    /// itself (`echo`, `--protocol ws` only).
+    Message,
 }
 
 /// One request of a scenario and the body its answer must have.
@@ -103,7 +109,8 @@ pub struct Instance {
 }
 
 impl Scenario {
-    /// Request `i` of this scenario, with bodies of `body_size` bytes (the body scenarios only).
+    /// Request `i` of this scenario, with bodies of `body_size` bytes (the body scenarios, and
+    /// the message of `echo`).
     pub fn instance(&self, i: u64, body_size: usize) -> Instance {
         let mut rng = Rng::new(self.name, i);
         match self.payload {
@@ -152,6 +159,23 @@ impl Scenario {
                     waits: None,
                 }
             }
+            Payload::Message => {
+                // Printable ASCII, so that it is a text message's UTF-8 as it is.
+                let text: Vec<u8> = rng
+                    .bytes(body_size)
+                    .into_iter()
+                    .map(|b| b' ' + b % 95)
+                    .collect();
+                Instance {
+                    method: self.method,
+                    target: self.path.to_owned(),
+                    content_type: None,
+                    expect: Some(text.clone().into()),
+                    body: text.into(),
+                    chunked: false,
+                    waits: None,
+                }
+            }
             Payload::Delay => Instance {
                 method: self.method,
                 target: format!("{}?ms={DELAY_MS}", self.path),
@@ -167,7 +191,15 @@ impl Scenario {
     /// The first `n` requests of this scenario, with the default body size: what the in-process
     /// modes cycle through (one for a fixed scenario).
     pub fn instances(&self, n: usize) -> Vec<Instance> {
-        self.instances_sized(n, BODY_SIZE)
+        self.instances_sized(n, self.sized(BODY_SIZE, MESSAGE_SIZE))
+    }
+
+    /// Its payload's size: `message` for a message scenario (`echo`), `body` for the others.
+    pub fn sized(&self, body: usize, message: usize) -> usize {
+        match self.payload {
+            Payload::Message => message,
+            _ => body,
+        }
     }
 
     /// [`Scenario::instances`] with bodies of `body_size` bytes (`load --body-size`).
@@ -200,6 +232,10 @@ impl Scenario {
                 "{}?ms={DELAY_MS} (waits on the framework's timer; loopback only)",
                 self.path
             ),
+            Payload::Message => format!(
+                "{} upgraded, then {MESSAGE_SIZE}-byte text messages echoed (--protocol ws)",
+                self.path
+            ),
         }
     }
 
@@ -207,7 +243,13 @@ impl Scenario {
     /// so that a time per in-process dispatch (or per request on one connection) is its sleep
     /// and nothing else. Such a scenario is in [`super::WAITING`], not [`super::SCENARIOS`].
     pub fn loopback_only(&self) -> bool {
-        self.payload == Payload::Delay
+        matches!(self.payload, Payload::Delay | Payload::Message)
+    }
+
+    /// Whether its requests are WebSocket messages after an upgrade (`echo`), which only
+    /// `--protocol ws` carries, and nothing else does.
+    pub(crate) fn is_message(&self) -> bool {
+        self.payload == Payload::Message
     }
 
     /// Whether every request of the scenario is the same (the scenarios before issue 42).

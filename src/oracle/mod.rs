@@ -189,6 +189,22 @@ pub const WAITING: &[Scenario] = &[
     },
 ];
 
+/// The scenarios whose requests are WebSocket messages (`--protocol ws`): loopback only, and
+/// carried by no other protocol (`crate::protocol::ws`).
+pub const MESSAGES: &[Scenario] = &[
+    // Each message back as it came (issue 60): HttpArena's echo-ws, and its pipelined and
+    // churning shapes through the load's `--pipeline` and `--requests-per-connection`.
+    Scenario {
+        name: "echo",
+        method: Method::Get,
+        path: "/ws",
+        payload: Payload::Message,
+        status: 101,
+        content_type: None,
+        body: Body::Computed,
+    },
+];
+
 /// The scenario that waits on the framework's timer ([`WAITING`]).
 pub const DELAY_SCENARIO: &str = "delay";
 
@@ -257,9 +273,9 @@ pub fn loopback_scenario(name: &str) -> Option<&'static Scenario> {
     all().find(|s| s.name == name)
 }
 
-/// Every scenario: [`SCENARIOS`], then [`WAITING`] (`check` and `list`).
+/// Every scenario: [`SCENARIOS`], then [`WAITING`] and [`MESSAGES`] (`check` and `list`).
 pub fn all() -> impl Iterator<Item = &'static Scenario> {
-    SCENARIOS.iter().chain(WAITING)
+    SCENARIOS.iter().chain(WAITING).chain(MESSAGES)
 }
 
 /// Scenario names, the waiting ones too, for error messages and `list`.

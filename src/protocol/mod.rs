@@ -1,6 +1,6 @@
 //! The protocols a server speaks and the load driver speaks to it, each one module: what the
 //! protocol is called, how its connections are shaped (a pipeline, or streams), how one request
-//! of the oracle goes over it, and its conformance probes ([`http1`], [`h2c`]). Every other
+//! of the oracle goes over it, and its conformance probes ([`http1`], [`h2c`], [`ws`]). Every other
 //! module asks a [`Protocol`] value, never names one of its variants: `tests/testsuite/shape.rs`
 //! holds that outside this module, `src/frameworks/` and the CLI's argument types
 //! (`src/options.rs`, where the enum is declared as the option it is, below everything that
@@ -38,14 +38,36 @@ pub(crate) struct Shape {
 
 impl Protocol {
     /// Every protocol, in the order tables list them.
-    pub const ALL: [Protocol; 2] = [Protocol::Http1, Protocol::H2c];
+    pub const ALL: [Protocol; 3] = [Protocol::Http1, Protocol::H2c, Protocol::Ws];
 
     /// Its name on the command line and in a variant's label (`h2c`).
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Http1 => "http1",
             Protocol::H2c => "h2c",
+            Protocol::Ws => "ws",
         }
+    }
+
+    /// Whether it carries `scenario`: WebSocket carries the message scenarios (`echo`) and
+    /// nothing else, and no other protocol carries those.
+    pub(crate) fn carries(self, scenario: &crate::oracle::Scenario) -> bool {
+        scenario.is_message() == (self == Protocol::Ws)
+    }
+
+    /// The scenarios a command runs under it when none is named: WebSocket's messages, or the
+    /// HTTP scenarios of the oracle.
+    pub(crate) fn default_scenarios(self) -> &'static [crate::oracle::Scenario] {
+        match self {
+            Protocol::Ws => crate::oracle::MESSAGES,
+            Protocol::Http1 | Protocol::H2c => crate::oracle::SCENARIOS,
+        }
+    }
+
+    /// Whether `check` has in-process rows beside its loopback ones under it: a WebSocket
+    /// message needs an upgraded connection, which in-process dispatch does not have.
+    pub(crate) fn checked_in_process(self) -> bool {
+        self != Protocol::Ws
     }
 
     /// Refuses this protocol over a transport that does not carry it, with the one line that
@@ -70,7 +92,7 @@ impl Protocol {
     /// one at a time or pipelined (`--pipeline`).
     pub(crate) fn multiplexed(self) -> bool {
         match self {
-            Protocol::Http1 => false,
+            Protocol::Http1 | Protocol::Ws => false,
             Protocol::H2c => true,
         }
     }
@@ -93,7 +115,10 @@ impl Protocol {
                 );
             }
         } else if shape.streams > 1 {
-            return Err("--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 has --pipeline)");
+            return Err(
+                "--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 and WebSocket have \
+                 --pipeline)",
+            );
         }
         Ok(())
     }
@@ -106,6 +131,10 @@ impl Protocol {
                 format!("HTTP/1.1, pipeline {}", shape.pipeline)
             }
             Protocol::Http1 => "HTTP/1.1".to_owned(),
+            Protocol::Ws if shape.pipeline > 1 => {
+                format!("WebSocket, {} messages in flight", shape.pipeline)
+            }
+            Protocol::Ws => "WebSocket".to_owned(),
             Protocol::H2c if shape.streams == 1 => "h2c, 1 stream per connection".to_owned(),
             Protocol::H2c => format!("h2c, {} streams per connection", shape.streams),
         }
@@ -115,6 +144,10 @@ impl Protocol {
     pub(crate) fn conditions(self, pipeline: usize) -> String {
         match self {
             Protocol::Http1 => format!("pipeline {pipeline}"),
+            Protocol::Ws => format!(
+                "WebSocket after an HTTP/1.1 upgrade at /ws: masked text frames, {pipeline} \
+                 message(s) in flight per connection"
+            ),
             Protocol::H2c => format!(
                 "h2c with prior knowledge (the h2 crate's client on tokio), streams per \
                  connection in each variant, client windows {} B per stream and per connection",
@@ -158,14 +191,26 @@ impl Protocol {
                 http1::precheck(transport, addr, expected, requests, pipeline, timeout).map(drop)
             }
             Protocol::H2c => h2c::precheck(addr, expected, requests, timeout),
+            Protocol::Ws => ws::client::precheck(
+                crate::transport::Peer { addr, transport },
+                expected,
+                requests,
+                pipeline,
+                timeout,
+            ),
         }
     }
 
-    /// Its conformance rules, as `check --conformance --protocol P` runs them.
-    pub(crate) fn suite(self) -> &'static Suite {
+    /// Its conformance rules, as `check --conformance --protocol P` runs them; `Err` says why
+    /// there are none here.
+    pub(crate) fn suite(self) -> Result<&'static Suite, &'static str> {
         match self {
-            Protocol::Http1 => &http1::rules::SUITE,
-            Protocol::H2c => &h2c::rules::SUITE,
+            Protocol::Http1 => Ok(&http1::rules::SUITE),
+            Protocol::H2c => Ok(&h2c::rules::SUITE),
+            Protocol::Ws => Err(
+                "check --conformance --protocol ws: WebSocket's judge is Autobahn|Testsuite, \
+                 not built in yet; `framebench check --protocol ws` checks every echo",
+            ),
         }
     }
 
@@ -183,6 +228,10 @@ impl Protocol {
             }
             Protocol::Http1 => Box::new(http1::Checker::new(addr)?),
             Protocol::H2c => Box::new(h2c::Client::connect(addr, timeout)?),
+            Protocol::Ws => Box::new(ws::client::Checker {
+                peer: crate::transport::Peer { addr, transport },
+                timeout,
+            }),
         })
     }
 }

@@ -2,5 +2,6 @@
 //! frames ([`frame`]), both ends of each, written for the load driver's client and raw's
 //! reference echo. The echo scenario (`--protocol ws`) is built on them.
 
+pub(crate) mod client;
 pub(crate) mod frame;
 pub(crate) mod handshake;
