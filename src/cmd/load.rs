@@ -93,6 +93,11 @@ pub(crate) struct LoadOpts {
     #[arg(long, default_value_t = crate::oracle::BODY_SIZE as u64,
           value_parser = clap::value_parser!(u64).range(1..=16 * 1024 * 1024))]
     pub(crate) body_size: u64,
+    /// Message size in bytes of `echo` under `--protocol ws` (1 byte to 16 MiB): printable
+    /// ASCII in text frames, each echoed back.
+    #[arg(long, default_value_t = crate::oracle::MESSAGE_SIZE as u64,
+          value_parser = clap::value_parser!(u64).range(1..=16 * 1024 * 1024))]
+    pub(crate) message_size: u64,
     /// Constant total request rate (req/s), latency from the intended send time (as wrk2);
     /// under h2c, at most `--streams` in flight per connection.
     #[arg(long, value_parser = parse_rate)]
@@ -340,6 +345,7 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
         shard: opts.shard,
         check_threads: true,
         body_size: opts.body_size as usize,
+        message_size: opts.message_size as usize,
         pinning: Pinning::resolve(
             opts.server_cpus.clone().map(|c| c.0),
             opts.client_cpus.clone().map(|c| c.0),

@@ -83,7 +83,10 @@ pub(crate) fn run_cell(
             _ => start(target, params)?,
         };
         let instances: Arc<[Instance]> = scenario
-            .instances_sized(crate::cell::RING, params.body_size)
+            .instances_sized(
+                crate::cell::RING,
+                scenario.sized(params.body_size, params.message_size),
+            )
             .into();
         check_first(addr, &expected, &instances, params, server.as_mut())?;
         let spec = client_spec(addr, &instances, connections, params)?;
@@ -95,7 +98,7 @@ pub(crate) fn run_cell(
             let (streams, sampler) = (params.streams, h2_sampler(expected, &instances));
             Box::new(move |stop| client::streams::run(&spec, instances, streams, sampler, stop))
         } else {
-            let sampler = sampler(expected, instances);
+            let sampler = sampler(params.protocol, expected, instances);
             Box::new(move |stop| client::run(&spec, sampler, stop))
         };
         let run = drive(
@@ -202,16 +205,10 @@ fn check_first(
 }
 
 /// Checks one sampled response, whole, against the oracle and the request it answers.
-fn sampler(expected: Expected, requests: Arc<[Instance]>) -> client::Sampler {
-    Arc::new(
-        move |bytes: &[u8], index: usize| match http1::parse_response(bytes, false) {
-            Ok(Some((res, _))) => {
-                expected.check_instance(&requests[index], &Observed::from_response(&res))
-            }
-            Ok(None) => Err(anyhow::anyhow!("incomplete response")),
-            Err(e) => Err(e),
-        },
-    )
+fn sampler(protocol: Protocol, expected: Expected, requests: Arc<[Instance]>) -> client::Sampler {
+    Arc::new(move |bytes: &[u8], index: usize| {
+        expected.check_instance(&requests[index], &protocol.observed(bytes)?)
+    })
 }
 
 /// Checks one h2c answer, whole, against the oracle and the request it answers.
@@ -235,7 +232,11 @@ fn client_spec(
 ) -> anyhow::Result<client::ClientSpec> {
     Ok(client::ClientSpec {
         addr,
-        requests: Arc::new(client::Ring::new(requests, params.pipeline)?),
+        requests: Arc::new(client::Ring::new(
+            requests,
+            params.pipeline,
+            params.protocol,
+        )?),
         requests_per_connection: params.requests_per_connection,
         connections,
         threads: params.pinning.client_threads,
@@ -256,6 +257,8 @@ fn client_spec(
             Transport::Tls => Some(crate::transport::tls::client_config(params.resumption)?),
             Transport::Tcp => None,
         },
+        protocol: params.protocol,
+        upgrade: params.protocol.upgrade(&requests[0]),
     })
 }
 
@@ -277,7 +280,7 @@ pub fn count_client(
     let instances: Arc<[Instance]> = scenario.instances(crate::cell::RING).into();
     let spec = client::ClientSpec {
         addr,
-        requests: Arc::new(client::Ring::new(&instances, pipeline)?),
+        requests: Arc::new(client::Ring::new(&instances, pipeline, Default::default())?),
         requests_per_connection: None,
         connections,
         threads: 1,
@@ -291,8 +294,10 @@ pub fn count_client(
         cpus: Vec::new(),
         hdr_interval: None,
         tls: None,
+        protocol: Default::default(),
+        upgrade: None,
     };
-    let sampler = sampler(expected, instances);
+    let sampler = sampler(Protocol::default(), expected, instances);
     let stop = Arc::new(AtomicBool::new(false));
     let (results, counts) = crate::allocs::count(|| client::run(&spec, sampler, &stop));
     for r in &results {

@@ -63,6 +63,10 @@ pub(crate) struct LoadParams {
     /// those scenarios read as the default.
     #[serde(default = "default_body_size")]
     pub(crate) body_size: usize,
+    /// The message size of `echo` (`--message-size`); results from before it read as the
+    /// default.
+    #[serde(default = "default_message_size")]
+    pub(crate) message_size: usize,
     /// Times each cell runs (`--rounds`; at least 1): the targets' order rotates each round,
     /// and each cell is reduced to its median round ([`super::rounds::reduce`]). Results from
     /// before rounds read as one.
@@ -76,6 +80,10 @@ fn one() -> usize {
 
 fn default_body_size() -> usize {
     crate::oracle::BODY_SIZE
+}
+
+fn default_message_size() -> usize {
+    crate::oracle::MESSAGE_SIZE
 }
 
 /// One of `count` processes that share a load (`--shard index/count`, 1-based): each takes
@@ -153,6 +161,7 @@ impl LoadParams {
             shard: None,
             check_threads: false,
             body_size: crate::oracle::BODY_SIZE,
+            message_size: crate::oracle::MESSAGE_SIZE,
             rounds: 1,
         }
     }

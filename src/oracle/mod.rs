@@ -13,7 +13,7 @@ pub mod hostile;
 mod instance;
 
 pub(crate) use instance::{digest_text, sum_text, Payload, CHUNKS, DELAY_MS, MAX_DELAY_MS};
-pub use instance::{fnv1a64, Instance, Method, BODY_SIZE};
+pub use instance::{fnv1a64, Instance, Method, BODY_SIZE, MESSAGE_SIZE};
 
 use anyhow::{bail, Context as _};
 use bytes::Bytes;

@@ -236,6 +236,70 @@ impl Protocol {
     }
 }
 
+/// What the load client finds at the start of the bytes a connection has read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Framed {
+    /// Not a whole answer yet.
+    Partial,
+    /// The answer to the oldest request in flight: its status (a WebSocket echo's is 200) and
+    /// its length.
+    Answer { status: u16, len: usize },
+    /// `len` bytes that answer no request: a WebSocket pong, or the server's Close (`close`),
+    /// which only the end of a churning connection may bring.
+    Control { len: usize, close: bool },
+}
+
+impl Protocol {
+    /// Appends `instance` as the load client sends it; `last` when it is a churning
+    /// connection's last (`Connection: close`; under WebSocket, a Close frame after it).
+    pub(crate) fn encode_request(self, instance: &Instance, last: bool, out: &mut Vec<u8>) {
+        match self {
+            Protocol::Ws => ws::encode_message(instance, last, out),
+            Protocol::Http1 | Protocol::H2c => {
+                let connection = match last {
+                    true => http1::Connection::Close,
+                    false => http1::Connection::KeepAlive,
+                };
+                http1::encode_instance(instance, connection, out);
+            }
+        }
+    }
+
+    /// What a connection sends before its first request, answered before any goes: the
+    /// WebSocket upgrade to `first`'s path. None for HTTP.
+    pub(crate) fn upgrade(self, first: &Instance) -> Option<Vec<u8>> {
+        match self {
+            Protocol::Ws => Some(ws::handshake::request(
+                &first.target,
+                &ws::handshake::client_key(0),
+            )),
+            Protocol::Http1 | Protocol::H2c => None,
+        }
+    }
+
+    /// The load client's framing of what a connection read ([`Framed`]).
+    pub(crate) fn frame_answer(self, data: &[u8]) -> anyhow::Result<Framed> {
+        match self {
+            Protocol::Ws => ws::frame_answer(data),
+            Protocol::Http1 | Protocol::H2c => Ok(match http1::frame_fast(data)? {
+                Some((status, len)) => Framed::Answer { status, len },
+                None => Framed::Partial,
+            }),
+        }
+    }
+
+    /// One whole answer, as the load client sampled it, reduced to what the oracle reads.
+    pub(crate) fn observed(self, answer: &[u8]) -> anyhow::Result<Observed> {
+        match self {
+            Protocol::Ws => ws::observed(answer),
+            Protocol::Http1 | Protocol::H2c => match http1::parse_response(answer, false)? {
+                Some((res, _)) => Ok(Observed::from_response(&res)),
+                None => Err(anyhow::anyhow!("incomplete response")),
+            },
+        }
+    }
+}
+
 /// A protocol's conformance rules, as `crate::conformance` runs them against every server.
 pub(crate) struct Suite {
     /// The command that runs them, the report's title.

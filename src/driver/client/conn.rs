@@ -49,6 +49,10 @@ pub(super) struct Conn {
     pub(super) sending_close: bool,
     /// Churn: the last answer arrived at this time; the server must close now.
     pub(super) awaiting_close: Option<Instant>,
+    /// Under WebSocket: when the upgrade request went out, until its `101` is read.
+    pub(super) upgrading: Option<Instant>,
+    /// Under WebSocket: the `101` was read; messages may go.
+    pub(super) upgraded: bool,
 }
 
 pub(super) struct Worker<'a> {
@@ -118,6 +122,8 @@ impl<'a> Worker<'a> {
                     sent_here: 0,
                     sending_close: false,
                     awaiting_close: None,
+                    upgrading: None,
+                    upgraded: false,
                 }
             })
             .collect();
@@ -277,6 +283,8 @@ impl<'a> Worker<'a> {
         c.sent_here = 0;
         c.sending_close = false;
         c.awaiting_close = None;
+        c.upgrading = None;
+        c.upgraded = false;
         self.reconnecting = true;
     }
 
@@ -299,6 +307,18 @@ impl<'a> Worker<'a> {
         let c = &self.conns[i];
         if c.unsent > 0 || c.connecting.is_some() || c.awaiting_close.is_some() {
             return;
+        }
+        // Under WebSocket a connection upgrades first, and sends once the `101` is read.
+        if let Some(upgrade) = &self.spec.upgrade {
+            if !c.upgraded {
+                if c.upgrading.is_none() {
+                    let c = &mut self.conns[i];
+                    c.upgrading = Some(now);
+                    c.unsent = upgrade.len();
+                    self.write(i);
+                }
+                return;
+            }
         }
         match self.interval {
             None => {
@@ -381,6 +401,14 @@ impl<'a> Worker<'a> {
             {
                 self.close(poll, i);
                 self.error("connect timed out".into());
+                continue;
+            }
+            // An upgrade the server never answers.
+            if c.upgrading
+                .is_some_and(|t| now.duration_since(t) >= self.spec.timeout)
+            {
+                self.close(poll, i);
+                self.error("no answer to the WebSocket upgrade".into());
                 continue;
             }
             // A correctness failure, not a measurement: counted in the warm-up too.

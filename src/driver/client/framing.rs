@@ -8,13 +8,17 @@ use anyhow::{anyhow, bail};
 use mio::Poll;
 
 use super::conn::{Worker, CARRY_MIN};
+use crate::protocol::Framed;
 use super::{Sampler, SLICES};
 
 impl Worker<'_> {
     pub(super) fn write(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        // Every write is a suffix of the current batch of the ring, or of the closing request.
-        let batch = if c.sending_close {
+        // Every write is a suffix of the current batch of the ring, or of the closing request,
+        // or of the WebSocket upgrade.
+        let batch = if c.upgrading.is_some() {
+            self.spec.upgrade.as_deref().unwrap_or_default()
+        } else if c.sending_close {
             self.spec.requests.close()
         } else {
             self.spec.requests.window(c.batch.0, c.batch.1)
@@ -158,8 +162,35 @@ impl Worker<'_> {
         let into_ns = now.saturating_duration_since(self.record_from).as_nanos() as u64;
         let slice = ((into_ns / slice_ns) as usize).min(SLICES - 1);
         while used < data.len() {
-            let Some((status, len)) = frame(&data[used..])? else {
-                break;
+            // Under WebSocket, the answer to the upgrade comes first: its `101` ends it.
+            if self.conns[i].upgrading.is_some() {
+                let Some((status, len)) = crate::protocol::http1::frame_fast(&data[used..])? else {
+                    break;
+                };
+                if status != 101 {
+                    bail!("status {status} to the WebSocket upgrade (want 101)");
+                }
+                used += len;
+                let c = &mut self.conns[i];
+                c.upgrading = None;
+                c.upgraded = true;
+                if in_window {
+                    self.result.upgrades += 1;
+                }
+                continue;
+            }
+            let (status, len) = match self.spec.protocol.frame_answer(&data[used..])? {
+                Framed::Partial => break,
+                Framed::Answer { status, len } => (status, len),
+                Framed::Control { len, close } => {
+                    // A pong answers nothing; a Close only ends a churning connection whose
+                    // own Close went out.
+                    if close && self.conns[i].awaiting_close.is_none() {
+                        bail!("the server closed the WebSocket with messages to answer");
+                    }
+                    used += len;
+                    continue;
+                }
             };
             let c = &mut self.conns[i];
             let Some((intended, _sent, index)) = c.inflight.pop_front() else {
@@ -196,66 +227,5 @@ impl Worker<'_> {
             used += len;
         }
         Ok(used)
-    }
-}
-
-/// Status and total length of the first response in `data`, or `None` if it is incomplete.
-/// Only the framing is read: Content-Length, chunked, or no body for 1xx/204/304.
-pub(crate) fn frame(data: &[u8]) -> anyhow::Result<Option<(u16, usize)>> {
-    let mut headers = [httparse::EMPTY_HEADER; 32];
-    let mut res = httparse::Response::new(&mut headers);
-    let head = match res.parse(data) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => bail!("malformed response head: {e}"),
-    };
-    let status = res.code.unwrap_or(0);
-    let mut length = None;
-    for h in res.headers.iter() {
-        if h.name.eq_ignore_ascii_case("content-length") {
-            length = std::str::from_utf8(h.value)
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok());
-            if length.is_none() {
-                bail!("bad content-length");
-            }
-        } else if h.name.eq_ignore_ascii_case("transfer-encoding")
-            && h.value
-                .windows(7)
-                .any(|w| w.eq_ignore_ascii_case(b"chunked"))
-        {
-            // Rare on these routes: take the full parser's slow path.
-            return match crate::protocol::http1::parse_response(data, false) {
-                Ok(Some((_, used))) => Ok(Some((status, used))),
-                Ok(None) => Ok(None),
-                Err(e) => Err(e),
-            };
-        }
-    }
-    let body = match length {
-        Some(n) => n,
-        None if status == 204 || status == 304 || (100..200).contains(&status) => 0,
-        None => bail!("response without Content-Length or chunked framing"),
-    };
-    if data.len() < head + body {
-        return Ok(None);
-    }
-    Ok(Some((status, head + body)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frames_length_chunked_and_partial() {
-        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP";
-        assert_eq!(frame(r).unwrap(), Some((200, 40)));
-        assert_eq!(frame(&r[..39]).unwrap(), None);
-        let c = b"HTTP/1.1 404 NF\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n";
-        assert_eq!(frame(c).unwrap(), Some((404, c.len())));
-        assert_eq!(frame(&c[..c.len() - 2]).unwrap(), None);
-        assert!(frame(b"HTTP/1.1 200 OK\r\n\r\nbody").is_err());
-        assert!(frame(b"garbage\r\n\r\n").is_err());
     }
 }

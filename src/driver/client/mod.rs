@@ -73,6 +73,12 @@ pub(crate) struct ClientSpec {
     /// Over TLS: the client's configuration (the run's certificate, resumption or not), one
     /// for the whole cell, so that its session cache is shared by every connection.
     pub(crate) tls: Option<Arc<rustls::ClientConfig>>,
+    /// What the connections speak: how responses are framed, and whether each connection
+    /// upgrades first.
+    pub(crate) protocol: crate::options::Protocol,
+    /// Under WebSocket: the upgrade request each connection sends before its first message,
+    /// answered `101` before any message goes.
+    pub(crate) upgrade: Option<Vec<u8>>,
 }
 
 impl ClientSpec {
@@ -172,7 +178,7 @@ mod tests {
         let hello = crate::oracle::scenario("hello").unwrap().instances(1);
         let spec = ClientSpec {
             addr,
-            requests: Arc::new(Ring::new(&hello, pipeline).unwrap()),
+            requests: Arc::new(Ring::new(&hello, pipeline, Default::default()).unwrap()),
             requests_per_connection: None,
             connections: 2,
             threads: 1,
@@ -187,6 +193,8 @@ mod tests {
             // Interval histograms too (`load --hdr-log`): they must hold every recorded latency.
             hdr_interval: Some(Duration::from_millis(1)),
             tls: None,
+            protocol: Default::default(),
+            upgrade: None,
         };
         // Every response is checked whole: its body must have arrived complete.
         let sampler: Sampler = Arc::new(move |bytes: &[u8], _| {

@@ -46,6 +46,9 @@ pub(crate) struct ThreadResult {
     /// session (rustls's `handshake_kind` on the client's side).
     pub(crate) handshakes: u64,
     pub(crate) resumed: u64,
+    /// WebSocket upgrades answered `101` in the recorded window (a churning WebSocket load's
+    /// handshakes).
+    pub(crate) upgrades: u64,
     /// Connections the server kept open after answering `Connection: close` (for the request
     /// timeout or 0.5 s, whichever is shorter), warm-up included.
     pub(crate) ignored_close: u64,
@@ -79,6 +82,7 @@ impl ThreadResult {
             connect_ns: 0,
             handshakes: 0,
             resumed: 0,
+            upgrades: 0,
             ignored_close: 0,
             unrecorded: 0,
             intervals: Intervals::default(),
@@ -134,6 +138,7 @@ impl ThreadResult {
             m.connect_ns += r.connect_ns;
             m.handshakes += r.handshakes;
             m.resumed += r.resumed;
+            m.upgrades += r.upgrades;
             m.ignored_close += r.ignored_close;
             m.unrecorded += r.unrecorded;
             m.recorded_from = m.recorded_from.or(r.recorded_from);

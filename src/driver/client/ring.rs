@@ -3,8 +3,8 @@
 //! contiguous slice, so a connection writes a batch with one `write` and the hot loop builds
 //! nothing per request.
 
+use crate::options::Protocol;
 use crate::oracle::Instance;
-use crate::protocol::http1::{self, Connection};
 
 /// The encoded requests of a run, and the closing request of connection churn.
 #[derive(Debug)]
@@ -13,15 +13,20 @@ pub(crate) struct Ring {
     bytes: Vec<u8>,
     stride: usize,
     count: usize,
-    /// Request 0 with `Connection: close`: the last of each connection's requests when
-    /// `requests_per_connection` is set. Its answer is checked as request 0's.
+    /// Request 0 as a connection's last (with `Connection: close`; under WebSocket followed by
+    /// a Close frame): the last of each connection's requests when `requests_per_connection`
+    /// is set. Its answer is checked as request 0's.
     close: Vec<u8>,
 }
 
 impl Ring {
-    /// Encodes `instances` (at least one, all of one encoded length) for batches of up to
-    /// `pipeline` requests.
-    pub(crate) fn new(instances: &[Instance], pipeline: usize) -> anyhow::Result<Ring> {
+    /// Encodes `instances` (at least one, all of one encoded length) as `protocol` sends them,
+    /// for batches of up to `pipeline` requests.
+    pub(crate) fn new(
+        instances: &[Instance],
+        pipeline: usize,
+        protocol: Protocol,
+    ) -> anyhow::Result<Ring> {
         anyhow::ensure!(!instances.is_empty(), "no request to send");
         let pipeline = pipeline.max(1);
         let mut bytes = Vec::new();
@@ -31,7 +36,7 @@ impl Ring {
             .chain(instances.iter().cycle().take(pipeline - 1))
         {
             let before = bytes.len();
-            http1::encode_instance(instance, Connection::KeepAlive, &mut bytes);
+            protocol.encode_request(instance, false, &mut bytes);
             let len = bytes.len() - before;
             anyhow::ensure!(
                 stride == 0 || len == stride,
@@ -43,7 +48,11 @@ impl Ring {
             bytes,
             stride,
             count: instances.len(),
-            close: http1::instance_request(&instances[0], Connection::Close),
+            close: {
+                let mut close = Vec::new();
+                protocol.encode_request(&instances[0], true, &mut close);
+                close
+            },
         })
     }
 
@@ -72,11 +81,12 @@ impl Ring {
 mod tests {
     use super::*;
     use crate::oracle::scenario;
+    use crate::protocol::http1::{self, Connection};
 
     #[test]
     fn any_batch_is_one_slice_of_its_requests() {
         let instances = scenario("upload").unwrap().instances(5);
-        let ring = Ring::new(&instances, 3).unwrap();
+        let ring = Ring::new(&instances, 3, Protocol::default()).unwrap();
         assert_eq!(ring.count(), 5);
         for start in 0..5 {
             for k in 1..=3 {
@@ -95,7 +105,7 @@ mod tests {
     #[test]
     fn a_fixed_scenario_is_one_request() {
         let instances = scenario("hello").unwrap().instances(64);
-        let ring = Ring::new(&instances, 4).unwrap();
+        let ring = Ring::new(&instances, 4, Protocol::default()).unwrap();
         assert_eq!(ring.count(), 1);
         assert_eq!(
             ring.window(0, 4),

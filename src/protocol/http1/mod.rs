@@ -497,9 +497,66 @@ impl super::Exchange for TlsChecker {
     }
 }
 
+/// Status and total length of the first response in `data`, or `None` if it is incomplete: the
+/// load client's framing, which reads only Content-Length, chunked, or no body for
+/// 1xx/204/304 (the full parse is [`parse_response`]).
+pub(crate) fn frame_fast(data: &[u8]) -> anyhow::Result<Option<(u16, usize)>> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut res = httparse::Response::new(&mut headers);
+    let head = match res.parse(data) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => bail!("malformed response head: {e}"),
+    };
+    let status = res.code.unwrap_or(0);
+    let mut length = None;
+    for h in res.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            length = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok());
+            if length.is_none() {
+                bail!("bad content-length");
+            }
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding")
+            && h.value
+                .windows(7)
+                .any(|w| w.eq_ignore_ascii_case(b"chunked"))
+        {
+            // Rare on these routes: take the full parser's slow path.
+            return match parse_response(data, false) {
+                Ok(Some((_, used))) => Ok(Some((status, used))),
+                Ok(None) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
+    }
+    let body = match length {
+        Some(n) => n,
+        None if status == 204 || status == 304 || (100..200).contains(&status) => 0,
+        None => bail!("response without Content-Length or chunked framing"),
+    };
+    if data.len() < head + body {
+        return Ok(None);
+    }
+    Ok(Some((status, head + body)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_length_chunked_and_partial() {
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP";
+        assert_eq!(frame_fast(r).unwrap(), Some((200, 40)));
+        assert_eq!(frame_fast(&r[..39]).unwrap(), None);
+        let c = b"HTTP/1.1 404 NF\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n";
+        assert_eq!(frame_fast(c).unwrap(), Some((404, c.len())));
+        assert_eq!(frame_fast(&c[..c.len() - 2]).unwrap(), None);
+        assert!(frame_fast(b"HTTP/1.1 200 OK\r\n\r\nbody").is_err());
+        assert!(frame_fast(b"garbage\r\n\r\n").is_err());
+    }
 
     #[test]
     fn parses_length_chunked_and_partial() {
