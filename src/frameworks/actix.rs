@@ -80,7 +80,8 @@ fn app(
         .service(sum)
         .service(upload)
         .service(json_in)
-        .service(delay);
+        .service(delay)
+        .service(ws_echo);
     // Fairness: `Condition` is actix's way to make a middleware optional while keeping one app
     // type. With logging off no `Logger` is attached, but every request still passes one
     // `match` and the body one enum (`EitherBody`): a few nanoseconds.
@@ -103,7 +104,10 @@ impl Framework for Actix {
     };
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only"))];
+        &[
+            (Protocol::H2c, Support::Supported("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only")),
+            (Protocol::Ws, Support::Supported("actix-ws (`actix_ws::handle` on actix-http's WebSocket codec), continuations aggregated")),
+        ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("`HttpServer::listen_rustls_0_23` (actix-web's `rustls-0_23` feature, actix-tls's acceptor)"),
@@ -162,6 +166,39 @@ impl Framework for Actix {
         };
         Ok(ServerHandle::new(addr, stop, vec![system]))
     }
+}
+
+/// `GET /ws`: the WebSocket echo as actix-ws's docs write it: the session's task echoes each
+/// message whole (continuations aggregated), answers a ping (actix-ws does not by itself),
+/// and answers a Close with the client's code. Frames and messages up to 16 MiB, Autobahn's
+/// largest.
+#[get("/ws")]
+async fn ws_echo(req: HttpRequest, body: web::Payload) -> actix_web::Result<HttpResponse> {
+    use actix_ws::AggregatedMessage;
+    let (res, mut session, stream) = actix_ws::handle(&req, body)?;
+    let mut stream = stream
+        .max_frame_size(16 << 20)
+        .aggregate_continuations()
+        .max_continuation_size(16 << 20);
+    actix_web::rt::spawn(async move {
+        while let Some(Ok(msg)) = stream.recv().await {
+            let sent = match msg {
+                AggregatedMessage::Text(text) => session.text(text).await,
+                AggregatedMessage::Binary(bin) => session.binary(bin).await,
+                AggregatedMessage::Ping(payload) => session.pong(&payload).await,
+                AggregatedMessage::Pong(_) => Ok(()),
+                AggregatedMessage::Close(reason) => {
+                    let _ = session.close(reason).await;
+                    return;
+                }
+            };
+            if sent.is_err() {
+                return;
+            }
+        }
+        let _ = session.close(None).await;
+    });
+    Ok(res)
 }
 
 #[get("/")]

@@ -68,6 +68,7 @@ macro_rules! axum_app {
                 .route("/upload", post(upload))
                 .route("/json_in", post(json_in))
                 .route("/delay", get(delay))
+                .route("/ws", get(ws_echo))
                 .with_state(state);
             match config.options.logging {
                 Logging::Off => router,
@@ -85,8 +86,10 @@ macro_rules! axum_app {
             const ABOUT: About = $about;
             const PER_CORE: bool = true;
             const COUNTS_REQUESTS: bool = true;
-            const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`axum::serve` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+            const PROTOCOLS: &'static [(Protocol, Support)] = &[
+                (Protocol::H2c, Support::Supported("`axum::serve` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)")),
+                (Protocol::Ws, Support::Supported("axum's `ws` feature: `WebSocketUpgrade` and `WebSocket` (tokio-tungstenite)")),
+            ];
             const TRANSPORTS: &'static [(Transport, Support)] = &[(
                 Transport::Tls,
                 Support::Supported(
@@ -174,6 +177,23 @@ macro_rules! axum_app {
                 });
             })
             .await;
+        }
+
+        /// `GET /ws`: the WebSocket echo, as axum's `ws` docs write it; tungstenite answers a
+        /// ping with a pong and a Close with a Close by itself.
+        async fn ws_echo(ws: $axum::extract::ws::WebSocketUpgrade) -> $axum::response::Response {
+            ws.on_upgrade(echo)
+        }
+
+        async fn echo(mut socket: $axum::extract::ws::WebSocket) {
+            use $axum::extract::ws::Message;
+            while let Some(Ok(msg)) = socket.recv().await {
+                if matches!(msg, Message::Text(_) | Message::Binary(_))
+                    && socket.send(msg).await.is_err()
+                {
+                    return;
+                }
+            }
         }
 
         async fn hello() -> Reply {

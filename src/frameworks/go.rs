@@ -61,9 +61,11 @@ impl Program for NetHttp {
         in_process: "– (own process)",
         server: "`peers/go/cmd/nethttp`, built with `go build`, `GOMAXPROCS=--threads`",
     };
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`http.Server.Protocols` with `SetUnencryptedHTTP2` (Go 1.24+), set only under \
-         `--protocol h2c`: it then peeks for the preface on every connection",))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`http.Server.Protocols` with `SetUnencryptedHTTP2` (Go 1.24+), set only under \
+         `--protocol h2c`: it then peeks for the preface on every connection",)),
+        (Protocol::Ws, Support::Supported("gorilla/websocket's `Upgrader` and `ReadMessage`/`WriteMessage`, as its echo example")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported(
@@ -91,8 +93,10 @@ impl Program for Fiber {
         in_process: "– (own process)",
         server: "`peers/go/cmd/fiber`, built with `go build`, `GOMAXPROCS=--threads`",
     };
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Unsupported("fasthttp, under Fiber, has no HTTP/2 (its README: support is in progress)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Unsupported("fasthttp, under Fiber, has no HTTP/2 (its README: support is in progress)")),
+        (Protocol::Ws, Support::Supported("Fiber's websocket middleware (gofiber/contrib/websocket on fasthttp/websocket)")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("crypto/tls: `tls.NewListener` handed to `app.Listener`"),

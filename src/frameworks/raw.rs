@@ -146,8 +146,10 @@ impl Framework for Raw {
     const COUNTS_REQUESTS: bool = true;
     const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)")),
+        (Protocol::Ws, Support::Supported("framebench's own: frames unmasked in place and echoed on raw's mio loop, the reference under `--protocol ws` (what it leaves out: src/frameworks/raw/ws.rs)")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("framebench's own: rustls's `ServerConnection` on raw's mio loop, the TLS reference (what it leaves out: docs/methodology/tls.md)"),

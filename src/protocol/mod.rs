@@ -79,6 +79,10 @@ impl Protocol {
                  negotiated by ALPN, which framebench does not serve yet (HTTP/1.1 over TLS: \
                  leave --protocol out)",
             ),
+            (Protocol::Ws, Transport::Tls) => Err(
+                "--tls with --protocol ws: WebSocket over TLS (wss) is not served yet; \
+                 WebSocket runs over TCP",
+            ),
             _ => Ok(()),
         }
     }
