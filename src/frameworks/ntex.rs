@@ -97,7 +97,7 @@ fn app(
         ),
         Io::Memory => app.service(static_file),
     };
-    let app = app.service((sum, upload, json_in, delay));
+    let app = app.service((sum, upload, json_in, delay, ws_echo));
     app.middleware(Wrap(Observe { target, limit }))
 }
 
@@ -118,8 +118,10 @@ impl Framework for Ntex {
     // understood, `serve --max-requests` refuses ntex and `callgrind_loopback` leaves it out;
     // the counting in `Observe` stays inert.
     const COUNTS_REQUESTS: bool = false;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`HttpService::h2` on an ntex server of its own: a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`HttpService::h2` on an ntex server of its own: a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN)")),
+        (Protocol::Ws, Support::Supported("ntex's own WebSocket (`web::ws::start`, its `ws` feature)")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("`HttpServer::listen_rustls` (ntex's `rustls` feature, ntex-tls's acceptor; ntex sets ALPN to `h2`, `http/1.1`)"),
@@ -252,6 +254,35 @@ fn start(
         None => server.listen(listener)?,
     };
     Ok(server.run())
+}
+
+/// `GET /ws`: the WebSocket echo in ntex's own WebSocket service, as its tests write it:
+/// ntex does not answer a ping by itself, and closes once the reply to a Close is sent.
+#[web::get("/ws")]
+async fn ws_echo(req: HttpRequest) -> Result<HttpResponse, web::Error> {
+    use ntex::service::{fn_factory_with_config, fn_service};
+    use ntex::util::ByteString;
+    use ntex::web::ws;
+    ws::start::<_, _, &str, web::Error>(
+        req,
+        None,
+        fn_factory_with_config(|_sink: ws::WsSink| async {
+            Ok::<_, web::Error>(fn_service(|frame: ws::Frame| async move {
+                Ok::<_, std::io::Error>(match frame {
+                    ws::Frame::Text(text) => Some(match ByteString::try_from(text) {
+                        Ok(text) => ws::Message::Text(text),
+                        Err(_) => ws::Message::Close(Some(ws::CloseCode::Invalid.into())),
+                    }),
+                    ws::Frame::Binary(bin) => Some(ws::Message::Binary(bin)),
+                    ws::Frame::Continuation(item) => Some(ws::Message::Continuation(item)),
+                    ws::Frame::Ping(payload) => Some(ws::Message::Pong(payload)),
+                    ws::Frame::Pong(_) => None,
+                    ws::Frame::Close(reason) => Some(ws::Message::Close(reason)),
+                })
+            }))
+        }),
+    )
+    .await
 }
 
 #[web::get("/")]

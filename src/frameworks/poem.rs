@@ -1,4 +1,19 @@
-//! poem 3: a `Route` of `#[handler]` functions with the state as endpoint data, poem's own
+//! poem 3: a `Route` of `/// `GET /ws`: the WebSocket echo, as poem's `websocket` docs write it; tungstenite under it
+/// answers a ping and a Close by itself.
+#[handler]
+async fn ws_echo(ws: poem::web::websocket::WebSocket) -> impl poem::IntoResponse {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use poem::web::websocket::Message;
+    ws.on_upgrade(|mut socket| async move {
+        while let Some(Ok(msg)) = socket.next().await {
+            if matches!(msg, Message::Text(_) | Message::Binary(_)) && socket.send(msg).await.is_err() {
+                break;
+            }
+        }
+    })
+}
+
+#[handler]` functions with the state as endpoint data, poem's own
 //! extractors (`web::Query`, `Bytes`, `web::Json`) for the query and body routes,
 //! `StaticFilesEndpoint` for static files (io=disk), and, when logging is on, an `around`
 //! middleware that logs one line per response. `app()` is the only place the app is built:
@@ -53,7 +68,8 @@ fn app(config: &Config) -> BoxEndpoint<'static> {
         .at("/sum", get(sum))
         .at("/upload", post(upload))
         .at("/json_in", post(json_in))
-        .at("/delay", get(delay));
+        .at("/delay", get(delay))
+        .at("/ws", get(ws_echo));
     let endpoint = route.data(state);
     match logging::target(config.options.logging) {
         None => endpoint.boxed(),
@@ -93,8 +109,10 @@ impl Framework for Poem {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`poem::Server` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`poem::Server` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::Ws, Support::Supported("poem's `websocket` feature: `WebSocket::on_upgrade` (tokio-tungstenite)")),
+    ];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

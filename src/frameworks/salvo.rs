@@ -53,7 +53,8 @@ fn app(config: &Config) -> Service {
         .push(Router::with_path("sum").get(sum))
         .push(Router::with_path("upload").post(upload))
         .push(Router::with_path("json_in").post(json_in))
-        .push(Router::with_path("delay").get(delay));
+        .push(Router::with_path("delay").get(delay))
+        .push(Router::with_path("ws").get(ws_echo));
     let router = match config.options.io {
         Io::Disk => router.push(
             Router::with_path("static/{**path}")
@@ -93,8 +94,10 @@ impl Framework for Salvo {
     // Fairness: with the feature on, every connection (HTTP/1.1 ones too) starts with a read
     // that looks for the HTTP/2 preface, as hyper-util's auto builder does under axum and poem;
     // HTTP/1.1 callgrind counts before and after are in docs/methodology/http2.md.
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("salvo's `http2-cleartext` feature: every connection is read for the preface first"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("salvo's `http2-cleartext` feature: every connection is read for the preface first")),
+        (Protocol::Ws, Support::Supported("salvo's `websocket` feature: `WebSocketUpgrade` (tokio-tungstenite)")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("`RustlsListener` (salvo's `rustls` and `ring` features) around the bound listener; the handshake on the connection's task, bounded by the fuse's `tls_handshake_timeout`"),
@@ -208,6 +211,21 @@ impl Listener for Bound {
     async fn try_bind(self) -> salvo::Result<TcpAcceptor> {
         Ok(TcpAcceptor::try_from(self.0)?)
     }
+}
+
+/// `GET /ws`: the WebSocket echo, as salvo's `websocket` docs write it; tungstenite under it
+/// answers a ping and a Close by itself.
+#[handler]
+async fn ws_echo(req: &mut salvo::Request, res: &mut salvo::Response) -> Result<(), salvo::http::StatusError> {
+    salvo::websocket::WebSocketUpgrade::new()
+        .upgrade(req, res, |mut ws| async move {
+            while let Some(Ok(msg)) = ws.recv().await {
+                if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await
 }
 
 #[handler]

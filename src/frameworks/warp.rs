@@ -99,10 +99,24 @@ fn app(config: &Config) -> App {
             .map(json_in))
         .unify()
         .map(warp::Reply::into_response);
-    let app = warp::get()
-        .or(warp::head())
+    // The WebSocket echo, as warp's `websocket` docs write it; tungstenite under it answers a
+    // ping and a Close by itself.
+    let ws = warp::path!("ws")
+        .and(warp::ws())
+        .map(|ws: warp::ws::Ws| {
+            ws.on_upgrade(|mut socket| async move {
+                use futures_util::{SinkExt as _, StreamExt as _};
+                while let Some(Ok(msg)) = socket.next().await {
+                    if (msg.is_text() || msg.is_binary()) && socket.send(msg).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        })
+        .map(warp::Reply::into_response);
+    let app = ws
+        .or(warp::get().or(warp::head()).unify().and(routes))
         .unify()
-        .and(routes)
         .or(bodies)
         .unify();
     match logging::target(config.options.logging) {
@@ -131,8 +145,10 @@ impl Framework for Warp {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`warp::serve` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`warp::serve` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::Ws, Support::Supported("warp's `websocket` feature: `warp::ws()` and `Ws::on_upgrade` (tokio-tungstenite)")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("tokio-rustls before hyper's `http1::Builder` serving `warp::service` (warp 0.4 has no TLS feature, and its `Accept` is sealed)"),

@@ -100,7 +100,8 @@ fn app(
         .at("/sum", get(handler_service(sum)))
         .at("/upload", post(handler_service(upload)))
         .at("/json_in", post(handler_service(json_in)))
-        .at("/delay", get(handler_service(delay)));
+        .at("/delay", get(handler_service(delay)))
+        .at("/ws", get(handler_service(ws_echo)));
     app.finish().enclosed(Observe { target, limit })
 }
 
@@ -117,8 +118,10 @@ impl Framework for Xitca {
         server: "`xitca_web::HttpServer` (xitca-server) on the listener with `--threads` workers, each a current-thread tokio runtime",
     };
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only")),
+        (Protocol::Ws, Support::Supported("xitca-web's `websocket` feature (http-ws): `WebSocket::on_msg`")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("xitca-http's rustls acceptor (`HttpServiceBuilder::rustls`, what `HttpServer::bind_rustls` builds) on xitca-server's `Builder::listen`"),
@@ -199,6 +202,22 @@ impl Framework for Xitca {
         };
         Ok(ServerHandle::new(addr, stop, vec![waiter]))
     }
+}
+
+/// `GET /ws`: the WebSocket echo, as xitca-web's websocket example writes it at 0.8.1; xitca
+/// answers a ping and a Close itself, and pings an idle client every 15 s.
+async fn ws_echo(mut ws: xitca_web::handler::websocket::WebSocket) -> xitca_web::handler::websocket::WebSocket {
+    use xitca_web::handler::websocket::Message;
+    ws.on_msg(|tx, msg| {
+        Box::pin(async move {
+            let _ = match msg {
+                Message::Text(text) => tx.text(text.into_inner()).await,
+                Message::Binary(bin) => tx.binary(bin).await,
+                Message::Continuation(item) => tx.continuation(item).await,
+            };
+        })
+    });
+    ws
 }
 
 async fn hello() -> Reply {
