@@ -112,8 +112,10 @@ impl Framework for Iron {
     };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
-    const PROTOCOLS: &'static [(crate::options::Protocol, Support)] =
-        &[(crate::options::Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
+    const PROTOCOLS: &'static [(crate::options::Protocol, Support)] = &[
+        (crate::options::Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only")),
+        (crate::options::Protocol::Ws, Support::Unsupported("hyper 0.10's server writes the response when the handler returns and keeps the socket: no upgrade, and iron's body hides the stream")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Unsupported("hyper 0.10's server takes TLS through its `SslServer` trait, whose crates (hyper-native-tls, hyper-openssl) are OpenSSL's; none is on rustls"),

@@ -103,8 +103,10 @@ impl Framework for MayMinihttp {
     const COUNTS_REQUESTS: bool = false;
     const NOTE: &'static str =
         "child process; no HEAD, no keep-alive timeout, at most 16 request headers";
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Unsupported("it parses HTTP/1 only and writes `HTTP/1.1` in every answer"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Unsupported("it parses HTTP/1 only and writes `HTTP/1.1` in every answer")),
+        (Protocol::Ws, Support::Unsupported("its connection loop owns the socket and has no upgrade or hijack")),
+    ];
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "may-minihttp 0.1.11 reads a request body only by its Content-Length (src/request.rs:116-134), \

@@ -113,8 +113,10 @@ impl Framework for Nickel {
     };
     const COUNTS_REQUESTS: bool = true;
     const THREAD_PER_CONNECTION: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Unsupported("hyper 0.10 speaks HTTP/1 only")),
+        (Protocol::Ws, Support::Unsupported("hyper 0.10's server writes the response when the handler returns and keeps the socket: no upgrade")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Unsupported("hyper 0.10's server takes TLS through its `SslServer` trait, whose crates (hyper-native-tls, hyper-openssl) are OpenSSL's; none is on rustls"),

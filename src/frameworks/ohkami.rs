@@ -48,6 +48,7 @@ fn app(config: &Config) -> Ohkami {
         "/upload".POST(upload),
         "/json_in".POST(json_in),
         "/delay".GET(delay),
+        "/ws".GET(ws_echo),
     ));
     // Fairness: ohkami's `Mount` reads every file of the folder into memory when the app is
     // built and serves those bytes, so io=disk serves ohkami's static files from memory, as
@@ -84,8 +85,10 @@ impl Framework for OhkamiApp {
         server: "`Ohkami::howl_with` on the listener, tokio with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Unsupported("its parser accepts `HTTP/1.1` only (its README: \"use some reverse proxy to do with HTTP/2\")"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Unsupported("its parser accepts `HTTP/1.1` only (its README: \"use some reverse proxy to do with HTTP/2\")")),
+        (Protocol::Ws, Support::Supported("ohkami's `ws` feature: `WebSocketContext::upgrade` (mews); it takes `Connection: Upgrade` as the whole header only")),
+    ];
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "ohkami 0.24.9 reads a request body only by its Content-Length (src/request/mod.rs:341-343), \
@@ -217,6 +220,34 @@ fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query.split('&').filter(|p| !p.is_empty()).map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (k.to_owned(), v.to_owned())
+    })
+}
+
+/// `GET /ws`: the WebSocket echo on ohkami's `ws` feature (mews), which answers a ping itself
+/// (and then reads as `Ok(None)`); a Close is echoed with its code.
+async fn ws_echo(ctx: ohkami::ws::WebSocketContext<'_>) -> ohkami::ws::WebSocket {
+    use ohkami::ws::Message;
+    ctx.upgrade(|mut conn| async move {
+        loop {
+            match conn.recv().await {
+                Ok(Some(Message::Text(text))) => {
+                    if conn.send(Message::Text(text)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(Some(Message::Binary(bin))) => {
+                    if conn.send(Message::Binary(bin)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(Some(Message::Close(frame))) => {
+                    let _ = conn.send(Message::Close(frame)).await;
+                    break;
+                }
+                Ok(Some(Message::Ping(_) | Message::Pong(_)) | None) => {}
+                Err(_) => break,
+            }
+        }
     })
 }
 

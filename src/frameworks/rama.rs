@@ -61,7 +61,15 @@ fn app(config: &Config) -> App {
         .with_get("/sum", sum)
         .with_post("/upload", upload)
         .with_post("/json_in", json_in)
-        .with_get("/delay", delay);
+        .with_get("/delay", delay)
+        // The WebSocket echo: rama's own echo service behind its acceptor, as rama's
+        // `ws_echo_server` example writes it (the router's endpoints take no errors).
+        .with_get(
+            "/ws",
+            rama::layer::ConsumeErrLayer::trace(tracing::Level::DEBUG).into_layer(
+                rama::http::ws::handshake::server::WebSocketAcceptor::new().into_echo_service(),
+            ),
+        );
     let router = match config.options.io {
         Io::Disk => router.with_sub_service(
             "/static",
@@ -106,8 +114,10 @@ impl Framework for Rama {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`HttpServer::h2` (rama's own fork of h2 and of hyper's h2 server), on a listener of its own, HTTP/2 only"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`HttpServer::h2` (rama's own fork of h2 and of hyper's h2 server), on a listener of its own, HTTP/2 only")),
+        (Protocol::Ws, Support::Supported("rama's `ws` feature: `WebSocketAcceptor::into_echo_service` (rama-ws, its fork of tungstenite)")),
+    ];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {

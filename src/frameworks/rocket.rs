@@ -75,7 +75,7 @@ fn app(config: &Config, rocket_config: rocket::Config) -> rocket::Rocket<Build> 
         .manage(AppState::new_async(config))
         .mount(
             "/",
-            rocket::routes![hello, json, redis_get, template, paste, sum, upload, json_in, delay],
+            rocket::routes![hello, json, redis_get, template, paste, sum, upload, json_in, delay, ws_echo],
         );
     let rocket = match config.options.io {
         Io::Disk => rocket.mount("/static", FileServer::from(config.fixtures.static_dir())),
@@ -103,8 +103,10 @@ impl Framework for Rocket {
     // auto builder, HTTP/1.1 ones too (a read for the preface first). Rocket is not counted
     // under callgrind (below), so its HTTP/1.1 cost was timed before and after instead:
     // docs/history/rocket-http2-ab.md.
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("Rocket's `http2` feature (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("Rocket's `http2` feature (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::Ws, Support::Supported("rocket_ws (Rocket's WebSocket crate, tokio-tungstenite)")),
+    ];
     // Not counted (false, the default): a counting `on_response` fairing was tried on
     // 2026-11-27. Under libfaketime alone, `serve rocket --max-requests 20` exited after 20
     // requests, but under the loopback callgrind bench (valgrind and libfaketime) the server
@@ -208,6 +210,24 @@ impl Framework for Rocket {
         })?;
         server::started(handle, &ready_rx, "rocket")
     }
+}
+
+/// `GET /ws`: the WebSocket echo through rocket_ws, as its docs write it; tungstenite under
+/// it answers a ping and a Close.
+#[rocket::get("/ws")]
+fn ws_echo(ws: rocket_ws::WebSocket) -> rocket_ws::Channel<'static> {
+    use rocket::futures::{SinkExt as _, StreamExt as _};
+    ws.channel(move |mut stream| {
+        Box::pin(async move {
+            while let Some(message) = stream.next().await {
+                let message = message?;
+                if message.is_text() || message.is_binary() {
+                    stream.send(message).await?;
+                }
+            }
+            Ok(())
+        })
+    })
 }
 
 #[rocket::get("/")]

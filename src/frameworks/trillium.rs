@@ -43,7 +43,8 @@ fn app(config: &Config) -> BoxedHandler {
         .get("/sum", sum)
         .post("/upload", upload)
         .post("/json_in", json_in)
-        .get("/delay", delay);
+        .get("/delay", delay)
+        .get("/ws", ws_echo());
     let router = match config.options.io {
         // Fairness: `StaticFileHandler` resolves a path that decodes to a NUL byte to an error
         // from the file system, not a 404; the guard before it answers 404 first
@@ -87,8 +88,10 @@ impl Framework for Trillium {
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
     const NOTE: &'static str = "no keep-alive timeout";
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`trillium_tokio` (trillium-http's own HTTP/2: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`trillium_tokio` (trillium-http's own HTTP/2: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::Ws, Support::Supported("trillium-websockets (async-tungstenite)")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("trillium-rustls's `RustlsAcceptor` through `with_acceptor` (the handshake on the connection's task, with no time bound of trillium's)"),
@@ -192,6 +195,20 @@ impl Framework for Trillium {
             }
         })
     }
+}
+
+/// `GET /ws`: the WebSocket echo through trillium-websockets, as its docs write it; tungstenite
+/// under it answers a ping and a Close.
+fn ws_echo() -> trillium_websockets::WebSocket<impl trillium_websockets::WebSocketHandler> {
+    use futures_util::StreamExt as _;
+    use trillium_websockets::{Message, WebSocketConn};
+    trillium_websockets::websocket(|mut conn: WebSocketConn| async move {
+        while let Some(Ok(msg)) = conn.next().await {
+            if matches!(msg, Message::Text(_) | Message::Binary(_)) && conn.send(msg).await.is_err() {
+                break;
+            }
+        }
+    })
 }
 
 async fn hello(conn: Conn) -> Conn {

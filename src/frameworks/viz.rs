@@ -58,7 +58,8 @@ fn app(config: &Config) -> Router {
         .get("/sum", sum.into_handler())
         .post("/upload", upload)
         .post("/json_in", json_in.into_handler())
-        .get("/delay", delay.into_handler());
+        .get("/delay", delay.into_handler())
+        .get("/ws", ws_echo);
     // viz answers a path no route matches itself, before any middleware; a catch-all route,
     // viz's way to own the 404, lets the logger see it as every other logger does.
     let router = router.any("/*", not_found).with(State::new(state));
@@ -103,8 +104,10 @@ impl Framework for Viz {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`viz::Server` with hyper-util's auto builder (always built: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`viz::Server` with hyper-util's auto builder (always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::Ws, Support::Supported("viz's `websocket` feature: the `WebSocket` extractor and `on_upgrade` (tokio-tungstenite)")),
+    ];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -192,6 +195,21 @@ async fn respond(tree: &Tree, mut req: Request) -> Response {
 
 async fn not_found(_: Request) -> viz::Result<Reply> {
     Ok(Reply::error(404))
+}
+
+/// `GET /ws`: the WebSocket echo, as viz's `websocket` docs write it; tungstenite under it
+/// answers a ping and a Close by itself.
+async fn ws_echo(mut req: Request) -> viz::Result<viz::Response> {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use viz::RequestExt as _;
+    let ws = req.extract::<viz::types::WebSocket>().await?;
+    Ok(ws.on_upgrade(|mut socket| async move {
+        while let Some(Ok(msg)) = socket.next().await {
+            if (msg.is_text() || msg.is_binary()) && socket.send(msg).await.is_err() {
+                break;
+            }
+        }
+    }))
 }
 
 async fn hello(_: Request) -> viz::Result<Reply> {
