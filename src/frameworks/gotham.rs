@@ -87,6 +87,7 @@ where
         .to(sum);
     route.post("/upload").to_async(upload);
     route.post("/json_in").to_async(json_in);
+    route.get("/ws").to(ws_echo);
     route
         .get("/delay")
         .with_query_string_extractor::<DelayQuery>()
@@ -118,8 +119,10 @@ impl Framework for Gotham {
         server: "`gotham::bind_server` on tokio with `--threads` workers",
     };
     const PER_CORE: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("`gotham::bind_server` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("`gotham::bind_server` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::Ws, Support::Supported("tokio-tungstenite on hyper's `OnUpgrade`, as gotham's `websocket` example (gotham has no WebSocket layer)")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("tokio-rustls in `bind_server`'s `wrap`, which is what `gotham::tls` does (its `rustls` feature would build aws-lc, and it binds its own address)"),
@@ -185,6 +188,37 @@ impl Framework for Gotham {
             }
         })
     }
+}
+
+/// `GET /ws`: the WebSocket echo, as gotham's `websocket` example writes it: the handshake's
+/// `101` by hand, the upgraded connection (hyper's `OnUpgrade`, which gotham's server keeps
+/// with upgrades on) to tokio-tungstenite on a task of its own.
+fn ws_echo(mut state: State) -> (State, Res) {
+    use gotham::hyper::header::{HeaderValue, CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, UPGRADE};
+    use gotham::hyper::upgrade::OnUpgrade;
+    use gotham::hyper::HeaderMap;
+    let headers = HeaderMap::borrow_from(&state);
+    let accept = super::tungstenite_echo::accept_key(
+        headers.get(SEC_WEBSOCKET_KEY).map(HeaderValue::as_bytes),
+        headers.get(UPGRADE).map(HeaderValue::as_bytes),
+    );
+    let (Some(accept), Some(on_upgrade)) = (accept, OnUpgrade::try_take_from(&mut state)) else {
+        let res = create_empty_response(&state, StatusCode::BAD_REQUEST);
+        return (state, res);
+    };
+    tokio::spawn(async move {
+        if let Ok(upgraded) = on_upgrade.await {
+            super::tungstenite_echo::echo(gotham::hyper_util::rt::TokioIo::new(upgraded)).await;
+        }
+    });
+    let mut res = create_empty_response(&state, StatusCode::SWITCHING_PROTOCOLS);
+    let h = res.headers_mut();
+    h.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+    h.insert(UPGRADE, HeaderValue::from_static("websocket"));
+    if let Ok(accept) = HeaderValue::from_str(&accept) {
+        h.insert(SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    (state, res)
 }
 
 fn hello(state: State) -> (State, Res) {

@@ -32,12 +32,16 @@ use crate::oracle::SCENARIOS;
 // Shared by axum and axum07: a file that is not a registry line's module.
 #[cfg(all(any(feature = "axum", feature = "axum07"), not(test)))]
 mod axum_app;
-// Shared by hyper and axum's TLS server: the accept loop on hyper's connection API.
+// Shared by hyper and axum's and warp's TLS servers: the accept loop on hyper's connection API.
 #[cfg(all(
-    any(feature = "axum", feature = "axum07", feature = "hyper"),
+    any(feature = "axum", feature = "axum07", feature = "hyper", feature = "warp"),
     not(test)
 ))]
 mod accept;
+// Shared by the servers whose WebSocket echo is tokio-tungstenite on hyper's upgrade (gotham;
+// hyper and hyper 0.14 next): the echo loop and the handshake's accept value.
+#[cfg(all(feature = "gotham", not(test)))]
+mod tungstenite_echo;
 // Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
 // line's module.
 #[cfg(all(
