@@ -309,12 +309,13 @@ impl<'a> Worker<'a> {
             return;
         }
         // Under WebSocket a connection upgrades first, and sends once the `101` is read.
-        if let Some(upgrade) = &self.spec.upgrade {
+        if let Some(len) = self.spec.upgrade.as_ref().map(Vec::len) {
             if !c.upgraded {
-                if c.upgrading.is_none() {
+                let start = c.upgrading.is_none();
+                if start {
                     let c = &mut self.conns[i];
                     c.upgrading = Some(now);
-                    c.unsent = upgrade.len();
+                    c.unsent = len;
                     self.write(i);
                 }
                 return;
