@@ -32,6 +32,7 @@
 #![cfg_attr(any(framebench_partial, test), allow(dead_code))]
 
 pub(crate) mod ab;
+pub(crate) mod autobahn;
 pub mod allocs;
 pub mod bench;
 pub(crate) mod build_step;

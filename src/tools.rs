@@ -42,17 +42,20 @@ pub enum Tool {
     Runner,
     /// libfaketime, which freezes the clock the callgrind benches count under.
     Faketime,
+    /// Autobahn|Testsuite's `wstest`, WebSocket's conformance judge.
+    Wstest,
 }
 
 impl Tool {
     /// Every tool.
-    pub const ALL: [Tool; 6] = [
+    pub const ALL: [Tool; 7] = [
         Tool::Redis,
         Tool::Go,
         Tool::Wrk,
         Tool::Valgrind,
         Tool::Runner,
         Tool::Faketime,
+        Tool::Wstest,
     ];
 
     /// The name `FRAMEBENCH_REQUIRE` takes.
@@ -64,6 +67,7 @@ impl Tool {
             Tool::Valgrind => "valgrind",
             Tool::Runner => "gungraun-runner",
             Tool::Faketime => "faketime",
+            Tool::Wstest => "wstest",
         }
     }
 
@@ -76,6 +80,7 @@ impl Tool {
             Tool::Valgrind => "FRAMEBENCH_VALGRIND",
             Tool::Runner => "FRAMEBENCH_GUNGRAUN_RUNNER",
             Tool::Faketime => "FRAMEBENCH_FAKETIME",
+            Tool::Wstest => "FRAMEBENCH_WSTEST",
         }
     }
 
@@ -88,6 +93,7 @@ impl Tool {
             Tool::Valgrind => "valgrind",
             Tool::Runner => "gungraun-runner",
             Tool::Faketime => FAKETIME_DEFAULT,
+            Tool::Wstest => "wstest",
         }
     }
 
@@ -101,6 +107,7 @@ impl Tool {
             Tool::Valgrind => "the callgrind benches and `framebench profile --callgrind`",
             Tool::Runner => "the callgrind benches",
             Tool::Faketime => "the frozen clock (some callgrind counts then vary between runs)",
+            Tool::Wstest => "Autobahn|Testsuite (`check --conformance --protocol ws`)",
         }
     }
 
@@ -116,6 +123,12 @@ impl Tool {
                 gungraun_version()
             ),
             Tool::Faketime => "apt-get install faketime".into(),
+            // Autobahn|Testsuite is Python 2 only: the script makes a virtual environment of
+            // its own and says where its `wstest` is.
+            Tool::Wstest => {
+                "scripts/autobahn.sh (Python 2.7, then export FRAMEBENCH_WSTEST=target/autobahn/venv/bin/wstest)"
+                    .into()
+            }
         }
     }
 
@@ -195,7 +208,7 @@ impl Tool {
                 }
                 true
             }
-            Tool::Wrk | Tool::Faketime => true,
+            Tool::Wrk | Tool::Faketime | Tool::Wstest => true,
         };
         if !runs {
             bail!(

@@ -11,6 +11,28 @@ use crate::check::{check_framework, print_table};
 use crate::framework::Config;
 use crate::options::Options;
 
+/// A conformance report: framebench's rules, or Autobahn's cases (WebSocket).
+enum Judged {
+    Rules(crate::conformance::Report),
+    Autobahn(crate::autobahn::Report),
+}
+
+impl Judged {
+    fn terminal(&self) -> String {
+        match self {
+            Judged::Rules(r) => r.terminal(),
+            Judged::Autobahn(r) => r.terminal(),
+        }
+    }
+
+    fn markdown(&self, window: crate::provenance::Window) -> String {
+        match self {
+            Judged::Rules(r) => r.markdown(window),
+            Judged::Autobahn(r) => r.markdown(window),
+        }
+    }
+}
+
 /// `framebench check`.
 #[derive(clap::Args)]
 pub struct CheckArgs {
@@ -27,6 +49,10 @@ pub struct CheckArgs {
     /// commit and window it ran in (docs/generated/conformance.md is one).
     #[arg(long, value_name = "PATH", requires = "conformance")]
     markdown: Option<std::path::PathBuf>,
+    /// With --conformance --protocol ws: Autobahn's cases to run. `quick` leaves out 9.*
+    /// (messages up to 16 MiB) and 12.* and 13.* (compression).
+    #[arg(long, value_enum, default_value = "quick", requires = "conformance")]
+    autobahn: crate::autobahn::Cases,
     #[command(flatten)]
     opts: OptArgs,
     #[command(flatten)]
@@ -37,7 +63,7 @@ pub struct CheckArgs {
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.conformance {
         let started = std::time::SystemTime::now();
-        let report = conformance(&args.frameworks, &args.opts)?;
+        let report = conformance(&args.frameworks, &args.opts, args.autobahn)?;
         print!("{}", report.terminal());
         if let Some(path) = &args.markdown {
             let window = crate::provenance::Window::since(started);
@@ -105,7 +131,11 @@ fn check(
 /// `framebench check --conformance [--protocol P] [--tls]`: every serving framework named (all
 /// when none) against the protocol's rules, over TLS with `--tls` ([`crate::conformance`]). A report: it exits 0 whatever
 /// the servers answer.
-fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<crate::conformance::Report> {
+fn conformance(
+    names: &[String],
+    opts: &OptArgs,
+    autobahn: crate::autobahn::Cases,
+) -> anyhow::Result<Judged> {
     // A framework without a server (a floor) has no row, named or not.
     let entries: Vec<_> = crate::select::frameworks(names, |_| true, "")?
         .into_iter()
@@ -118,7 +148,7 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<crate::confor
     opts.protocol
         .over(transport)
         .map_err(crate::error::usage)?;
-    let suite = opts.protocol.suite().map_err(crate::error::usage)?;
+
     let config = Config::new(fixtures, None).with(Options {
         threads: opts.threads.into(),
         runtime: opts.runtime,
@@ -126,5 +156,12 @@ fn conformance(names: &[String], opts: &OptArgs) -> anyhow::Result<crate::confor
         transport,
         ..Options::default()
     });
-    Ok(crate::conformance::run(&entries, &config, suite))
+    Ok(match opts.protocol.judge() {
+        crate::protocol::Judge::Rules(suite) => {
+            Judged::Rules(crate::conformance::run(&entries, &config, suite))
+        }
+        crate::protocol::Judge::Autobahn => {
+            Judged::Autobahn(crate::autobahn::run(&entries, &config, autobahn))
+        }
+    })
 }

@@ -205,16 +205,13 @@ impl Protocol {
         }
     }
 
-    /// Its conformance rules, as `check --conformance --protocol P` runs them; `Err` says why
-    /// there are none here.
-    pub(crate) fn suite(self) -> Result<&'static Suite, &'static str> {
+    /// What judges its conformance under `check --conformance --protocol P`: rules of
+    /// framebench's, or (WebSocket) Autobahn|Testsuite, the field's own judge.
+    pub(crate) fn judge(self) -> Judge {
         match self {
-            Protocol::Http1 => Ok(&http1::rules::SUITE),
-            Protocol::H2c => Ok(&h2c::rules::SUITE),
-            Protocol::Ws => Err(
-                "check --conformance --protocol ws: WebSocket's judge is Autobahn|Testsuite, \
-                 not built in yet; `framebench check --protocol ws` checks every echo",
-            ),
+            Protocol::Http1 => Judge::Rules(&http1::rules::SUITE),
+            Protocol::H2c => Judge::Rules(&h2c::rules::SUITE),
+            Protocol::Ws => Judge::Autobahn,
         }
     }
 
@@ -302,6 +299,14 @@ impl Protocol {
             },
         }
     }
+}
+
+/// What judges a protocol's conformance ([`Protocol::judge`]).
+pub(crate) enum Judge {
+    /// framebench's rules ([`Suite`]), run by `crate::conformance`.
+    Rules(&'static Suite),
+    /// Autobahn|Testsuite's fuzzing client, run by `crate::autobahn`.
+    Autobahn,
 }
 
 /// A protocol's conformance rules, as `crate::conformance` runs them against every server.

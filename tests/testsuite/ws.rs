@@ -205,3 +205,32 @@ fn every_websocket_server_meets_hostile_frames_with_a_close_and_still_echoes() {
         echoes(&mut s, "after the pings");
     }
 }
+
+/// Autobahn|Testsuite's quick cases (all but 9.*, 12.* and 13.*) against raw and axum: the
+/// reference passes every one, and both get a row. Skipped with one line without `wstest`
+/// (`scripts/autobahn.sh`), unless `FRAMEBENCH_REQUIRE` names it.
+#[test]
+fn autobahn_judges_the_reference_and_axum() {
+    use framebench::tools::Tool;
+    if let Err(why) = Tool::Wstest.path() {
+        assert!(!Tool::Wstest.required(), "{why}");
+        eprintln!("skipping the Autobahn test: {why}");
+        return;
+    }
+    let out = crate::common::run(&["check", "--conformance", "--protocol", "ws", "raw", "axum"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    let row = |name: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row: {text}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    // framework, ok, non-strict, informational, unimplemented, failed, cases
+    let raw = row("raw");
+    assert_eq!(raw[5], "0", "raw failed cases: {text}");
+    assert!(raw[6].parse::<usize>().unwrap() > 200, "{text}");
+    assert_eq!(row("axum").len(), 7, "{text}");
+}

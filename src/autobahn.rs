@@ -1,0 +1,349 @@
+//! WebSocket's conformance judge: Autobahn|Testsuite's fuzzing client (`wstest -m
+//! fuzzingclient`) against every WebSocket echo named, under `check --conformance --protocol
+//! ws`. Its some 500 cases cover framing, fragmentation, UTF-8, close codes, ping and pong, and
+//! limits. It is the field's judge, so framebench runs it rather than rules of its own, and
+//! reports per server how many cases passed, were non-strict or informational, were not
+//! implemented (compression, which no echo here negotiates), or failed. Autobahn's own report
+//! folder (HTML and JSON per case) is left under `target/autobahn/`; none of it is committed.
+//!
+//! Autobahn|Testsuite is Python 2 only (25.10.1 on PyPI); `scripts/autobahn.sh` installs it in a
+//! virtual environment of its own. Without it the run is skipped with one line. `wstest` exits
+//! 0 whatever happens, so a server whose cases are missing from its `index.json` (it stopped
+//! answering) is marked so, not read as passing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context as _};
+use serde::Deserialize;
+
+use crate::framework::{App, Config, Entry, ServerHandle};
+use crate::outcome::{NotOk, Outcome};
+use crate::table::{Align, Table};
+use crate::tools::Tool;
+
+/// Which of Autobahn's cases run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Cases {
+    /// Every case but 9.* (messages up to 16 MiB: minutes per server) and 12.* and 13.*
+    /// (compression, which no echo here negotiates): what CI runs.
+    Quick,
+    /// Every case: what the publication runs.
+    All,
+}
+
+impl Cases {
+    /// The case patterns left out.
+    fn excluded(self) -> &'static [&'static str] {
+        match self {
+            Cases::Quick => &["9.*", "12.*", "13.*"],
+            Cases::All => &[],
+        }
+    }
+
+    /// How long the whole run may take, per server.
+    fn bound(self) -> Duration {
+        match self {
+            Cases::Quick => Duration::from_secs(120),
+            Cases::All => Duration::from_secs(900),
+        }
+    }
+}
+
+/// One case's verdict in Autobahn's `index.json`.
+#[derive(Debug, Deserialize)]
+struct CaseResult {
+    behavior: Behavior,
+    #[serde(rename = "behaviorClose")]
+    behavior_close: Behavior,
+}
+
+/// Autobahn's verdicts, for a case and for its closing handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+enum Behavior {
+    #[serde(rename = "OK")]
+    Ok,
+    #[serde(rename = "NON-STRICT")]
+    NonStrict,
+    #[serde(rename = "INFORMATIONAL")]
+    Informational,
+    #[serde(rename = "UNIMPLEMENTED")]
+    Unimplemented,
+    #[serde(rename = "FAILED")]
+    Failed,
+    #[serde(rename = "WRONG CODE")]
+    WrongCode,
+    #[serde(rename = "UNCLEAN")]
+    Unclean,
+    #[serde(rename = "FAILED BY CLIENT")]
+    FailedByClient,
+}
+
+/// `index.json`: agent, then case id, then its result.
+type Index = BTreeMap<String, BTreeMap<String, CaseResult>>;
+
+/// One server's counts.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Counts {
+    ok: usize,
+    non_strict: usize,
+    informational: usize,
+    unimplemented: usize,
+    failed: usize,
+}
+
+impl Counts {
+    /// A case passes when Autobahn says OK, non-strict or informational for it and its close;
+    /// unimplemented (compression) is its own column; everything else fails.
+    fn of(cases: &BTreeMap<String, CaseResult>) -> Counts {
+        let mut c = Counts::default();
+        for r in cases.values() {
+            let close_ok = matches!(
+                r.behavior_close,
+                Behavior::Ok | Behavior::Informational | Behavior::NonStrict
+            );
+            match r.behavior {
+                Behavior::Unimplemented => c.unimplemented += 1,
+                _ if !close_ok => c.failed += 1,
+                Behavior::Ok => c.ok += 1,
+                Behavior::NonStrict => c.non_strict += 1,
+                Behavior::Informational => c.informational += 1,
+                _ => c.failed += 1,
+            }
+        }
+        c
+    }
+
+    fn total(&self) -> usize {
+        self.ok + self.non_strict + self.informational + self.unimplemented + self.failed
+    }
+}
+
+/// What Autobahn found: a row per server, a note per server that did not run or did not finish.
+pub(crate) struct Report {
+    table: Table,
+    notes: Vec<String>,
+    cases: Cases,
+    outdir: PathBuf,
+}
+
+/// Runs Autobahn's fuzzing client against each of `entries` that serves WebSocket, one server
+/// at a time (each its own agent and report); `–` with the reason for one that does not.
+pub(crate) fn run(entries: &[&'static Entry], config: &Config, cases: Cases) -> Report {
+    let outdir = crate::results::target_dir().join("autobahn/reports");
+    let mut table = Table::new([
+        ("framework", Align::Left),
+        ("ok", Align::Right),
+        ("non-strict", Align::Right),
+        ("informational", Align::Right),
+        ("unimplemented", Align::Right),
+        ("failed", Align::Right),
+        ("cases", Align::Right),
+    ]);
+    let mut notes = Vec::new();
+    let wstest = match Tool::Wstest.path() {
+        Ok(p) => Some(p),
+        Err(_) => {
+            notes.push(format!("skip: {}", Tool::Wstest.skip()));
+            None
+        }
+    };
+    let mut most = 0;
+    let mut rows = Vec::new();
+    for &entry in entries {
+        let outcome = wstest
+            .ok_or_else(|| NotOk::skipped(Tool::Wstest.skip()))
+            .and_then(|w| judge(entry, config, cases, w, &outdir));
+        if let Ok(c) = &outcome {
+            most = most.max(c.total());
+        }
+        rows.push((entry.name, outcome));
+    }
+    for (name, outcome) in rows {
+        match outcome {
+            Ok(c) => {
+                if c.total() < most {
+                    notes.push(format!(
+                        "FAIL {name}: {} of {most} cases reported (the server stopped answering?)",
+                        c.total()
+                    ));
+                }
+                table.row([
+                    name.to_string(),
+                    c.ok.to_string(),
+                    c.non_strict.to_string(),
+                    c.informational.to_string(),
+                    c.unimplemented.to_string(),
+                    c.failed.to_string(),
+                    c.total().to_string(),
+                ]);
+            }
+            Err(e) => {
+                table.row(
+                    std::iter::once(name.to_string())
+                        .chain(std::iter::repeat_n(e.mark().to_string(), 6)),
+                );
+                notes.push(e.note(name));
+            }
+        }
+    }
+    Report {
+        table,
+        notes,
+        cases,
+        outdir,
+    }
+}
+
+/// One server under Autobahn: started, judged, stopped.
+fn judge(
+    entry: &Entry,
+    config: &Config,
+    cases: Cases,
+    wstest: &Path,
+    outdir: &Path,
+) -> Outcome<Counts> {
+    if let Some((what, why)) = entry.lacks(&config.options) {
+        return Err(NotOk::unsupported(format!("no {what}: {why}")));
+    }
+    entry.available()?;
+    let (_app, server): (Box<dyn App>, ServerHandle) = {
+        let app = entry.build(config).context("build")?;
+        let server = app
+            .serve(crate::check::bind_local()?)
+            .context("serve")?;
+        (app, server)
+    };
+    let spec_dir = outdir.join(entry.name);
+    std::fs::create_dir_all(&spec_dir).context("the report folder")?;
+    let spec = serde_json::json!({
+        "outdir": outdir,
+        "servers": [{ "agent": entry.name, "url": format!("ws://{}/ws", server.addr()) }],
+        "cases": ["*"],
+        "exclude-cases": cases.excluded(),
+        "exclude-agent-cases": {},
+    });
+    let spec_path = spec_dir.join("fuzzingclient.json");
+    std::fs::write(&spec_path, serde_json::to_vec_pretty(&spec).context("spec")?)
+        .context("writing the spec")?;
+    let ran = run_bounded(
+        Command::new(wstest)
+            .args(["-m", "fuzzingclient", "-s"])
+            .arg(&spec_path)
+            .current_dir(&spec_dir),
+        cases.bound(),
+    );
+    let _ = server.shutdown();
+    ran?;
+    let index: Index = serde_json::from_slice(
+        &std::fs::read(outdir.join("index.json")).context("Autobahn's index.json")?,
+    )
+    .context("Autobahn's index.json is not the report it writes")?;
+    let mine = index
+        .get(entry.name)
+        .ok_or_else(|| anyhow!("Autobahn reported no case for {}", entry.name))?;
+    Ok(Counts::of(mine))
+}
+
+/// Runs `cmd` with its output dropped, killed after `bound`: `Err` when it failed or ran over.
+fn run_bounded(cmd: &mut Command, bound: Duration) -> anyhow::Result<()> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting wstest")?;
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            anyhow::ensure!(status.success(), "wstest failed ({status})");
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("wstest ran over {} s and was stopped", bound.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl Report {
+    /// What the cases were.
+    fn head(&self) -> String {
+        let left_out = self.cases.excluded();
+        let which = if left_out.is_empty() {
+            "every case".to_owned()
+        } else {
+            format!("every case but {}", left_out.join(", "))
+        };
+        format!(
+            "Autobahn|Testsuite's fuzzing client against each echo at /ws ({which}); a case \
+             counts as failed when Autobahn fails it or its closing handshake. Autobahn's own \
+             report: {}",
+            self.outdir.display()
+        )
+    }
+
+    /// The report for the terminal.
+    pub(crate) fn terminal(&self) -> String {
+        let mut out = format!("{}\n", self.head());
+        out.push_str(&self.table.terminal(""));
+        for n in &self.notes {
+            out.push_str(&format!("{n}\n"));
+        }
+        out
+    }
+
+    /// The report as a stamped Markdown file.
+    pub(crate) fn markdown(&self, window: crate::provenance::Window) -> String {
+        let mut out = format!(
+            "# framebench check --conformance --protocol ws\n\n{}\n\nMachine: {}\n\n{}\n\n",
+            crate::provenance::Provenance::header(window),
+            crate::env::Environment::current(),
+            self.head()
+        );
+        out.push_str(&self.table.markdown());
+        out.push('\n');
+        for n in &self.notes {
+            out.push_str(&format!("- {n}\n"));
+        }
+        crate::generated::markdown(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_reads_into_counts_and_a_failed_close_fails_its_case() {
+        let index: Index = serde_json::from_str(
+            r#"{"raw": {
+                "1.1.1": {"behavior": "OK", "behaviorClose": "OK", "duration": 2, "remoteCloseCode": 1000, "reportfile": "raw_case_1_1_1.json"},
+                "6.4.3": {"behavior": "NON-STRICT", "behaviorClose": "OK", "duration": 2001, "remoteCloseCode": 1007, "reportfile": "x.json"},
+                "7.1.6": {"behavior": "INFORMATIONAL", "behaviorClose": "INFORMATIONAL", "duration": 1, "remoteCloseCode": null, "reportfile": "x.json"},
+                "12.1.1": {"behavior": "UNIMPLEMENTED", "behaviorClose": "UNIMPLEMENTED", "duration": 1, "remoteCloseCode": null, "reportfile": "x.json"},
+                "7.9.1": {"behavior": "OK", "behaviorClose": "WRONG CODE", "duration": 1, "remoteCloseCode": 1000, "reportfile": "x.json"},
+                "5.1": {"behavior": "FAILED", "behaviorClose": "OK", "duration": 1, "remoteCloseCode": 1000, "reportfile": "x.json"}
+            }}"#,
+        )
+        .unwrap();
+        let c = Counts::of(&index["raw"]);
+        assert_eq!(
+            c,
+            Counts {
+                ok: 1,
+                non_strict: 1,
+                informational: 1,
+                unimplemented: 1,
+                failed: 2,
+            }
+        );
+        assert_eq!(c.total(), 6);
+        // Another file is refused, not read as zero cases.
+        assert!(serde_json::from_str::<Index>(r#"{"raw": {"1.1.1": {"behavior": "MAYBE"}}}"#).is_err());
+    }
+}
