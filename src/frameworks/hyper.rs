@@ -59,6 +59,7 @@ where
             "/upload" if post => RouteFuture::Boxed(Box::pin(upload(req.into_body()))),
             "/json_in" if post => RouteFuture::Boxed(Box::pin(json_in(req.into_body()))),
             "/upload" | "/json_in" => RouteFuture::Ready(Some(respond(Reply::error(405)))),
+            "/ws" if get => RouteFuture::Ready(Some(ws_echo(req))),
             path => match state.route(get, path, uri.query()) {
                 Routed::Ready(reply) => RouteFuture::Ready(Some(respond(reply))),
                 Routed::Redis(reply) => {
@@ -83,8 +84,10 @@ impl Framework for Hyper {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only")),
+        (Protocol::Ws, Support::Supported("tokio-tungstenite on `hyper::upgrade::on`, as its `server-custom-accept` example (hyper has no WebSocket layer); connections served with upgrades under `--protocol ws` only")),
+    ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
         Transport::Tls,
         Support::Supported("tokio-rustls `TlsAcceptor` before hyper's `http1::Builder`, a task per handshake"),
@@ -120,6 +123,9 @@ impl Framework for Hyper {
         let state = Arc::new(AppState::new_async(&self.0.config));
         let logging = self.0.config.options.logging;
         let h2c = self.0.config.options.protocol == Protocol::H2c;
+        // Under WebSocket the HTTP/1.1 connection is served with upgrades, which
+        // hyper-util's graceful stop cannot watch: such a connection is not waited for.
+        let ws = self.0.config.options.protocol == Protocol::Ws;
         // TLS: tokio-rustls's acceptor in front of the same builder, as hyper's examples
         // (hyper-util's and tokio-rustls's) show it.
         let tls = match self.0.config.options.transport {
@@ -189,6 +195,31 @@ impl Framework for Hyper {
                             }
                         }
                     }};
+                }
+                if ws {
+                    let builder = http1_builder();
+                    match logging {
+                        Logging::Off => {
+                            let conn = builder
+                                .serve_connection(io, TowerToHyperService::new(app))
+                                .with_upgrades();
+                            tokio::spawn(async move {
+                                let _ = conn.await;
+                            });
+                        }
+                        logging => {
+                            let svc =
+                                logging::trace::layer(logging, logging::trace::peer_extension)
+                                    .layer(app);
+                            let conn = builder
+                                .serve_connection(io, TowerToHyperService::new(svc))
+                                .with_upgrades();
+                            tokio::spawn(async move {
+                                let _ = conn.await;
+                            });
+                        }
+                    }
+                    return;
                 }
                 if h2c {
                     // HTTP/2 with prior knowledge only, on hyper's defaults (200 streams,
@@ -276,6 +307,34 @@ impl Future for RouteFuture {
             RouteFuture::Boxed(fut) => fut.as_mut().poll(cx).map(Ok),
         }
     }
+}
+
+/// `GET /ws`: the WebSocket upgrade as tokio-tungstenite's `server-custom-accept` example
+/// writes it on hyper 1 (hyper has no WebSocket layer): the `101` by hand, and the upgraded
+/// connection (`hyper::upgrade::on`, which needs the connection served with upgrades: under
+/// `--protocol ws`) to tokio-tungstenite on a task of its own.
+fn ws_echo<B: Send + 'static>(mut req: http::Request<B>) -> Res {
+    use http::header::{CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, UPGRADE};
+    let accept = super::tungstenite_echo::accept_key(
+        req.headers().get(SEC_WEBSOCKET_KEY).map(http::HeaderValue::as_bytes),
+        req.headers().get(UPGRADE).map(http::HeaderValue::as_bytes),
+    );
+    let Some(accept) = accept.and_then(|a| http::HeaderValue::from_str(&a).ok()) else {
+        return respond(Reply::error(400));
+    };
+    let on_upgrade = hyper::upgrade::on(&mut req);
+    tokio::spawn(async move {
+        if let Ok(upgraded) = on_upgrade.await {
+            super::tungstenite_echo::echo(TokioIo::new(upgraded)).await;
+        }
+    });
+    let mut res = http::Response::new(Full::new(Bytes::new()));
+    *res.status_mut() = http::StatusCode::SWITCHING_PROTOCOLS;
+    let h = res.headers_mut();
+    h.insert(CONNECTION, http::HeaderValue::from_static("upgrade"));
+    h.insert(UPGRADE, http::HeaderValue::from_static("websocket"));
+    h.insert(SEC_WEBSOCKET_ACCEPT, accept);
+    res
 }
 
 /// A [`Reply`] as hyper's response.

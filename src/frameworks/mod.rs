@@ -38,9 +38,9 @@ mod axum_app;
     not(test)
 ))]
 mod accept;
-// Shared by the servers whose WebSocket echo is tokio-tungstenite on hyper's upgrade (gotham;
-// hyper and hyper 0.14 next): the echo loop and the handshake's accept value.
-#[cfg(all(feature = "gotham", not(test)))]
+// Shared by the servers whose WebSocket echo is tokio-tungstenite on hyper's upgrade (gotham,
+// hyper): the echo loop and the handshake's accept value.
+#[cfg(all(any(feature = "gotham", feature = "hyper"), not(test)))]
 mod tungstenite_echo;
 // Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
 // line's module.
