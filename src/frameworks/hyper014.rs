@@ -66,8 +66,10 @@ impl Framework for Hyper014 {
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
     // Its `http2` feature brings h2 0.3, which the default build already has (actix-http's).
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("hyper 0.14's `http2` feature and `Server::builder(..).http2_only(true)` under `--protocol h2c` (h2 0.3); `http1_only(true)` otherwise"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("hyper 0.14's `http2` feature and `Server::builder(..).http2_only(true)` under `--protocol h2c` (h2 0.3); `http1_only(true)` otherwise")),
+        (Protocol::Ws, Support::Supported("tokio-tungstenite on `hyper::upgrade::on`, as hyper 0.14's `upgrades` example (hyper has no WebSocket layer)")),
+    ];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -169,12 +171,39 @@ impl App {
             "/upload" if post => Box::pin(upload(req.into_body())).await,
             "/json_in" if post => Box::pin(json_in(req.into_body())).await,
             "/upload" | "/json_in" => respond(Reply::error(405)),
+            "/ws" if get => ws_echo(req),
             path => match self.state.route(get, path, uri.query()) {
                 Routed::Ready(reply) => respond(reply),
                 Routed::Redis(reply) => respond(Box::pin(reply).await),
             },
         }
     }
+}
+
+/// `GET /ws`: the WebSocket upgrade as hyper 0.14's `upgrades` example writes one, with
+/// tokio-tungstenite on the upgraded connection (hyper 0.14's `Server` serves with upgrades).
+fn ws_echo(mut req: Req) -> Res {
+    use hyper014::header::{HeaderValue, CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, UPGRADE};
+    let accept = super::tungstenite_echo::accept_key(
+        req.headers().get(SEC_WEBSOCKET_KEY).map(HeaderValue::as_bytes),
+        req.headers().get(UPGRADE).map(HeaderValue::as_bytes),
+    );
+    let Some(accept) = accept.and_then(|a| HeaderValue::from_str(&a).ok()) else {
+        return respond(Reply::error(400));
+    };
+    let on_upgrade = hyper014::upgrade::on(&mut req);
+    tokio::spawn(async move {
+        if let Ok(upgraded) = on_upgrade.await {
+            super::tungstenite_echo::echo(upgraded).await;
+        }
+    });
+    let mut res = hyper014::Response::new(Body::empty());
+    *res.status_mut() = hyper014::StatusCode::SWITCHING_PROTOCOLS;
+    let h = res.headers_mut();
+    h.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+    h.insert(UPGRADE, HeaderValue::from_static("websocket"));
+    h.insert(SEC_WEBSOCKET_ACCEPT, accept);
+    res
 }
 
 /// `GET /sum?a=A&b=B`: the operands parsed from the raw query (hyper 0.14 has no query

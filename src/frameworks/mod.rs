@@ -40,7 +40,7 @@ mod axum_app;
 mod accept;
 // Shared by the servers whose WebSocket echo is tokio-tungstenite on hyper's upgrade (gotham,
 // hyper): the echo loop and the handshake's accept value.
-#[cfg(all(any(feature = "gotham", feature = "hyper"), not(test)))]
+#[cfg(all(any(feature = "gotham", feature = "hyper", feature = "hyper014"), not(test)))]
 mod tungstenite_echo;
 // Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
 // line's module.
