@@ -514,6 +514,7 @@ impl CellResult {
             thread_check: None,
             round_rps: Vec::new(),
             tls: None,
+            upgrades: None,
         }
     }
 
@@ -542,6 +543,7 @@ impl CellResult {
             resumed: m.resumed,
             resumption: params.resumption,
         });
+        self.upgrades = params.protocol.upgrade_counted().then_some(m.upgrades);
         self.unrecorded = m.unrecorded;
         self.prechecked = params.pipeline.max(1) as u64;
         self.recorded_from_unix = m

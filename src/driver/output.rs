@@ -221,7 +221,10 @@ impl Report {
         }
         s.push_str(&table.terminal(""));
         let _ = writeln!(s, "{BOUND_LEGEND}\n{SPREAD_LEGEND}");
-        for line in self.waits().into_iter().chain(self.handshakes()) {
+        for line in self.waits()
+            .into_iter()
+            .chain(self.handshakes())
+            .chain(self.upgrades()) {
             let _ = writeln!(s, "{line}");
         }
         for f in self.failures() {
@@ -298,6 +301,26 @@ impl Report {
             .collect()
     }
 
+    /// For each measured WebSocket cell whose connections upgraded in its window (a churning
+    /// load): its upgrades per second, the handshakes of WebSocket.
+    pub(crate) fn upgrades(&self) -> Vec<String> {
+        self.cells
+            .iter()
+            .filter(|c| matches!(c.status, Status::Ok))
+            .filter_map(|c| c.upgrades.filter(|&n| n > 0).map(|n| (c, n)))
+            .map(|(c, n)| {
+                format!(
+                    "{} ws c{}: {:.0} upgrades/s ({n} in {:.1} s), {:.0} messages/s",
+                    c.target,
+                    c.connections,
+                    n as f64 / c.seconds.max(1e-9),
+                    c.seconds,
+                    c.rps
+                )
+            })
+            .collect()
+    }
+
     /// Markdown: the environment, a req/s table per scenario (rows: target and variant;
     /// columns: connections), as the seed articles lay theirs out, then every detail.
     pub(crate) fn markdown(&self) -> String {
@@ -311,7 +334,10 @@ impl Report {
         for scenario in self.scenarios() {
             self.write_rps_table(&mut s, scenario, &conns);
         }
-        for line in self.waits().into_iter().chain(self.handshakes()) {
+        for line in self.waits()
+            .into_iter()
+            .chain(self.handshakes())
+            .chain(self.upgrades()) {
             let _ = writeln!(s, "- {line}");
         }
         self.write_details(&mut s);

@@ -344,6 +344,10 @@ pub(crate) struct CellResult {
     /// of them resumed a session; absent over TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tls: Option<Handshakes>,
+    /// Under WebSocket: the upgrades answered `101` in the recorded window (a churning load's
+    /// handshakes); absent under HTTP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) upgrades: Option<u64>,
 }
 
 /// A TLS cell's handshakes in its recorded window, as the client saw them.

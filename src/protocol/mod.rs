@@ -278,6 +278,11 @@ impl Protocol {
         }
     }
 
+    /// Whether a load counts its connections' upgrades (WebSocket's `101`s).
+    pub(crate) fn upgrade_counted(self) -> bool {
+        self == Protocol::Ws
+    }
+
     /// The load client's framing of what a connection read ([`Framed`]).
     pub(crate) fn frame_answer(self, data: &[u8]) -> anyhow::Result<Framed> {
         match self {
