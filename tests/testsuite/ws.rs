@@ -234,3 +234,94 @@ fn autobahn_judges_the_reference_and_axum() {
     assert!(raw[6].parse::<usize>().unwrap() > 200, "{text}");
     assert_eq!(row("axum").len(), 7, "{text}");
 }
+
+/// `check --protocol ws`: the echo of every WebSocket server checked byte for byte, loopback
+/// rows only, and a server without WebSocket named with its reason.
+#[test]
+fn check_over_websocket_passes_for_raw_and_axum_and_names_the_reason_of_iron() {
+    let out = crate::common::run(&["check", "--protocol", "ws", "raw", "axum", "actix", "iron"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for fw in ["raw", "axum", "actix"] {
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{fw} ")))
+            .collect();
+        assert!(!rows.is_empty(), "{fw}: {text}");
+        assert!(
+            rows.iter()
+                .all(|r| r.contains("loopback") && !r.contains("in-process") && !r.contains("FAIL")),
+            "{text}"
+        );
+    }
+    assert!(text.contains("iron ws: hyper 0.10's server"), "{text}");
+}
+
+/// The three shapes on axum: steady, 16 in flight, and 10 messages per connection (whose
+/// upgrades the cell counts), each a cell that ran ok, in JSON that `diff` reads.
+#[test]
+fn load_over_websocket_runs_steady_pipelined_and_churning_and_diff_reads_it() {
+    let _measuring = crate::common::measuring();
+    let dir = framebench::results::target_dir().join("tmp/ws-load");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for (name, flags) in [
+        ("steady", &[][..]),
+        ("pipelined", &["--pipeline", "16"][..]),
+        ("churn", &["--requests-per-connection", "10"][..]),
+    ] {
+        let json = dir.join(format!("{name}.json"));
+        let mut args = vec![
+            "load", "--target", "axum", "--protocol", "ws", "-c", "4", "-d", "300ms",
+            "--warmup", "100ms", "--quiet", "--json",
+        ];
+        let path = json.to_str().unwrap().to_owned();
+        args.push(&path);
+        args.extend(flags);
+        let out = crate::common::run(&args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{name}: {text}{}", String::from_utf8_lossy(&out.stderr));
+        let file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let cell = &file["detail"]["cells"][0];
+        assert_eq!(cell["status"]["kind"], "ok", "{name}: {cell}");
+        assert_eq!(cell["scenario"], "echo", "{name}: {cell}");
+        assert!(cell["rps"].as_f64().unwrap() > 0.0, "{name}: {cell}");
+        let upgrades = cell["upgrades"].as_u64().unwrap();
+        if name == "churn" {
+            assert!(upgrades > 0, "{name}: {cell}");
+            assert!(text.contains("upgrades/s"), "{text}");
+        } else {
+            // Keep-alive connections upgraded before the window.
+            assert_eq!(upgrades, 0, "{name}: {cell}");
+        }
+        files.push(path);
+    }
+    let out = crate::common::run(&["diff", &files[0], &files[1]]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn websocket_flags_are_refused_where_they_do_not_apply() {
+    use crate::common::{assert_one_line_error, run};
+    assert_one_line_error(
+        &run(&["load", "--target", "raw", "--protocol", "ws", "--scenario", "hello"]),
+        2,
+        "`echo` is WebSocket's",
+    );
+    assert_one_line_error(
+        &run(&["load", "--target", "raw", "--scenario", "echo"]),
+        2,
+        "`echo` is WebSocket's",
+    );
+    assert_one_line_error(
+        &run(&["load", "--target", "raw", "--protocol", "ws", "--tls"]),
+        2,
+        "wss",
+    );
+    assert_one_line_error(
+        &run(&["load", "--target", "raw", "--protocol", "ws", "-m", "10"]),
+        2,
+        "--streams is HTTP/2's",
+    );
+}
