@@ -340,11 +340,12 @@ async fn run(
     // connection for the HTTP/2 preface; `listen` stays HTTP/1 only, with no peek.
     let server = match (protocol, tls) {
         // `on_connect` sees a TLS stream there, not the TCP one: the server's own setting.
-        (Protocol::Http1, Some(tls)) => server
+        (Protocol::H2c, _) => server.listen_auto_h2c(listener),
+        // HTTP/1.1, and WebSocket, which upgrades an HTTP/1.1 connection.
+        (_, Some(tls)) => server
             .tcp_nodelay(true)
             .listen_rustls_0_23(listener, (*tls).clone()),
-        (Protocol::Http1, None) => server.listen(listener),
-        (Protocol::H2c, _) => server.listen_auto_h2c(listener),
+        (_, None) => server.listen(listener),
     };
     let mut server = match server {
         Ok(server) => server.run(),
