@@ -38,6 +38,14 @@
 #   delay        `compare --scenarios delay` at 200, 1,000 and 10,000 connections, 3 rounds of 3 s
 #                cells: delay.md (each cell against the ideal and the wait), delay.json, delay.svg
 #                (15 min)
+#   tls          `compare --transport tcp,tls`, keep-alive hello in 3 rounds (tls.*); full and resumed
+#                handshakes, a connection per request (tls-handshakes-*.md); `memory --tls` at 1,000
+#                idle connections (memory-tls.*) (timings not yet measured)
+#   ws           `compare --protocol ws`: steady, 16 in flight and 10 messages per connection, 3
+#                rounds each (ws-*.md, .json, .svg) (timings not yet measured)
+#   vs-wsload    scripts/vs-wsload.sh: the driver against the gorilla witness (vs-wsload.md)
+#   autobahn     `check --conformance --protocol ws --autobahn all`: Autobahn|Testsuite's every case
+#                against every WebSocket echo (autobahn.md; its HTML stays under target/)
 #   footprint    scripts/footprint.sh: footprint.md, .json, .svg (45 min); kept, not rerun, while
 #                Cargo.lock, Cargo.toml and src/frameworks/ are unchanged since the commit its
 #                file names
@@ -46,7 +54,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds memory delay footprint)
+PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds memory delay tls ws vs-wsload autobahn footprint)
 root=${CARGO_TARGET_DIR:-target}/publish
 
 # The full commit a generated Markdown file names within its first 30 lines, or nothing.
@@ -251,6 +259,46 @@ part_delay() {
   build
   "$bin" compare --scenarios delay -c 200,1000,10000 -d 3s --warmup 0.5s --rounds 3 \
     --json "$out/delay.json" --markdown "$out/delay.md" --plot "$out/delay.svg" >/dev/null
+}
+
+part_tls() {
+  build
+  "$bin" compare --transport tcp,tls --scenarios hello,json -c 10,100 -d 2s --warmup 0.5s \
+    --rounds 3 --json "$out/tls.json" --markdown "$out/tls.md" --plot "$out/tls.svg" >/dev/null
+  local resumption
+  for resumption in off on; do
+    "$bin" compare --tls --tls-resumption "$resumption" --requests-per-connection 1 \
+      --scenarios hello -c 10 -d 2s --warmup 0.5s --rounds 3 \
+      --json "$out/tls-handshakes-$resumption.json" \
+      --markdown "$out/tls-handshakes-$resumption.md" >/dev/null
+  done
+  "$bin" memory --tls --connections 1000 --bodies none --json "$out/memory-tls.json" \
+    --markdown "$out/memory-tls.md" --chart "$out/memory-tls.svg" >/dev/null
+}
+
+part_ws() {
+  build
+  local shape flags
+  for shape in steady pipelined churn; do
+    case $shape in
+      steady) flags=() ;;
+      pipelined) flags=(--pipeline 16) ;;
+      churn) flags=(--requests-per-connection 10) ;;
+    esac
+    "$bin" compare --protocol ws -c 10,100 -d 2s --warmup 0.5s --rounds 3 "${flags[@]}" \
+      --json "$out/ws-$shape.json" --markdown "$out/ws-$shape.md" --plot "$out/ws-$shape.svg" \
+      >/dev/null
+  done
+}
+
+part_vs_wsload() {
+  build
+  FRAMEBENCH=$bin scripts/vs-wsload.sh >"$out/vs-wsload.md"
+}
+
+part_autobahn() {
+  build
+  "$bin" check --conformance --protocol ws --autobahn all --markdown "$out/autobahn.md" >/dev/null
 }
 
 part_footprint() {
