@@ -49,7 +49,7 @@ pub fn prepare(entry: &Entry, config: &Config, scenario: &'static Scenario) -> O
 /// not.
 pub fn supported(entry: &Entry, scenario: &Scenario, in_process: bool) -> Outcome {
     if in_process && scenario.loopback_only() {
-        return Err(NotOk::unsupported(crate::oracle::LOOPBACK_ONLY));
+        return Err(NotOk::unsupported(scenario.loopback_reason()));
     }
     if let Some(why) = entry.cannot(scenario.name) {
         return Err(NotOk::unsupported(why));

@@ -17,7 +17,7 @@ pub(crate) fn scenario(name: &str) -> anyhow::Result<&'static Scenario> {
     if s.loopback_only() {
         return Err(crate::error::usage(format!(
             "{name} is {}; load it over loopback: `framebench load --scenario {name}`",
-            crate::oracle::LOOPBACK_ONLY
+            s.loopback_reason()
         )));
     }
     Ok(s)

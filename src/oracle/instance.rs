@@ -246,6 +246,14 @@ impl Scenario {
         matches!(self.payload, Payload::Delay | Payload::Message)
     }
 
+    /// Why it has no in-process cell, for a loopback-only scenario.
+    pub(crate) fn loopback_reason(&self) -> &'static str {
+        match self.payload {
+            Payload::Message => super::UPGRADED_ONLY,
+            _ => super::LOOPBACK_ONLY,
+        }
+    }
+
     /// Whether its requests are WebSocket messages after an upgrade (`echo`), which only
     /// `--protocol ws` carries, and nothing else does.
     pub(crate) fn is_message(&self) -> bool {

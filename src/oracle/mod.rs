@@ -213,6 +213,11 @@ pub const DELAY_SCENARIO: &str = "delay";
 pub(crate) const LOOPBACK_ONLY: &str =
     "a loopback scenario only: a sleep per iteration means nothing in-process";
 
+/// Why a message scenario has no in-process cell (after "echo is ").
+pub(crate) const UPGRADED_ONLY: &str =
+    "a WebSocket scenario only: its messages need an upgraded connection, which in-process \
+     dispatch does not have (`--protocol ws`)";
+
 /// The scenarios whose request is always the same (the ones before issue 42), first in
 /// [`SCENARIOS`].
 pub const FIXED_SCENARIOS: &[Scenario] =
