@@ -15,8 +15,12 @@ use crate::oracle::{Scenario, SCENARIOS};
 pub(crate) fn scenario(name: &str) -> anyhow::Result<&'static Scenario> {
     let s = loaded_scenario(name)?;
     if s.loopback_only() {
+        let how = match s.is_message() {
+            true => "`framebench load --protocol ws`".to_owned(),
+            false => format!("`framebench load --scenario {name}`"),
+        };
         return Err(crate::error::usage(format!(
-            "{name} is {}; load it over loopback: `framebench load --scenario {name}`",
+            "{name} is {}; load it over loopback: {how}",
             s.loopback_reason()
         )));
     }
