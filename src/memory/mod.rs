@@ -140,24 +140,34 @@ const SETTLE_STEP: Duration = Duration::from_millis(100);
 /// How many readings [`settle`] takes at most.
 const SETTLE_TRIES: usize = 30;
 
+/// The most threads `serve --threads` starts.
+const MAX_SERVER_THREADS: usize = 1024;
+
 /// The options a framework's server runs with at `connections`: the given ones, except that a
 /// server with a thread per connection (hyper 0.10's pool) gets as many threads as
 /// connections, as the quick compare gives it; its threads then start before the base reading.
-pub(crate) fn options_for(entry: &Entry, options: Options, connections: usize) -> Options {
-    if entry.thread_per_connection {
-        Options {
-            threads: options.threads.max(connections),
-            ..options
-        }
-    } else {
-        options
+/// Not run when that is more threads than `serve` starts: its idle connections past the pool
+/// would wait unserved, and the reading would be of fewer connections than it names.
+pub(crate) fn options_for(entry: &Entry, options: Options, connections: usize) -> Outcome<Options> {
+    if !entry.thread_per_connection {
+        return Ok(options);
     }
+    if connections > MAX_SERVER_THREADS {
+        return Err(NotOk::unsupported(format!(
+            "a thread per connection: {connections} idle connections need {connections} \
+             threads, and `serve` starts at most {MAX_SERVER_THREADS}"
+        )));
+    }
+    Ok(Options {
+        threads: options.threads.max(connections),
+        ..options
+    })
 }
 
 /// Measures `load` on a fresh server of `entry`: not run when the framework cannot take the
 /// load's request (a body over its limit), failed when anything else goes wrong.
 pub(crate) fn measure(entry: &Entry, load: Load, settings: &Settings) -> Outcome<Point> {
-    let options = options_for(entry, settings.options, load.connections());
+    let options = options_for(entry, settings.options, load.connections())?;
     let heap_file =
         settings
             .scratch
