@@ -26,7 +26,7 @@ use crate::tools::Tool;
 
 /// Which of Autobahn's cases run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Cases {
+pub(crate) enum Cases {
     /// Every case but 9.* (messages up to 16 MiB: minutes per server) and 12.* and 13.*
     /// (compression, which no echo here negotiates): what CI runs.
     Quick,

@@ -34,7 +34,7 @@ use crate::options::{Options, Protocol, Transport};
 use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::outcome::NotRun;
 use crate::proc;
-use crate::protocol::http1;
+
 
 pub(crate) use params::{LoadParams, Shard};
 pub(crate) use plan::{cell_progress, progress_bar, run_plan, run_plan_on, Plan};

@@ -1,19 +1,4 @@
-//! poem 3: a `Route` of `/// `GET /ws`: the WebSocket echo, as poem's `websocket` docs write it; tungstenite under it
-/// answers a ping and a Close by itself.
-#[handler]
-async fn ws_echo(ws: poem::web::websocket::WebSocket) -> impl poem::IntoResponse {
-    use futures_util::{SinkExt as _, StreamExt as _};
-    use poem::web::websocket::Message;
-    ws.on_upgrade(|mut socket| async move {
-        while let Some(Ok(msg)) = socket.next().await {
-            if matches!(msg, Message::Text(_) | Message::Binary(_)) && socket.send(msg).await.is_err() {
-                break;
-            }
-        }
-    })
-}
-
-#[handler]` functions with the state as endpoint data, poem's own
+//! poem 3: a `Route` of `#[handler]` functions with the state as endpoint data, poem's own
 //! extractors (`web::Query`, `Bytes`, `web::Json`) for the query and body routes,
 //! `StaticFilesEndpoint` for static files (io=disk), and, when logging is on, an `around`
 //! middleware that logs one line per response. `app()` is the only place the app is built:
@@ -166,6 +151,21 @@ impl Framework for Poem {
             }
         })
     }
+}
+
+/// `GET /ws`: the WebSocket echo, as poem's `websocket` docs write it; tungstenite under it
+/// answers a ping and a Close by itself.
+#[handler]
+async fn ws_echo(ws: poem::web::websocket::WebSocket) -> impl poem::IntoResponse {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use poem::web::websocket::Message;
+    ws.on_upgrade(|mut socket| async move {
+        while let Some(Ok(msg)) = socket.next().await {
+            if matches!(msg, Message::Text(_) | Message::Binary(_)) && socket.send(msg).await.is_err() {
+                break;
+            }
+        }
+    })
 }
 
 #[handler]

@@ -29,6 +29,7 @@ pub(crate) struct Peer {
 
 impl Peer {
     /// A server on plain TCP.
+    #[cfg(test)]
     pub(crate) fn tcp(addr: SocketAddr) -> Peer {
         Peer {
             addr,
