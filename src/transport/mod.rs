@@ -29,7 +29,6 @@ pub(crate) struct Peer {
 
 impl Peer {
     /// A server on plain TCP.
-    #[cfg(test)]
     pub(crate) fn tcp(addr: SocketAddr) -> Peer {
         Peer {
             addr,
