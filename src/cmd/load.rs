@@ -178,8 +178,8 @@ pub struct LoadArgs {
     /// over the network to it. Without it such a URL is refused.
     #[arg(long)]
     pub(crate) allow_remote: bool,
-    /// Scenarios, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "hello")]
+    /// Scenarios, comma-separated (default: hello, and echo under `--protocol ws`).
+    #[arg(long, value_delimiter = ',')]
     pub(crate) scenario: Vec<String>,
     #[command(flatten)]
     pub(crate) opts: LoadOpts,
@@ -379,13 +379,33 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = Plan {
         targets,
-        scenarios: crate::select::loaded_scenarios(&args.scenario, url_target, &args.opts.protocol)?,
+        scenarios: crate::select::loaded_scenarios(
+            &scenario_names(&args.scenario, &args.opts.protocol),
+            url_target,
+            &args.opts.protocol,
+        )?,
         connections: conns(&args.opts, &[10]),
         streams: streams(&args.opts),
         params: params(&args.opts, Duration::from_secs(10))?,
         server_per_target: false,
     };
     execute(plan, &args.opts, "load")
+}
+
+/// The scenarios named, or by default each protocol's first: hello, and echo under WebSocket.
+fn scenario_names(named: &[String], protocols: &[crate::options::Protocol]) -> Vec<String> {
+    if !named.is_empty() {
+        return named.to_vec();
+    }
+    let mut names: Vec<String> = Vec::new();
+    for p in protocols {
+        if let Some(first) = p.default_scenarios().first() {
+            if !names.iter().any(|n| n == first.name) {
+                names.push(first.name.to_owned());
+            }
+        }
+    }
+    names
 }
 
 /// The stream counts of the run, each a cell of its own.

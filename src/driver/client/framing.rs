@@ -174,7 +174,8 @@ impl Worker<'_> {
                 let c = &mut self.conns[i];
                 c.upgrading = None;
                 c.upgraded = true;
-                if in_window {
+                // Counted in the recorded window only, as the connects are.
+                if in_window && now >= self.record_from {
                     self.result.upgrades += 1;
                 }
                 continue;
