@@ -18,18 +18,23 @@ if [ -x "$wstest" ] && "$wstest" --autobahnversion >/dev/null 2>&1; then
 fi
 py2=${PYTHON2:-}
 for candidate in "$py2" "$(command -v python2.7 || true)" "${PYENV_ROOT:-$HOME/.pyenv}/versions/2.7.18/bin/python2.7"; do
-  if [ -n "$candidate" ] && [ -x "$candidate" ]; then py2=$candidate; break; fi
+  # Run, not only found: pyenv's shim for python2.7 is on PATH and fails unless 2.7 is selected.
+  if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (2, 7)' 2>/dev/null; then
+    py2=$candidate
+    break
+  fi
+  py2=
 done
-if [ -z "$py2" ] || [ ! -x "$py2" ]; then
+if [ -z "$py2" ]; then
   echo "autobahn.sh: no Python 2.7 here (set PYTHON2, or install one: pyenv install 2.7.18);" \
     "Autobahn|Testsuite runs on nothing newer" >&2
   exit 1
 fi
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
-"$py2" -m pip install --quiet --disable-pip-version-check 'virtualenv==20.15.1'
+"$py2" -m pip install --quiet --disable-pip-version-check --no-python-version-warning 'virtualenv==20.15.1'
 "$py2" -m virtualenv --quiet "$venv"
-pip=("$venv/bin/pip" --quiet --disable-pip-version-check)
+pip=("$venv/bin/pip" --quiet --disable-pip-version-check --no-python-version-warning)
 "${pip[@]}" install 'pip==20.3.4' 'setuptools==44.0.0' 'wheel==0.36.2'
 "${pip[@]}" install 'incremental==16.10.1'
 if ! "${pip[@]}" install --no-build-isolation 'autobahntestsuite==25.10.1'; then

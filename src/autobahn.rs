@@ -216,10 +216,16 @@ fn judge(
             .context("serve")?;
         (app, server)
     };
-    let spec_dir = outdir.join(entry.name);
+    // A folder per server, emptied first: `wstest` exits 0 whatever happens, so an index.json
+    // left from an earlier run must not be read as this one's.
+    // Absolute: `wstest` runs in it and reads the spec and writes the reports by these paths.
+    let spec_dir = std::path::absolute(outdir.join(entry.name)).context("the report folder")?;
+    if spec_dir.exists() {
+        std::fs::remove_dir_all(&spec_dir).context("emptying the report folder")?;
+    }
     std::fs::create_dir_all(&spec_dir).context("the report folder")?;
     let spec = serde_json::json!({
-        "outdir": outdir,
+        "outdir": spec_dir,
         "servers": [{ "agent": entry.name, "url": format!("ws://{}/ws", server.addr()) }],
         "cases": ["*"],
         "exclude-cases": cases.excluded(),
@@ -238,7 +244,7 @@ fn judge(
     let _ = server.shutdown();
     ran?;
     let index: Index = serde_json::from_slice(
-        &std::fs::read(outdir.join("index.json")).context("Autobahn's index.json")?,
+        &std::fs::read(spec_dir.join("index.json")).context("Autobahn's index.json")?,
     )
     .context("Autobahn's index.json is not the report it writes")?;
     let mine = index

@@ -84,6 +84,10 @@ fn check(
     opts: &OptArgs,
     redis: &RedisArg,
 ) -> anyhow::Result<std::process::ExitCode> {
+    // Refused before any framework is resolved: naming none means every one, Go peers built.
+    opts.protocol
+        .over(opts.tls.transport())
+        .map_err(crate::error::usage)?;
     let entries = crate::select::frameworks(names, |_| true, "")?;
     let entries = crate::select::for_runtime(names, entries, opts.runtime, &[opts.protocol])?;
     let variants: Vec<Options> = Options::variants(opts.threads.into())
@@ -95,9 +99,6 @@ fn check(
             ..o
         })
         .collect();
-    opts.protocol
-        .over(opts.tls.transport())
-        .map_err(crate::error::usage)?;
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
     let redis = redis.provide()?;
@@ -129,13 +130,17 @@ fn check(
 }
 
 /// `framebench check --conformance [--protocol P] [--tls]`: every serving framework named (all
-/// when none) against the protocol's rules, over TLS with `--tls` ([`crate::conformance`]). A report: it exits 0 whatever
-/// the servers answer.
+/// when none) against the protocol's rules, over TLS with `--tls` ([`crate::conformance`]). A
+/// report: it exits 0 whatever the servers answer.
 fn conformance(
     names: &[String],
     opts: &OptArgs,
     autobahn: crate::autobahn::Cases,
 ) -> anyhow::Result<Judged> {
+    let transport = opts.tls.transport();
+    opts.protocol
+        .over(transport)
+        .map_err(crate::error::usage)?;
     // A framework without a server (a floor) has no row, named or not.
     let entries: Vec<_> = crate::select::frameworks(names, |_| true, "")?
         .into_iter()
@@ -144,10 +149,6 @@ fn conformance(
     let entries = crate::select::for_runtime(names, entries, opts.runtime, &[opts.protocol])?;
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     crate::select::prepare_entries(entries.iter().copied());
-    let transport = opts.tls.transport();
-    opts.protocol
-        .over(transport)
-        .map_err(crate::error::usage)?;
 
     let config = Config::new(fixtures, None).with(Options {
         threads: opts.threads.into(),

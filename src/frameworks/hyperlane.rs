@@ -141,8 +141,10 @@ impl Framework for Hyperlane {
     // Under h2c it is hyperlane's own `Server::run`, which binds one listener ([`serve_h2c`]).
     const NOT_PER_CORE_UNDER: &'static [Protocol] = &[Protocol::H2c];
     const COUNTS_REQUESTS: bool = true;
-    const PROTOCOLS: &'static [(Protocol, Support)] =
-        &[(Protocol::H2c, Support::Supported("hyperlane's own `Server::run` with `ServerProtocol::Http2` (h2 0.4; each stream runs the HTTP/1 pipeline into an in-memory pipe that hyperlane frames as HTTP/2), under `--protocol h2c` only: it binds the address itself, so framebench closes its listener first, as for Rocket; one work-stealing runtime"))];
+    const PROTOCOLS: &'static [(Protocol, Support)] = &[
+        (Protocol::H2c, Support::Supported("hyperlane's own `Server::run` with `ServerProtocol::Http2` (h2 0.4; each stream runs the HTTP/1 pipeline into an in-memory pipe that hyperlane frames as HTTP/2), under `--protocol h2c` only: it binds the address itself, so framebench closes its listener first, as for Rocket; one work-stealing runtime")),
+        (Protocol::Ws, Support::Unsupported("its WebSocket API (http-type 22.1.0) hands a route the payload only: a reply's opcode is chosen by UTF-8 validity, pings are dropped and a close is not answered, so an echo on it breaks RFC 6455 §5.5 (control frames) and §5.6 (binary stays binary)")),
+    ];
     const CANNOT: &'static [(&'static str, &'static str)] = &[(
         "upload_chunked",
         "hyperlane's parser answers 400 to any request with a Transfer-Encoding header \

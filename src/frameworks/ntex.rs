@@ -337,10 +337,22 @@ async fn json_in(ops: Json<Operands>) -> Reply {
 }
 
 /// `Query` rejects an `ms` that is not a `u64` with 400; the wait is ntex's own timer
-/// (`ntex::time::sleep`, a timer wheel of 16 ms ticks beside the tokio runtime ntex runs on).
+/// (`ntex::time::sleep`, a timer wheel beside the tokio runtime ntex runs on).
 #[web::get("/delay")]
 async fn delay(wait: Query<Wait>) -> Reply {
-    handlers::delay(wait.into_inner(), ntex::time::sleep).await
+    handlers::delay(wait.into_inner(), sleep_at_least).await
+}
+
+/// `ntex::time::sleep` until `wait` has passed on the monotonic clock. ntex's wheel counts a
+/// sleep from a clock it caches for up to 5 ms (`LOWRES_RESOLUTION`, ntex-util 3.6.1
+/// src/time/wheel.rs), so one sleep of 10 ms was seen to end after 8.69 ms; an app that must
+/// wait at least its time sleeps again for what is left, and so does this handler.
+async fn sleep_at_least(wait: std::time::Duration) {
+    let start = std::time::Instant::now();
+    // Bounded: each pass sleeps at least 1 ms of what is left (ntex's sleep takes whole ms).
+    while let Some(left) = wait.checked_sub(start.elapsed()).filter(|d| !d.is_zero()) {
+        ntex::time::sleep(left.max(std::time::Duration::from_millis(1))).await;
+    }
 }
 
 impl<Err: ErrorRenderer> web::Responder<Err> for Reply {

@@ -13,10 +13,26 @@ use base64::Engine as _;
 use sha1::{Digest as _, Sha1};
 
 use framebench::child::ServerProcess;
-use framebench::options::Options;
+use framebench::options::{Options, Protocol};
 
-/// The servers whose `/ws` this file judges.
-const WS_SERVERS: [&str; 1] = ["raw"];
+/// The servers whose `/ws` this file judges: every one in the build that serves WebSocket
+/// (`framebench list` marks them `ws`), the Go peers where Go is installed.
+fn ws_servers() -> Vec<&'static str> {
+    let servers: Vec<&str> = framebench::frameworks::REGISTRY
+        .iter()
+        .filter(|e| e.loopback && e.support(Protocol::Ws).why_not().is_none())
+        .filter(|e| match e.available() {
+            Ok(()) => true,
+            Err(why) => {
+                eprintln!("{}: {why}", e.name);
+                false
+            }
+        })
+        .map(|e| e.name)
+        .collect();
+    assert!(servers.contains(&"raw"), "raw's reference is always built");
+    servers
+}
 
 const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
 const MASK: [u8; 4] = [0xA1, 0xB2, 0xC3, 0xD4];
@@ -118,13 +134,17 @@ fn echoes(s: &mut TcpStream, text: &str) {
 }
 
 fn start(name: &str) -> ServerProcess {
-    ServerProcess::start(Path::new(crate::common::BIN), name, Options::default(), &[])
+    let ws = Options {
+        protocol: Protocol::Ws,
+        ..Options::default()
+    };
+    ServerProcess::start(Path::new(crate::common::BIN), name, ws, &[])
         .unwrap_or_else(|e| panic!("{name} starts: {e:#}"))
 }
 
 #[test]
 fn every_websocket_server_echoes_messages_whole_and_fragmented_and_closes_with_the_clients_code() {
-    for name in WS_SERVERS {
+    for name in ws_servers() {
         let server = start(name);
         let mut s = upgraded(server.addr());
         echoes(&mut s, "Hello, World! 32 bytes of text..");
@@ -166,7 +186,7 @@ fn every_websocket_server_echoes_messages_whole_and_fragmented_and_closes_with_t
 
 #[test]
 fn every_websocket_server_meets_hostile_frames_with_a_close_and_still_echoes() {
-    for name in WS_SERVERS {
+    for name in ws_servers() {
         let server = start(name);
         let addr = server.addr();
         // (what, the bytes, the close codes a server may answer with)
