@@ -211,9 +211,7 @@ fn judge(
     entry.available()?;
     let (_app, server): (Box<dyn App>, ServerHandle) = {
         let app = entry.build(config).context("build")?;
-        let server = app
-            .serve(crate::check::bind_local()?)
-            .context("serve")?;
+        let server = app.serve(crate::check::bind_local()?).context("serve")?;
         (app, server)
     };
     // A folder per server, emptied first: `wstest` exits 0 whatever happens, so an index.json
@@ -232,8 +230,11 @@ fn judge(
         "exclude-agent-cases": {},
     });
     let spec_path = spec_dir.join("fuzzingclient.json");
-    std::fs::write(&spec_path, serde_json::to_vec_pretty(&spec).context("spec")?)
-        .context("writing the spec")?;
+    std::fs::write(
+        &spec_path,
+        serde_json::to_vec_pretty(&spec).context("spec")?,
+    )
+    .context("writing the spec")?;
     let ran = run_bounded(
         Command::new(wstest)
             .args(["-m", "fuzzingclient", "-s"])
@@ -350,6 +351,8 @@ mod tests {
         );
         assert_eq!(c.total(), 6);
         // Another file is refused, not read as zero cases.
-        assert!(serde_json::from_str::<Index>(r#"{"raw": {"1.1.1": {"behavior": "MAYBE"}}}"#).is_err());
+        assert!(
+            serde_json::from_str::<Index>(r#"{"raw": {"1.1.1": {"behavior": "MAYBE"}}}"#).is_err()
+        );
     }
 }

@@ -156,7 +156,9 @@ pub fn check_framework(entry: &Entry, base: &Config, variants: &[Options]) -> Ve
         };
         // In-process dispatch has no transport: under TLS only the loopback rows run; nor an
         // upgraded connection: under WebSocket too.
-        if entry.in_process && options.transport.is_default() && options.protocol.checked_in_process()
+        if entry.in_process
+            && options.transport.is_default()
+            && options.protocol.checked_in_process()
         {
             let cells = check_all(
                 entry,

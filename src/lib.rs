@@ -32,8 +32,8 @@
 #![cfg_attr(any(framebench_partial, test), allow(dead_code))]
 
 pub(crate) mod ab;
-pub(crate) mod autobahn;
 pub mod allocs;
+pub(crate) mod autobahn;
 pub mod bench;
 pub(crate) mod build_step;
 pub mod cell;

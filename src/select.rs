@@ -106,8 +106,9 @@ pub(crate) fn serving(
         .protocol
         .over(options.transport)
         .map_err(crate::error::usage)?;
-    let (keep, left): (Vec<&Entry>, Vec<&Entry>) =
-        entries.into_iter().partition(|e| e.lacks(options).is_none());
+    let (keep, left): (Vec<&Entry>, Vec<&Entry>) = entries
+        .into_iter()
+        .partition(|e| e.lacks(options).is_none());
     if let Some((what, _)) = left.first().and_then(|e| e.lacks(options)) {
         let names: Vec<&str> = left.iter().map(|e| e.name).collect();
         eprintln!(

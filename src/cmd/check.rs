@@ -138,9 +138,7 @@ fn conformance(
     autobahn: crate::autobahn::Cases,
 ) -> anyhow::Result<Judged> {
     let transport = opts.tls.transport();
-    opts.protocol
-        .over(transport)
-        .map_err(crate::error::usage)?;
+    opts.protocol.over(transport).map_err(crate::error::usage)?;
     // A framework without a server (a floor) has no row, named or not.
     let entries: Vec<_> = crate::select::frameworks(names, |_| true, "")?
         .into_iter()

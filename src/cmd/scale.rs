@@ -340,7 +340,9 @@ fn sweep(args: &ScaleArgs) -> anyhow::Result<(Sweep, Option<String>)> {
     let names: Vec<String> = if args.scenarios.is_empty() {
         DEFAULT_SCENARIOS
             .iter()
-            .filter(|n| crate::oracle::loopback_scenario(n).is_some_and(|s| args.protocol.carries(s)))
+            .filter(|n| {
+                crate::oracle::loopback_scenario(n).is_some_and(|s| args.protocol.carries(s))
+            })
             .map(|&s| s.to_owned())
             .collect()
     } else {

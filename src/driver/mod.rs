@@ -35,7 +35,6 @@ use crate::oracle::{Expected, Instance, Observed, Scenario};
 use crate::outcome::NotRun;
 use crate::proc;
 
-
 pub(crate) use params::{LoadParams, Shard};
 pub(crate) use plan::{cell_progress, progress_bar, run_plan, run_plan_on, Plan};
 use stats::{rate_spread, Bound, CellResult, Latency, PerConnection, Status};

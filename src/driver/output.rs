@@ -221,10 +221,12 @@ impl Report {
         }
         s.push_str(&table.terminal(""));
         let _ = writeln!(s, "{BOUND_LEGEND}\n{SPREAD_LEGEND}");
-        for line in self.waits()
+        for line in self
+            .waits()
             .into_iter()
             .chain(self.handshakes())
-            .chain(self.upgrades()) {
+            .chain(self.upgrades())
+        {
             let _ = writeln!(s, "{line}");
         }
         for f in self.failures() {
@@ -334,10 +336,12 @@ impl Report {
         for scenario in self.scenarios() {
             self.write_rps_table(&mut s, scenario, &conns);
         }
-        for line in self.waits()
+        for line in self
+            .waits()
             .into_iter()
             .chain(self.handshakes())
-            .chain(self.upgrades()) {
+            .chain(self.upgrades())
+        {
             let _ = writeln!(s, "- {line}");
         }
         self.write_details(&mut s);

@@ -40,15 +40,16 @@ impl Plan {
     /// The cells of the target at `i`.
     fn cells_of(&self, i: usize) -> usize {
         let target = &self.targets[i];
-        self.scenarios_of(target).count()
-            * self.connections.len()
-            * self.streams_of(target).len()
+        self.scenarios_of(target).count() * self.connections.len() * self.streams_of(target).len()
     }
 
     /// The scenarios `target`'s protocol carries (`echo` under WebSocket, the others else).
     fn scenarios_of(&self, target: &Target) -> impl Iterator<Item = &'static Scenario> + '_ {
         let protocol = self.protocol_of(target);
-        self.scenarios.iter().copied().filter(move |s| protocol.carries(s))
+        self.scenarios
+            .iter()
+            .copied()
+            .filter(move |s| protocol.carries(s))
     }
 
     /// The protocol `target` is loaded with: its server's, or the run's for a URL.

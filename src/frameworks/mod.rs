@@ -34,13 +34,21 @@ use crate::oracle::SCENARIOS;
 mod axum_app;
 // Shared by hyper and axum's and warp's TLS servers: the accept loop on hyper's connection API.
 #[cfg(all(
-    any(feature = "axum", feature = "axum07", feature = "hyper", feature = "warp"),
+    any(
+        feature = "axum",
+        feature = "axum07",
+        feature = "hyper",
+        feature = "warp"
+    ),
     not(test)
 ))]
 mod accept;
 // Shared by the servers whose WebSocket echo is tokio-tungstenite on hyper's upgrade (gotham,
 // hyper): the echo loop and the handshake's accept value.
-#[cfg(all(any(feature = "gotham", feature = "hyper", feature = "hyper014"), not(test)))]
+#[cfg(all(
+    any(feature = "gotham", feature = "hyper", feature = "hyper014"),
+    not(test)
+))]
 mod tungstenite_echo;
 // Shared by the frameworks served through `server::spawn_tokio`: a file that is not a registry
 // line's module.

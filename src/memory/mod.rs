@@ -183,13 +183,14 @@ pub(crate) fn measure(entry: &Entry, load: Load, settings: &Settings) -> Outcome
     let reader = Reader::new(&server, heap_file);
     let base = reader.settled().map_err(NotOk::Failed)?;
     let start = Instant::now();
-    let mut held = open(server.addr(), load, options.transport).map_err(|e| match server.exited() {
-        Some(how) => NotOk::Failed(anyhow!(
-            "the server exited ({how}): {}",
-            server.stderr_text()
-        )),
-        None => e,
-    })?;
+    let mut held =
+        open(server.addr(), load, options.transport).map_err(|e| match server.exited() {
+            Some(how) => NotOk::Failed(anyhow!(
+                "the server exited ({how}): {}",
+                server.stderr_text()
+            )),
+            None => e,
+        })?;
     let loaded = reader.settled().map_err(NotOk::Failed)?;
     let took_s = start.elapsed().as_secs_f64();
     still_open(&mut held).map_err(|e| {

@@ -8,8 +8,8 @@ use anyhow::{anyhow, bail};
 use mio::Poll;
 
 use super::conn::{Worker, CARRY_MIN};
-use crate::protocol::Framed;
 use super::{Sampler, SLICES};
+use crate::protocol::Framed;
 
 impl Worker<'_> {
     pub(super) fn write(&mut self, i: usize) {

@@ -111,10 +111,13 @@ pub(crate) fn parse_head(buf: &[u8], role: Role, max: usize) -> Result<Option<He
         return Ok(None);
     };
     if b0 & 0x70 != 0 {
-        return Err(violation(PROTOCOL_ERROR, "an RSV bit set, with no extension"));
+        return Err(violation(
+            PROTOCOL_ERROR,
+            "an RSV bit set, with no extension",
+        ));
     }
-    let opcode = Opcode::from_bits(b0 & 0x0F)
-        .ok_or(violation(PROTOCOL_ERROR, "a reserved opcode"))?;
+    let opcode =
+        Opcode::from_bits(b0 & 0x0F).ok_or(violation(PROTOCOL_ERROR, "a reserved opcode"))?;
     let fin = b0 & 0x80 != 0;
     let masked = b1 & 0x80 != 0;
     match (role, masked) {
@@ -180,7 +183,13 @@ pub(crate) fn apply_mask(payload: &mut [u8], key: [u8; 4], offset: usize) {
 
 /// Appends a frame's head to `out`; `mask` for a client's frame, whose payload the caller
 /// then appends masked with it ([`put_frame`] does both).
-pub(crate) fn put_head(out: &mut Vec<u8>, fin: bool, opcode: Opcode, len: usize, mask: Option<[u8; 4]>) {
+pub(crate) fn put_head(
+    out: &mut Vec<u8>,
+    fin: bool,
+    opcode: Opcode,
+    len: usize,
+    mask: Option<[u8; 4]>,
+) {
     out.push((u8::from(fin) << 7) | opcode.bits());
     let masked = u8::from(mask.is_some()) << 7;
     match len {
@@ -200,7 +209,13 @@ pub(crate) fn put_head(out: &mut Vec<u8>, fin: bool, opcode: Opcode, len: usize,
 }
 
 /// Appends a whole frame to `out`, its payload masked with `mask` when given.
-pub(crate) fn put_frame(out: &mut Vec<u8>, fin: bool, opcode: Opcode, payload: &[u8], mask: Option<[u8; 4]>) {
+pub(crate) fn put_frame(
+    out: &mut Vec<u8>,
+    fin: bool,
+    opcode: Opcode,
+    payload: &[u8],
+    mask: Option<[u8; 4]>,
+) {
     put_head(out, fin, opcode, payload.len(), mask);
     let start = out.len();
     out.extend_from_slice(payload);
@@ -290,7 +305,9 @@ mod tests {
     #[test]
     fn the_rfcs_masked_hello_parses_and_unmasks() {
         // RFC 6455 §5.7: a masked text frame "Hello" from a client.
-        let mut frame = vec![0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58];
+        let mut frame = vec![
+            0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58,
+        ];
         let head = parse_head(&frame, Role::Server, 1 << 20).unwrap().unwrap();
         assert_eq!(
             head,
@@ -308,15 +325,15 @@ mod tests {
         // The same, written by put_frame, is the same bytes.
         let mut out = Vec::new();
         put_frame(&mut out, true, Opcode::Text, b"Hello", Some(KEY));
-        assert_eq!(out, [0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]);
+        assert_eq!(
+            out,
+            [0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]
+        );
         // And unmasked, as a server sends it (§5.7's first example).
         out.clear();
         put_frame(&mut out, true, Opcode::Text, b"Hello", None);
         assert_eq!(out, [0x81, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f]);
-        assert_eq!(
-            parse_head(&out, Role::Client, 125).unwrap().unwrap().len,
-            5
-        );
+        assert_eq!(parse_head(&out, Role::Client, 125).unwrap().unwrap().len, 5);
     }
 
     #[test]
@@ -337,13 +354,19 @@ mod tests {
         let code = |bytes: &[u8], role| parse_head(bytes, role, 1 << 20).unwrap_err().code;
         // Unmasked from a client, masked from a server.
         assert_eq!(code(&[0x81, 0x00], Role::Server), PROTOCOL_ERROR);
-        assert_eq!(code(&[0x81, 0x80, 0, 0, 0, 0], Role::Client), PROTOCOL_ERROR);
+        assert_eq!(
+            code(&[0x81, 0x80, 0, 0, 0, 0], Role::Client),
+            PROTOCOL_ERROR
+        );
         // RSV1 with no extension, a reserved opcode.
         assert_eq!(code(&[0xC1, 0x80], Role::Server), PROTOCOL_ERROR);
         assert_eq!(code(&[0x83, 0x80], Role::Server), PROTOCOL_ERROR);
         // A fragmented ping, a ping of 126 bytes.
         assert_eq!(code(&[0x09, 0x80], Role::Server), PROTOCOL_ERROR);
-        assert_eq!(code(&[0x89, 0xFE, 0x00, 0x7E], Role::Server), PROTOCOL_ERROR);
+        assert_eq!(
+            code(&[0x89, 0xFE, 0x00, 0x7E], Role::Server),
+            PROTOCOL_ERROR
+        );
         // A frame claiming 2^63 bytes, and one over the limit.
         let mut huge = vec![0x82, 0xFF];
         huge.extend_from_slice(&(1u64 << 63).to_be_bytes());
@@ -374,7 +397,11 @@ mod tests {
         assert_eq!(s.finish(), Err(()));
         // Bad bytes fail where they arrive, mid-message: a lead byte followed by no
         // continuation, a surrogate, a code point past U+10FFFF.
-        for bad in [&[0xCE, 0x41][..], &[0xED, 0xA0, 0x80], &[0xF4, 0x90, 0x80, 0x80]] {
+        for bad in [
+            &[0xCE, 0x41][..],
+            &[0xED, 0xA0, 0x80],
+            &[0xF4, 0x90, 0x80, 0x80],
+        ] {
             let mut s = Utf8Stream::default();
             assert_eq!(s.feed(&bad[..1]), Ok(()), "{bad:?}");
             assert_eq!(s.feed(&bad[1..]), Err(()), "{bad:?}");
@@ -389,7 +416,11 @@ mod tests {
         assert_eq!(close_payload_ok(&[0x03]).unwrap_err().code, PROTOCOL_ERROR);
         for reserved in [999u16, 1004, 1005, 1006, 1012, 1015, 2999, 5000] {
             let p = reserved.to_be_bytes();
-            assert_eq!(close_payload_ok(&p).unwrap_err().code, PROTOCOL_ERROR, "{reserved}");
+            assert_eq!(
+                close_payload_ok(&p).unwrap_err().code,
+                PROTOCOL_ERROR,
+                "{reserved}"
+            );
         }
         assert_eq!(
             close_payload_ok(&[0x03, 0xE8, 0xFF]).unwrap_err().code,

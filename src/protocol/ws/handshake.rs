@@ -90,7 +90,11 @@ pub(crate) fn upgrade(method: &str, headers: &[httparse::Header<'_>]) -> Upgrade
 
 /// Checks a server's answer to [`request`] with `key` (§4.1): `101`, the upgrade headers, and
 /// the accept value of that key.
-pub(crate) fn check_answer(status: u16, headers: &[httparse::Header<'_>], key: &str) -> anyhow::Result<()> {
+pub(crate) fn check_answer(
+    status: u16,
+    headers: &[httparse::Header<'_>],
+    key: &str,
+) -> anyhow::Result<()> {
     anyhow::ensure!(status == 101, "status {status} to the upgrade (want 101)");
     let find = |name: &str| {
         headers
@@ -159,9 +163,15 @@ mod tests {
         check_answer(res.code.unwrap(), res.headers, &key).unwrap();
         assert!(check_answer(200, res.headers, &key).is_err());
         assert!(check_answer(101, res.headers, &client_key(2)).is_err());
-        assert_eq!(upgrade("POST", &valid), Upgrade::Refuse("an upgrade is a GET"));
+        assert_eq!(
+            upgrade("POST", &valid),
+            Upgrade::Refuse("an upgrade is a GET")
+        );
         valid.pop();
-        assert_eq!(upgrade("GET", &valid), Upgrade::Refuse("no `Sec-WebSocket-Key`"));
+        assert_eq!(
+            upgrade("GET", &valid),
+            Upgrade::Refuse("no `Sec-WebSocket-Key`")
+        );
         valid.push(header("Sec-WebSocket-Key", "c2hvcnQ="));
         assert!(matches!(upgrade("GET", &valid), Upgrade::Refuse(_)));
     }

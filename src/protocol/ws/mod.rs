@@ -23,7 +23,13 @@ const MAX_ECHO: usize = 16 << 20;
 pub(crate) fn encode_message(instance: &Instance, last: bool, out: &mut Vec<u8>) {
     frame::put_frame(out, true, Opcode::Text, &instance.body, Some(LOAD_MASK));
     if last {
-        frame::put_frame(out, true, Opcode::Close, &1000u16.to_be_bytes(), Some(LOAD_MASK));
+        frame::put_frame(
+            out,
+            true,
+            Opcode::Close,
+            &1000u16.to_be_bytes(),
+            Some(LOAD_MASK),
+        );
     }
 }
 

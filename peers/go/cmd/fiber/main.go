@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
@@ -17,8 +19,8 @@ import (
 
 func main() {
 	opts, fx, tmpl, store := app.Setup(os.Args[1:])
-	if opts.Protocol != "http1" {
-		// fasthttp, under Fiber, speaks HTTP/1 only.
+	if opts.Protocol == "h2c" {
+		// fasthttp, under Fiber, speaks HTTP/1 only (ws is HTTP/1.1's upgrade at /ws).
 		app.Fail(2, fmt.Errorf("--protocol %s: fiber serves HTTP/1.1 only", opts.Protocol))
 	}
 
@@ -44,6 +46,14 @@ func main() {
 		for {
 			kind, msg, err := c.ReadMessage()
 			if err != nil {
+				return
+			}
+			if kind == websocket.TextMessage && !utf8.Valid(msg) {
+				// The library leaves UTF-8 to the application ("Applications are responsible
+				// for ensuring that text messages are valid UTF-8 encoded text", gorilla's
+				// docs); its own Autobahn server checks it so, and closes with 1007.
+				bye := websocket.FormatCloseMessage(websocket.CloseInvalidFramePayloadData, "")
+				_ = c.WriteControl(websocket.CloseMessage, bye, time.Now().Add(time.Second))
 				return
 			}
 			if err := c.WriteMessage(kind, msg); err != nil {

@@ -18,6 +18,7 @@ import (
 	"path"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -131,6 +132,14 @@ func main() {
 		for {
 			kind, msg, err := c.ReadMessage()
 			if err != nil {
+				return
+			}
+			if kind == websocket.TextMessage && !utf8.Valid(msg) {
+				// The library leaves UTF-8 to the application ("Applications are responsible
+				// for ensuring that text messages are valid UTF-8 encoded text", gorilla's
+				// docs); its own Autobahn server checks it so, and closes with 1007.
+				bye := websocket.FormatCloseMessage(websocket.CloseInvalidFramePayloadData, "")
+				_ = c.WriteControl(websocket.CloseMessage, bye, time.Now().Add(time.Second))
 				return
 			}
 			if err := c.WriteMessage(kind, msg); err != nil {

@@ -60,7 +60,7 @@ func ParseOptions(args []string) (Options, error) {
 	fs.BoolVar(&o.FD3, "fd3", false, "serve the listening socket passed as file descriptor 3")
 	fs.StringVar(&o.Redis, "redis", "", "redis://127.0.0.1:PORT for GET /get?key=")
 	fs.IntVar(&o.Threads, "threads", 0, "GOMAXPROCS (0: the runtime's default)")
-	fs.StringVar(&o.Protocol, "protocol", "http1", "http1, or h2c (HTTP/2 with prior knowledge)")
+	fs.StringVar(&o.Protocol, "protocol", "http1", "http1, h2c (HTTP/2 with prior knowledge), or ws (HTTP/1.1, the WebSocket echo at /ws)")
 	fs.BoolVar(&o.TLS, "tls", false, "HTTP/1.1 over TLS, with the certificate in $"+CertEnv+" and $"+KeyEnv)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -71,8 +71,8 @@ func ParseOptions(args []string) (Options, error) {
 	if o.Logging != "off" && o.Logging != "sink" && o.Logging != "stdout" {
 		return o, fmt.Errorf("--logging %q: want off, sink or stdout", o.Logging)
 	}
-	if o.Protocol != "http1" && o.Protocol != "h2c" {
-		return o, fmt.Errorf("--protocol %q: want http1 or h2c", o.Protocol)
+	if o.Protocol != "http1" && o.Protocol != "h2c" && o.Protocol != "ws" {
+		return o, fmt.Errorf("--protocol %q: want http1, h2c or ws", o.Protocol)
 	}
 	if o.TLS && o.Protocol != "http1" {
 		return o, fmt.Errorf("--tls with --protocol %s: over TLS only HTTP/1.1 is served", o.Protocol)
