@@ -9,7 +9,7 @@ use anyhow::Context as _;
 
 use crate::oracle::hostile::{cases, over_limit, said, Case, Verdict, OVER_NAME, OVER_WHAT};
 use crate::outcome::{NotOk, Outcome};
-use crate::protocol::http1::hostile::{send_case_to, still_serving_at};
+use crate::protocol::http1::hostile::{send_case, still_serving};
 use crate::protocol::{Finding, Suite};
 use crate::table::{Align, Table};
 use crate::transport::Peer;
@@ -142,13 +142,13 @@ fn hostile_row(
     let mut cells = vec![name.to_string()];
     let mut serving = true;
     let mut after = |case: &Case, notes: &mut Vec<String>| {
-        if let Err(why) = still_serving_at(peer) {
+        if let Err(why) = still_serving(peer) {
             serving = false;
             notes.push(format!("FAIL {name} after {}: {why}", case.name));
         }
     };
     for case in cases {
-        let outcome = send_case_to(peer, case);
+        let outcome = send_case(peer, case);
         let verdict = Verdict::of(case, &outcome);
         if !verdict.passes() {
             let what = match &verdict {
@@ -165,7 +165,7 @@ fn hostile_row(
         after(case, notes);
     }
     // Recorded, not judged: a note only for what is neither a refusal nor reading it all.
-    let outcome = send_case_to(peer, over);
+    let outcome = send_case(peer, over);
     let verdict = Verdict::of(over, &outcome);
     if matches!(
         verdict,

@@ -22,14 +22,14 @@ use crate::options::Transport;
 
 /// Where a server listens, and what it serves over there: what a check connects to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Peer {
+pub struct Peer {
     pub(crate) addr: SocketAddr,
     pub(crate) transport: Transport,
 }
 
 impl Peer {
     /// A server on plain TCP.
-    pub(crate) fn tcp(addr: SocketAddr) -> Peer {
+    pub fn tcp(addr: SocketAddr) -> Peer {
         Peer {
             addr,
             transport: Transport::Tcp,

@@ -14,6 +14,7 @@ use framebench::framework::Config;
 use framebench::frameworks::REGISTRY;
 use framebench::oracle::hostile::{cases, over_limit, said, Verdict, OVER_NAME};
 use framebench::protocol::http1::hostile::{send_case, still_serving};
+use framebench::transport::Peer;
 
 /// Wrong bodies handed to a handler by the framework itself, each measured (2026-11-26) and
 /// explained in docs/methodology/bodies.md ("Hostile bodies"): besides a refusal, only exactly
@@ -55,12 +56,12 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
         let server = app.serve(bind_local().unwrap()).unwrap();
         let addr = server.addr();
         let after = |what: &str, failures: &mut Vec<String>| {
-            if let Err(why) = still_serving(addr) {
+            if let Err(why) = still_serving(Peer::tcp(addr)) {
                 failures.push(format!("{}: after {what}: {why}", entry.name));
             }
         };
         for case in &cases {
-            let outcome = send_case(addr, case);
+            let outcome = send_case(Peer::tcp(addr), case);
             let recorded = KNOWN.iter().any(|(fw, name, what)| {
                 *fw == entry.name && *name == case.name && said(&outcome) == *what
             });
@@ -71,7 +72,7 @@ fn hostile_bodies_get_a_refusal_and_no_handler_sees_a_wrong_body() {
             checked += 1;
         }
         // Recorded, not judged: but a hang or a server that stops serving fails.
-        let outcome = send_case(addr, &over_case);
+        let outcome = send_case(Peer::tcp(addr), &over_case);
         let verdict = Verdict::of(&over_case, &outcome);
         if verdict == Verdict::Hang {
             failures.push(format!("{}: over limit: {}", entry.name, said(&outcome)));

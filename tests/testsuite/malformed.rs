@@ -12,6 +12,7 @@ use framebench::protocol::http1::raw_get;
 
 use framebench::oracle::hostile::Outcome;
 use framebench::protocol::http1::hostile::send as send_hostile;
+use framebench::transport::Peer;
 
 /// What a server answers that is not a 4xx, as measured (docs/methodology/fairness.md): net/http puts no
 /// limit on the number of headers within its 1 MiB `MaxHeaderBytes`; fasthttp (Fiber) serves
@@ -79,7 +80,7 @@ fn servers_survive_malformed_http() {
         let server = app.serve(bind_local().unwrap()).unwrap();
         let addr = server.addr();
         for (name, bytes, half_close) in cases() {
-            match send_hostile(addr, &bytes, half_close) {
+            match send_hostile(Peer::tcp(addr), &bytes, half_close) {
                 Ok(Outcome::Status(s, _)) if (400..500).contains(&s) => {}
                 Ok(Outcome::Closed) => {}
                 Ok(Outcome::Status(505, _)) if name == "bad version" => {}

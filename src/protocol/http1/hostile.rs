@@ -10,7 +10,7 @@ use crate::transport::{Conn, Peer};
 
 /// Sends `bytes` on a new connection (then closes its writing half when `half_close`), and reads
 /// the answer or the close. `Err` is a hang: no answer and no close within [`TIMEOUT`].
-pub(crate) fn send_to(peer: Peer, bytes: &[u8], half_close: bool) -> anyhow::Result<Outcome> {
+pub fn send(peer: Peer, bytes: &[u8], half_close: bool) -> anyhow::Result<Outcome> {
     let mut s = Conn::connect(peer, TIMEOUT)?;
     // The server may close before reading everything: a failed write is a closed connection.
     if s.write_all(bytes).and_then(|()| s.flush()).is_err() {
@@ -47,29 +47,14 @@ pub(crate) fn send_to(peer: Peer, bytes: &[u8], half_close: bool) -> anyhow::Res
     }
 }
 
-/// [`send_to`] a server on plain TCP.
-pub fn send(addr: std::net::SocketAddr, bytes: &[u8], half_close: bool) -> anyhow::Result<Outcome> {
-    send_to(Peer::tcp(addr), bytes, half_close)
-}
-
-/// Sends `case` to `peer` ([`send_to`]).
-pub(crate) fn send_case_to(peer: Peer, case: &Case) -> anyhow::Result<Outcome> {
-    send_to(peer, &case.bytes, case.half_close)
-}
-
-/// [`send_case_to`] a server on plain TCP.
-pub fn send_case(addr: std::net::SocketAddr, case: &Case) -> anyhow::Result<Outcome> {
-    send_case_to(Peer::tcp(addr), case)
-}
-
-/// [`still_serving_at`] a server on plain TCP.
-pub fn still_serving(addr: std::net::SocketAddr) -> anyhow::Result<()> {
-    still_serving_at(Peer::tcp(addr))
+/// Sends `case` to `peer` ([`send`]).
+pub fn send_case(peer: Peer, case: &Case) -> anyhow::Result<Outcome> {
+    send(peer, &case.bytes, case.half_close)
 }
 
 /// Whether the server at `peer` still answers `GET /` as the oracle's hello (`Err`: what it
 /// did instead), after a case.
-pub(crate) fn still_serving_at(peer: Peer) -> anyhow::Result<()> {
+pub fn still_serving(peer: Peer) -> anyhow::Result<()> {
     let got = Conn::connect(peer, TIMEOUT)
         .and_then(|mut c| super::exchange_on(&mut c, &get_request("/", Connection::Close)));
     match got {
