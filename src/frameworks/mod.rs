@@ -44,7 +44,7 @@ mod axum_app;
 ))]
 mod accept;
 // Shared by the servers whose WebSocket echo is tokio-tungstenite on hyper's upgrade (gotham,
-// hyper, hyper 0.14): the echo loop and the handshake's accept value.
+// hyper): the echo loop and the handshake's accept value.
 #[cfg(all(
     any(feature = "gotham", feature = "hyper", feature = "hyper014"),
     not(test)
