@@ -62,6 +62,9 @@ pub enum Protocol {
     /// concurrent streams per connection. Only the frameworks `framebench list` marks `h2c`
     /// serve it (docs/methodology/http2.md). What each protocol is and does: `crate::protocol`.
     H2c,
+    /// HTTP/2 over TLS, chosen by ALPN (`h2`, RFC 9113 §3.2): needs `--tls`. Only the
+    /// frameworks `framebench list` marks `h2` serve it.
+    H2,
     /// WebSocket (RFC 6455) after an HTTP/1.1 upgrade at `/ws`: the `echo` scenario, each
     /// message back as it came. Only the frameworks `framebench list` marks `ws` serve it.
     Ws,

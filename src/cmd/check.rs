@@ -139,6 +139,9 @@ fn conformance(
 ) -> anyhow::Result<Judged> {
     let transport = opts.tls.transport();
     opts.protocol.over(transport).map_err(crate::error::usage)?;
+    if let crate::protocol::Judge::Unjudged(why) = opts.protocol.judge() {
+        return Err(crate::error::usage(why));
+    }
     // A framework without a server (a floor) has no row, named or not.
     let entries: Vec<_> = crate::select::frameworks(names, |_| true, "")?
         .into_iter()
@@ -162,5 +165,6 @@ fn conformance(
         crate::protocol::Judge::Autobahn => {
             Judged::Autobahn(crate::autobahn::run(&entries, &config, autobahn))
         }
+        crate::protocol::Judge::Unjudged(why) => return Err(crate::error::usage(why)),
     })
 }

@@ -253,7 +253,10 @@ fn client_spec(
         cpus: params.pinning.client_cpus.clone(),
         hdr_interval: params.hdr_interval.map(Duration::from_secs_f64),
         tls: match params.transport {
-            Transport::Tls => Some(crate::transport::tls::client_config(params.resumption)?),
+            Transport::Tls => Some(crate::transport::tls::client_config(
+                params.resumption,
+                params.protocol,
+            )?),
             Transport::Tcp => None,
         },
         protocol: params.protocol,

@@ -106,6 +106,7 @@ impl Framework for Actix {
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[
             (Protocol::H2c, Support::Supported("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only")),
+            (Protocol::H2, Support::Supported("`HttpServer::listen_rustls_0_23` (actix-web's `http2` feature): actix-http offers `h2` by ALPN itself and serves what it chose")),
             (Protocol::Ws, Support::Supported("actix-ws (`actix_ws::handle` on actix-http's WebSocket codec), continuations aggregated")),
         ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -303,7 +304,7 @@ async fn run(
     // certificate; actix-http adds its ALPN names (`h2`, `http/1.1`) before ours, and actix-tls
     // bounds each handshake (its default, 3 s).
     let tls = match config.options.transport {
-        Transport::Tls => match crate::transport::tls::server_config() {
+        Transport::Tls => match crate::transport::tls::server_config(protocol) {
             Ok(tls) => Some(tls),
             Err(e) => {
                 let _ = ready.send(Err(io::Error::other(format!("{e:#}"))));

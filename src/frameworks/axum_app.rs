@@ -88,6 +88,7 @@ macro_rules! axum_app {
             const COUNTS_REQUESTS: bool = true;
             const PROTOCOLS: &'static [(Protocol, Support)] = &[
                 (Protocol::H2c, Support::Supported("`axum::serve` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)")),
+                (Protocol::H2, Support::Supported("hyper's `http2::Builder` on each tokio-rustls stream (what `low-level-rustls`'s auto builder runs once ALPN chose `h2`)")),
                 (Protocol::Ws, Support::Supported("axum's `ws` feature: `WebSocketUpgrade` and `WebSocket` (tokio-tungstenite)")),
             ];
             const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -128,9 +129,11 @@ macro_rules! axum_app {
                     None => router,
                 };
                 if self.0.config.options.transport == Transport::Tls {
-                    let acceptor = crate::transport::tls::acceptor()?;
+                    let protocol = self.0.config.options.protocol;
+                    let acceptor = crate::transport::tls::acceptor(protocol)?;
+                    let h2 = protocol == Protocol::H2;
                     return self.0.spawn(listener, move |listener, stop| {
-                        serve_tls(listener, acceptor.clone(), stop, router.clone())
+                        serve_tls(listener, acceptor.clone(), h2, stop, router.clone())
                     });
                 }
                 // axum's serve sets no idle keep-alive timeout: connections stay open until the client
@@ -153,13 +156,14 @@ macro_rules! axum_app {
         /// TLS as axum's `low-level-rustls` example serves it: `axum::serve` takes no TLS, so
         /// an accept loop hands each connection to a task that completes the handshake with
         /// tokio-rustls and serves the router on a hyper connection. The example uses
-        /// hyper-util's auto builder; this uses hyper's `http1::Builder`, which is what the
-        /// auto builder runs for an HTTP/1.1 connection (ALPN offers only `http/1.1`), and
-        /// whose connection hyper-util's graceful watch accepts here. The router gets the
-        /// peer's `ConnectInfo` as `serve` gives it.
+        /// hyper-util's auto builder; this uses what the auto builder runs for the protocol
+        /// ALPN chose, which is the run's only one: hyper's `http1::Builder`, or its
+        /// `http2::Builder` under `--protocol h2` (`h2`). The router gets the peer's
+        /// `ConnectInfo` as `serve` gives it.
         async fn serve_tls(
             listener: tokio::net::TcpListener,
             acceptor: tokio_rustls::TlsAcceptor,
+            h2: bool,
             stop: crate::server::Stopped,
             router: $axum::Router,
         ) {
@@ -172,6 +176,14 @@ macro_rules! axum_app {
                             tower::ServiceExt::oneshot(router.clone(), req)
                         },
                     );
+                    if h2 {
+                        let mut builder = hyper::server::conn::http2::Builder::new(
+                            hyper_util::rt::TokioExecutor::new(),
+                        );
+                        builder.timer(hyper_util::rt::TokioTimer::new());
+                        let _ = watcher.watch(builder.serve_connection(io, service)).await;
+                        return;
+                    }
                     let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
                     let _ = watcher.watch(conn).await;
                 });

@@ -64,6 +64,7 @@ impl Program for NetHttp {
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`http.Server.Protocols` with `SetUnencryptedHTTP2` (Go 1.24+), set only under \
          `--protocol h2c`: it then peeks for the preface on every connection",)),
+        (Protocol::H2, Support::Supported("`ServeTLS`'s own HTTP/2 (golang.org/x/net's, bundled), ALPN `h2` alone offered under `--protocol h2`")),
         (Protocol::Ws, Support::Supported("gorilla/websocket's `Upgrader` and `ReadMessage`/`WriteMessage`, as its echo example")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -95,6 +96,7 @@ impl Program for Fiber {
     };
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Unsupported("fasthttp, under Fiber, has no HTTP/2 (its README: support is in progress)")),
+        (Protocol::H2, Support::Unsupported("fasthttp, under Fiber, has no HTTP/2 (its README: support is in progress)")),
         (Protocol::Ws, Support::Supported("Fiber's websocket middleware (gofiber/contrib/websocket on fasthttp/websocket)")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(

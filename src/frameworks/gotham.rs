@@ -121,6 +121,7 @@ impl Framework for Gotham {
     const PER_CORE: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`gotham::bind_server` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::H2, Support::Unsupported("framebench has not wired its TLS server to HTTP/2: gotham's `bind_server` serves hyper's HTTP/1.1 connections")),
         (Protocol::Ws, Support::Supported("tokio-tungstenite on hyper's `OnUpgrade`, as gotham's `websocket` example (gotham has no WebSocket layer)")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -153,7 +154,7 @@ impl Framework for Gotham {
         // (`gotham::tls`, which binds its own address; its `rustls` feature would build aws-lc):
         // the same wrap here with the run's acceptor, on the connection's own task.
         let tls = match self.0.config.options.transport {
-            Transport::Tls => Some(crate::transport::tls::acceptor()?),
+            Transport::Tls => Some(crate::transport::tls::acceptor(self.0.config.options.protocol)?),
             Transport::Tcp => None,
         };
         self.0.spawn(listener, move |listener, stop| {

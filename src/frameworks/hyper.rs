@@ -86,6 +86,7 @@ impl Framework for Hyper {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only")),
+        (Protocol::H2, Support::Supported("hyper `http2::Builder` on each tokio-rustls stream, ALPN `h2` only")),
         (Protocol::Ws, Support::Supported("tokio-tungstenite on `hyper::upgrade::on`, as its `server-custom-accept` example (hyper has no WebSocket layer); connections served with upgrades under `--protocol ws` only")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -123,13 +124,14 @@ impl Framework for Hyper {
         let state = Arc::new(AppState::new_async(&self.0.config));
         let logging = self.0.config.options.logging;
         let h2c = self.0.config.options.protocol == Protocol::H2c;
+        let h2 = self.0.config.options.protocol == Protocol::H2;
         // Under WebSocket the HTTP/1.1 connection is served with upgrades, which
         // hyper-util's graceful stop cannot watch: such a connection is not waited for.
         let ws = self.0.config.options.protocol == Protocol::Ws;
         // TLS: tokio-rustls's acceptor in front of the same builder, as hyper's examples
         // (hyper-util's and tokio-rustls's) show it.
         let tls = match self.0.config.options.transport {
-            Transport::Tls => Some(crate::transport::tls::acceptor()?),
+            Transport::Tls => Some(crate::transport::tls::acceptor(self.0.config.options.protocol)?),
             Transport::Tcp => None,
         };
         // Fairness: `serve --max-requests` counts in the per-request closure below; when no
@@ -151,19 +153,33 @@ impl Framework for Hyper {
                 });
                 if let Some(acceptor) = &tls {
                     super::accept::tls(acceptor, stream, graceful, move |io, watcher| async move {
-                        let builder = http1_builder();
-                        match logging {
-                            Logging::Off => {
-                                let svc = TowerToHyperService::new(app);
-                                let _ = watcher.watch(builder.serve_connection(io, svc)).await;
-                            }
-                            logging => {
-                                let svc = TowerToHyperService::new(
-                                    logging::trace::layer(logging, logging::trace::peer_extension)
-                                        .layer(app),
-                                );
-                                let _ = watcher.watch(builder.serve_connection(io, svc)).await;
-                            }
+                        // Both protocols' builders, serving the service logging or not.
+                        macro_rules! serve_tls {
+                            ($builder:expr) => {{
+                                let builder = $builder;
+                                match logging {
+                                    Logging::Off => {
+                                        let svc = TowerToHyperService::new(app);
+                                        let _ =
+                                            watcher.watch(builder.serve_connection(io, svc)).await;
+                                    }
+                                    logging => {
+                                        let svc = TowerToHyperService::new(
+                                            logging::trace::layer(
+                                                logging,
+                                                logging::trace::peer_extension,
+                                            )
+                                            .layer(app),
+                                        );
+                                        let _ =
+                                            watcher.watch(builder.serve_connection(io, svc)).await;
+                                    }
+                                }
+                            }};
+                        }
+                        match h2 {
+                            true => serve_tls!(http2_builder()),
+                            false => serve_tls!(http1_builder()),
                         }
                     });
                     return;
@@ -222,18 +238,21 @@ impl Framework for Hyper {
                     return;
                 }
                 if h2c {
-                    // HTTP/2 with prior knowledge only, on hyper's defaults (200 streams,
-                    // 1 MiB windows): what `http2::Builder` gives.
-                    let mut builder =
-                        hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-                    builder.timer(TokioTimer::new());
-                    serve_on!(builder);
+                    serve_on!(http2_builder());
                 } else {
                     serve_on!(http1_builder());
                 }
             })
         })
     }
+}
+
+/// hyper's HTTP/2 connection builder, for h2c with prior knowledge and for h2 after ALPN: HTTP/2
+/// only, on hyper's defaults (200 streams, 1 MiB windows), what `http2::Builder` gives.
+fn http2_builder() -> hyper::server::conn::http2::Builder<TokioExecutor> {
+    let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    builder.timer(TokioTimer::new());
+    builder
 }
 
 /// hyper's HTTP/1.1 connection builder, over TCP and over TLS alike. hyper 1 has no idle

@@ -120,6 +120,7 @@ impl Framework for Ntex {
     const COUNTS_REQUESTS: bool = false;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`HttpService::h2` on an ntex server of its own: a plaintext `HttpServer` never chooses HTTP/2 (ntex picks it from TLS ALPN)")),
+        (Protocol::H2, Support::Supported("`HttpServer::listen_rustls`: ntex sets ALPN to `h2` and `http/1.1` itself and serves the one chosen")),
         (Protocol::Ws, Support::Supported("ntex's own WebSocket (`web::ws::start`, its `ws` feature)")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -169,7 +170,7 @@ impl Framework for Ntex {
         // TLS: ntex's own rustls integration on the run's certificate; ntex-tls bounds each
         // handshake (its default, 5 s).
         let tls = match config.options.transport {
-            Transport::Tls => Some(crate::transport::tls::server_config()?),
+            Transport::Tls => Some(crate::transport::tls::server_config(config.options.protocol)?),
             Transport::Tcp => None,
         };
         let (ready_tx, ready_rx) = mpsc::channel();

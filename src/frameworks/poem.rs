@@ -9,16 +9,20 @@
 
 use std::future::IntoFuture as _;
 use std::net::TcpListener;
+use std::future::Future as _;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
 use poem::endpoint::{BoxEndpoint, StaticFilesEndpoint};
 use poem::http::header::CONTENT_TYPE;
 use poem::http::{HeaderValue, StatusCode, Uri};
 use poem::listener::Acceptor;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use poem::web::{Data, Json, LocalAddr, Path, Query, RemoteAddr};
 use poem::{get, handler, post, Endpoint, EndpointExt as _, IntoResponse, Route, Server};
 
-use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Version};
+use crate::framework::{About, Config, Framework, Protocol, Support, Request, Response, ServerHandle, Transport, Version};
 use crate::handlers::{self, AppState, Operands, Reply, Wait};
 use crate::logging::{self, Started};
 use crate::options::{Io, KEEP_ALIVE};
@@ -96,8 +100,17 @@ impl Framework for Poem {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`poem::Server` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::H2, Support::Supported("`poem::Server` (the auto builder) on the TLS stream, once ALPN chose `h2`")),
         (Protocol::Ws, Support::Supported("poem's `websocket` feature: `WebSocket::on_upgrade` (tokio-tungstenite)")),
     ];
+    // Fairness: poem's `rustls` feature turns on tokio-rustls's default features, which add
+    // aws-lc-rs and compile aws-lc-sys's C into every build of the registry; the acceptor below
+    // is what that feature's `RustlsAcceptor` does (tokio-rustls's `TlsAcceptor`, the handshake
+    // on the connection's task at its first read), on the run's ring configuration.
+    const TRANSPORTS: &'static [(Transport, Support)] = &[(
+        Transport::Tls,
+        Support::Supported("poem's `Acceptor` trait: tokio-rustls's `TlsAcceptor` on the accepted stream, the handshake on the connection's task, as the `rustls` feature's `RustlsAcceptor` does (that feature would also compile aws-lc-sys)"),
+    )];
     const CANNOT: &'static [(&'static str, &'static str)] = &[];
 
     fn build(config: &Config) -> anyhow::Result<Self> {
@@ -138,19 +151,36 @@ impl Framework for Poem {
         // Shared by the runtimes of `--runtime per-core` (poem serves an `Arc` of an endpoint as
         // the endpoint itself).
         let endpoint = Arc::new(endpoint);
+        let tls = match self.0.config.options.transport {
+            Transport::Tls => Some(crate::transport::tls::acceptor(self.0.config.options.protocol)?),
+            Transport::Tcp => None,
+        };
         self.0.spawn(listener, move |listener, stop| {
-            let endpoint = Arc::clone(&endpoint);
+            let (endpoint, tls) = (Arc::clone(&endpoint), tls.clone());
             async move {
                 let Ok(acceptor) = NoDelay::new(listener) else {
                     return;
                 };
-                let _ = Server::new_with_acceptor(acceptor)
-                    .idle_timeout(KEEP_ALIVE)
-                    .run_with_graceful_shutdown(endpoint, stop.into_future(), Some(crate::options::GRACE))
-                    .await;
+                match tls {
+                    Some(tls) => run(Tls { tcp: acceptor, tls }, endpoint, stop).await,
+                    None => run(acceptor, endpoint, stop).await,
+                }
             }
         })
     }
+}
+
+/// Serves `endpoint` on `acceptor` until `stop`, then stops gracefully within
+/// [`crate::options::GRACE`].
+async fn run(
+    acceptor: impl Acceptor + 'static,
+    endpoint: Arc<BoxEndpoint<'static>>,
+    stop: crate::server::Stopped,
+) {
+    let _ = Server::new_with_acceptor(acceptor)
+        .idle_timeout(KEEP_ALIVE)
+        .run_with_graceful_shutdown(endpoint, stop.into_future(), Some(crate::options::GRACE))
+        .await;
 }
 
 /// `GET /ws`: the WebSocket echo, as poem's `websocket` docs write it; tungstenite under it
@@ -269,5 +299,111 @@ impl Acceptor for NoDelay {
             RemoteAddr(peer.into()),
             poem::http::uri::Scheme::HTTP,
         ))
+    }
+}
+
+/// [`NoDelay`] with TLS: each accepted stream is handed to poem at once, its handshake left to
+/// the connection's own task ([`Handshaking`]), as poem's `RustlsAcceptor` does.
+struct Tls {
+    tcp: NoDelay,
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+impl Acceptor for Tls {
+    type Io = Handshaking;
+
+    fn local_addr(&self) -> Vec<LocalAddr> {
+        self.tcp.local_addr()
+    }
+
+    async fn accept(
+        &mut self,
+    ) -> std::io::Result<(Self::Io, LocalAddr, RemoteAddr, poem::http::uri::Scheme)> {
+        let (io, local, remote, _) = self.tcp.accept().await?;
+        let handshake = tokio::time::timeout(
+            crate::transport::tls::HANDSHAKE_TIMEOUT,
+            self.tls.accept(io),
+        );
+        Ok((
+            Handshaking::Pending(Box::pin(handshake)),
+            local,
+            remote,
+            poem::http::uri::Scheme::HTTPS,
+        ))
+    }
+}
+
+type TlsStream = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+
+/// A TLS connection whose handshake completes at its first read or write, bounded by
+/// [`crate::transport::tls::HANDSHAKE_TIMEOUT`]: poem's `HandshakeStream` (which it keeps
+/// `pub(crate)`), written again for the acceptor above.
+enum Handshaking {
+    Pending(Pin<Box<tokio::time::Timeout<tokio_rustls::Accept<tokio::net::TcpStream>>>>),
+    Ready(Box<TlsStream>),
+    Failed,
+}
+
+impl Handshaking {
+    /// The established stream, once the handshake is done; an error when it failed or timed out.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<Pin<&mut TlsStream>>> {
+        if let Handshaking::Pending(handshake) = self {
+            *self = match ready!(handshake.as_mut().poll(cx)) {
+                Ok(Ok(stream)) => Handshaking::Ready(Box::new(stream)),
+                Ok(Err(e)) => {
+                    *self = Handshaking::Failed;
+                    return Poll::Ready(Err(e));
+                }
+                Err(_) => Handshaking::Failed,
+            };
+        }
+        match self {
+            Handshaking::Ready(stream) => Poll::Ready(Ok(Pin::new(stream))),
+            _ => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "TLS handshake failed or timed out",
+            ))),
+        }
+    }
+}
+
+impl AsyncRead for Handshaking {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        ready!(self.get_mut().poll_ready(cx))?.poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Handshaking {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        ready!(self.get_mut().poll_ready(cx))?.poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        ready!(self.get_mut().poll_ready(cx))?.poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        // tokio-rustls's stream writes vectored; asked before the handshake is done, too.
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        ready!(self.get_mut().poll_ready(cx))?.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        ready!(self.get_mut().poll_ready(cx))?.poll_shutdown(cx)
     }
 }

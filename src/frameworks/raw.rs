@@ -148,6 +148,7 @@ impl Framework for Raw {
     const IN_PROCESS: bool = false;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("framebench's own: canned answers over the h2 crate's server, one listener of its own (the reference under `--protocol h2c`)")),
+        (Protocol::H2, Support::Unsupported("raw's TLS reference loop speaks HTTP/1.1 only; its h2c server is a plaintext listener of its own")),
         (Protocol::Ws, Support::Supported("framebench's own: frames unmasked in place and echoed on raw's mio loop, the reference under `--protocol ws` (what it leaves out: src/frameworks/raw/ws.rs)")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -222,7 +223,7 @@ impl Framework for Raw {
             });
         }
         let tls = match self.transport {
-            Transport::Tls => Some(crate::transport::tls::server_config()?),
+            Transport::Tls => Some(crate::transport::tls::server_config(self.protocol)?),
             Transport::Tcp => None,
         };
         let addr = listener.local_addr()?;

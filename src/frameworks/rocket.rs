@@ -105,6 +105,7 @@ impl Framework for Rocket {
     // docs/history/rocket-http2-ab.md.
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("Rocket's `http2` feature (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::H2, Support::Supported("Rocket's own `tls` and `http2` features: Rocket offers `h2` and `http/1.1` by ALPN and serves the one chosen")),
         (Protocol::Ws, Support::Supported("rocket_ws (Rocket's WebSocket crate, tokio-tungstenite)")),
     ];
     // Not counted (false, the default): a counting `on_response` fairing was tried on

@@ -96,6 +96,7 @@ impl Framework for Salvo {
     // HTTP/1.1 callgrind counts before and after are in docs/methodology/http2.md.
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("salvo's `http2-cleartext` feature: every connection is read for the preface first")),
+        (Protocol::H2, Support::Supported("`RustlsListener` with salvo's `http2` feature: the connection is read for the preface, after ALPN chose `h2`")),
         (Protocol::Ws, Support::Supported("salvo's `websocket` feature: `WebSocketUpgrade` (tokio-tungstenite)")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -142,7 +143,7 @@ impl Framework for Salvo {
         };
         // TLS: salvo's own rustls listener on the run's certificate.
         let tls = match self.0.config.options.transport {
-            Transport::Tls => Some(crate::transport::tls::server_config()?),
+            Transport::Tls => Some(crate::transport::tls::server_config(self.0.config.options.protocol)?),
             Transport::Tcp => None,
         };
         // Fairness: salvo's `TcpAcceptor` does not set TCP_NODELAY and has no setting for it;

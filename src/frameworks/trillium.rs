@@ -90,6 +90,7 @@ impl Framework for Trillium {
     const NOTE: &'static str = "no keep-alive timeout";
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`trillium_tokio` (trillium-http's own HTTP/2: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::H2, Support::Unsupported("framebench has not wired its TLS server to HTTP/2: trillium's HTTP/2 is h2c, on a server of its own")),
         (Protocol::Ws, Support::Supported("trillium-websockets (async-tungstenite)")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -162,7 +163,7 @@ impl Framework for Trillium {
         // TLS: trillium-rustls's acceptor on the run's certificate, as trillium's docs show it.
         let tls = match self.0.config.options.transport {
             Transport::Tls => Some(trillium_rustls::RustlsAcceptor::from(
-                (*crate::transport::tls::server_config()?).clone(),
+                (*crate::transport::tls::server_config(self.0.config.options.protocol)?).clone(),
             )),
             Transport::Tcp => None,
         };

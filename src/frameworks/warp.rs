@@ -147,6 +147,7 @@ impl Framework for Warp {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`warp::serve` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
+        (Protocol::H2, Support::Supported("hyper's `http2::Builder` on each tokio-rustls stream (what `warp::serve`'s auto builder runs once ALPN chose `h2`)")),
         (Protocol::Ws, Support::Supported("warp's `websocket` feature: `warp::ws()` and `Ws::on_upgrade` (tokio-tungstenite)")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -208,16 +209,25 @@ impl Framework for Warp {
 /// Over TLS: warp 0.4 has no TLS of its own (no `tls` feature, and its `Accept` trait is
 /// sealed), so the way its users add it is tokio-rustls in front of warp's own service
 /// (`warp::service`, what `warp::serve` runs per connection): framebench's accept loop and a
-/// task per handshake, as for axum, and hyper's `http1::Builder`, which is what warp's auto
-/// builder runs for an HTTP/1.1 connection (ALPN offers only `http/1.1`). `warp::log` sees no
-/// peer address there (warp's `RemoteAddr` is crate-private).
+/// task per handshake, as for axum, and what warp's auto builder runs for the protocol ALPN
+/// chose, the run's only one: hyper's `http1::Builder`, or its `http2::Builder` under
+/// `--protocol h2`. `warp::log` sees no peer address there (warp's `RemoteAddr` is
+/// crate-private).
 fn serve_tls(built: &Built<App>, listener: TcpListener, filter: App) -> anyhow::Result<ServerHandle> {
-    let acceptor = crate::transport::tls::acceptor()?;
+    let acceptor = crate::transport::tls::acceptor(built.config.options.protocol)?;
+    let h2 = built.config.options.protocol == Protocol::H2;
     built.spawn(listener, move |listener, stop| {
         let (filter, acceptor) = (filter.clone(), acceptor.clone());
         super::accept::until_stopped(listener, stop, move |stream, _peer, graceful| {
             let service = hyper_util::service::TowerToHyperService::new(warp::service(filter.clone()));
             super::accept::tls(&acceptor, stream, graceful, move |io, watcher| async move {
+                if h2 {
+                    let mut builder =
+                        hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+                    builder.timer(hyper_util::rt::TokioTimer::new());
+                    let _ = watcher.watch(builder.serve_connection(io, service)).await;
+                    return;
+                }
                 let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
                 let _ = watcher.watch(conn).await;
             });

@@ -120,6 +120,7 @@ impl Framework for Xitca {
     const COUNTS_REQUESTS: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only")),
+        (Protocol::H2, Support::Unsupported("framebench has not wired its TLS server to HTTP/2: its TLS path is xitca-http with the `http1` feature only")),
         (Protocol::Ws, Support::Supported("xitca-web's `websocket` feature (http-ws): `WebSocket::on_msg`")),
     ];
     const TRANSPORTS: &'static [(Transport, Support)] = &[(
@@ -167,7 +168,7 @@ impl Framework for Xitca {
                     .keep_alive_timeout(KEEP_ALIVE)
                     .tls_accept_timeout(crate::transport::tls::HANDSHAKE_TIMEOUT),
             )
-            .rustls(crate::transport::tls::server_config()?);
+            .rustls(crate::transport::tls::server_config(self.config.options.protocol)?);
             xitca_server::Builder::new()
                 .worker_threads(threads)
                 .server_threads(1)

@@ -38,13 +38,14 @@ pub(crate) struct Shape {
 
 impl Protocol {
     /// Every protocol, in the order tables list them.
-    pub const ALL: [Protocol; 3] = [Protocol::Http1, Protocol::H2c, Protocol::Ws];
+    pub const ALL: [Protocol; 4] = [Protocol::Http1, Protocol::H2c, Protocol::H2, Protocol::Ws];
 
     /// Its name on the command line and in a variant's label (`h2c`).
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Http1 => "http1",
             Protocol::H2c => "h2c",
+            Protocol::H2 => "h2",
             Protocol::Ws => "ws",
         }
     }
@@ -60,7 +61,7 @@ impl Protocol {
     pub(crate) fn default_scenarios(self) -> &'static [crate::oracle::Scenario] {
         match self {
             Protocol::Ws => crate::oracle::MESSAGES,
-            Protocol::Http1 | Protocol::H2c => crate::oracle::SCENARIOS,
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => crate::oracle::SCENARIOS,
         }
     }
 
@@ -71,19 +72,32 @@ impl Protocol {
     }
 
     /// Refuses this protocol over a transport that does not carry it, with the one line that
-    /// says what to use instead: h2c is HTTP/2 in cleartext by definition.
+    /// says what to use instead: h2c is HTTP/2 in cleartext by definition, and h2 is HTTP/2
+    /// over TLS.
     pub(crate) fn over(self, transport: Transport) -> Result<(), &'static str> {
         match (self, transport) {
             (Protocol::H2c, Transport::Tls) => Err(
                 "--tls with --protocol h2c: h2c is HTTP/2 in cleartext; over TLS, HTTP/2 is \
-                 negotiated by ALPN, which framebench does not serve yet (HTTP/1.1 over TLS: \
-                 leave --protocol out)",
+                 --protocol h2, chosen by ALPN",
+            ),
+            (Protocol::H2, Transport::Tcp) => Err(
+                "--protocol h2 is HTTP/2 over TLS, chosen by ALPN: add --tls (HTTP/2 in \
+                 cleartext is --protocol h2c)",
             ),
             (Protocol::Ws, Transport::Tls) => Err(
                 "--tls with --protocol ws: WebSocket over TLS (wss) is not served yet; \
                  WebSocket runs over TCP",
             ),
             _ => Ok(()),
+        }
+    }
+
+    /// Its ALPN name over TLS, the only one either side offers: `h2` for HTTP/2, else HTTP/1.1's
+    /// (a WebSocket upgrade is an HTTP/1.1 request).
+    pub(crate) fn alpn(self) -> &'static [u8] {
+        match self {
+            Protocol::H2c | Protocol::H2 => b"h2",
+            Protocol::Http1 | Protocol::Ws => b"http/1.1",
         }
     }
 
@@ -97,7 +111,7 @@ impl Protocol {
     pub(crate) fn multiplexed(self) -> bool {
         match self {
             Protocol::Http1 | Protocol::Ws => false,
-            Protocol::H2c => true,
+            Protocol::H2c | Protocol::H2 => true,
         }
     }
 
@@ -108,20 +122,20 @@ impl Protocol {
             // HTTP/2 multiplexes instead of pipelining; churn is HTTP/1.1's for now.
             if shape.pipeline > 1 {
                 return Err(
-                    "--pipeline is HTTP/1.1's: with --protocol h2c, load more streams \
+                    "--pipeline is HTTP/1.1's: with HTTP/2 (h2c, h2), load more streams \
                      per connection with --streams",
                 );
             }
             if churn {
                 return Err(
-                    "--requests-per-connection is HTTP/1.1's: with --protocol h2c, load \
+                    "--requests-per-connection is HTTP/1.1's: with HTTP/2 (h2c, h2), load \
                      more streams per connection with --streams",
                 );
             }
         } else if shape.streams > 1 {
             return Err(
-                "--streams is HTTP/2's: add --protocol h2c (HTTP/1.1 and WebSocket have \
-                 --pipeline)",
+                "--streams is HTTP/2's: add --protocol h2c, or h2 with --tls (HTTP/1.1 and \
+                 WebSocket have --pipeline)",
             );
         }
         Ok(())
@@ -139,8 +153,12 @@ impl Protocol {
                 format!("WebSocket, {} messages in flight", shape.pipeline)
             }
             Protocol::Ws => "WebSocket".to_owned(),
-            Protocol::H2c if shape.streams == 1 => "h2c, 1 stream per connection".to_owned(),
-            Protocol::H2c => format!("h2c, {} streams per connection", shape.streams),
+            Protocol::H2c | Protocol::H2 if shape.streams == 1 => {
+                format!("{self}, 1 stream per connection")
+            }
+            Protocol::H2c | Protocol::H2 => {
+                format!("{self}, {} streams per connection", shape.streams)
+            }
         }
     }
 
@@ -155,6 +173,12 @@ impl Protocol {
             Protocol::H2c => format!(
                 "h2c with prior knowledge (the h2 crate's client on tokio), streams per \
                  connection in each variant, client windows {} B per stream and per connection",
+                h2c::WINDOW
+            ),
+            Protocol::H2 => format!(
+                "h2 over TLS, chosen by ALPN (the h2 crate's client on tokio-rustls), streams \
+                 per connection in each variant, client windows {} B per stream and per \
+                 connection",
                 h2c::WINDOW
             ),
         }
@@ -194,7 +218,12 @@ impl Protocol {
             Protocol::Http1 => {
                 http1::precheck(transport, addr, expected, requests, pipeline, timeout).map(drop)
             }
-            Protocol::H2c => h2c::precheck(addr, expected, requests, timeout),
+            Protocol::H2c | Protocol::H2 => h2c::precheck(
+                crate::transport::Peer { addr, transport },
+                expected,
+                requests,
+                timeout,
+            ),
             Protocol::Ws => ws::client::precheck(
                 crate::transport::Peer { addr, transport },
                 expected,
@@ -211,6 +240,11 @@ impl Protocol {
         match self {
             Protocol::Http1 => Judge::Rules(&http1::rules::SUITE),
             Protocol::H2c => Judge::Rules(&h2c::rules::SUITE),
+            Protocol::H2 => Judge::Unjudged(
+                "check --conformance --protocol h2: the HTTP/2 rules write frames on plain TCP \
+                 (--protocol h2c); TLS and its ALPN choice are judged by check --conformance \
+                 --tls",
+            ),
             Protocol::Ws => Judge::Autobahn,
         }
     }
@@ -228,7 +262,10 @@ impl Protocol {
                 Box::new(http1::TlsChecker::new(addr))
             }
             Protocol::Http1 => Box::new(http1::Checker::new(addr)?),
-            Protocol::H2c => Box::new(h2c::Client::connect(addr, timeout)?),
+            Protocol::H2c | Protocol::H2 => Box::new(h2c::Client::connect(
+                crate::transport::Peer { addr, transport },
+                timeout,
+            )?),
             Protocol::Ws => Box::new(ws::client::Checker {
                 peer: crate::transport::Peer { addr, transport },
                 timeout,
@@ -256,7 +293,7 @@ impl Protocol {
     pub(crate) fn encode_request(self, instance: &Instance, last: bool, out: &mut Vec<u8>) {
         match self {
             Protocol::Ws => ws::encode_message(instance, last, out),
-            Protocol::Http1 | Protocol::H2c => {
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => {
                 let connection = match last {
                     true => http1::Connection::Close,
                     false => http1::Connection::KeepAlive,
@@ -274,7 +311,7 @@ impl Protocol {
                 &first.target,
                 &ws::handshake::client_key(0),
             )),
-            Protocol::Http1 | Protocol::H2c => None,
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => None,
         }
     }
 
@@ -287,7 +324,7 @@ impl Protocol {
     pub(crate) fn frame_answer(self, data: &[u8]) -> anyhow::Result<Framed> {
         match self {
             Protocol::Ws => ws::frame_answer(data),
-            Protocol::Http1 | Protocol::H2c => Ok(match http1::frame_fast(data)? {
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => Ok(match http1::frame_fast(data)? {
                 Some((status, len)) => Framed::Answer { status, len },
                 None => Framed::Partial,
             }),
@@ -298,10 +335,12 @@ impl Protocol {
     pub(crate) fn observed(self, answer: &[u8]) -> anyhow::Result<Observed> {
         match self {
             Protocol::Ws => ws::observed(answer),
-            Protocol::Http1 | Protocol::H2c => match http1::parse_response(answer, false)? {
-                Some((res, _)) => Ok(Observed::from_response(&res)),
-                None => Err(anyhow::anyhow!("incomplete response")),
-            },
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => {
+                match http1::parse_response(answer, false)? {
+                    Some((res, _)) => Ok(Observed::from_response(&res)),
+                    None => Err(anyhow::anyhow!("incomplete response")),
+                }
+            }
         }
     }
 }
@@ -312,6 +351,8 @@ pub(crate) enum Judge {
     Rules(&'static Suite),
     /// Autobahn|Testsuite's fuzzing client, run by `crate::autobahn`.
     Autobahn,
+    /// Nothing judges it: the line that says why, and where what it adds is judged.
+    Unjudged(&'static str),
 }
 
 /// A protocol's conformance rules, as `crate::conformance` runs them against every server.
@@ -353,5 +394,25 @@ pub(crate) trait Exchange {
 impl fmt::Display for Protocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_protocol_has_its_alpn_name_and_its_transport() {
+        assert_eq!(Protocol::H2.alpn(), b"h2");
+        assert_eq!(Protocol::Http1.alpn(), b"http/1.1");
+        assert_eq!(
+            Protocol::Ws.alpn(),
+            b"http/1.1",
+            "a WebSocket upgrade is HTTP/1.1"
+        );
+        assert!(Protocol::H2.over(Transport::Tcp).is_err());
+        assert!(Protocol::H2c.over(Transport::Tls).is_err());
+        assert!(Protocol::H2.over(Transport::Tls).is_ok());
+        assert!(Protocol::Http1.over(Transport::Tls).is_ok());
     }
 }

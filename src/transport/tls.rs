@@ -7,7 +7,9 @@
 //!   PEM), and the client trusts exactly it.
 //! - **Provider.** rustls on ring, installed as the process default and named in every
 //!   configuration built here; TLS 1.3 and 1.2 both offered.
-//! - **ALPN.** The server offers `http/1.1` and the client asks for it.
+//! - **ALPN.** Both sides name the run's protocol and nothing else: `http/1.1` (HTTP/1.1), or
+//!   `h2` (`--protocol h2`, HTTP/2 over TLS). A server of the other protocol fails the
+//!   handshake with `no_application_protocol`, never answers in the wrong one.
 
 use std::io::{self, Read as _};
 use std::net::SocketAddr;
@@ -17,6 +19,8 @@ use std::time::Duration;
 use anyhow::{anyhow, Context as _};
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+use crate::options::Protocol;
 
 /// The environment variable a child server reads the run's certificate from (PEM).
 pub(crate) const CERT_ENV: &str = "FRAMEBENCH_TLS_CERT_PEM";
@@ -30,9 +34,6 @@ pub(crate) const SERVER_NAME: &str = "localhost";
 /// connection: a client that stalls mid-handshake holds one task that long, never the accept
 /// loop.
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The ALPN name both sides use: HTTP/1.1's.
-const ALPN: &[u8] = b"http/1.1";
 
 /// The run's certificate and its key, DER and PEM.
 pub(crate) struct Identity {
@@ -103,10 +104,10 @@ fn install_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// The server's configuration: the run's certificate, TLS 1.3 and 1.2, ALPN `http/1.1`, and
-/// rustls's defaults otherwise (session tickets for resumption under TLS 1.3, a session cache
-/// for TLS 1.2's session IDs).
-pub(crate) fn server_config() -> anyhow::Result<Arc<rustls::ServerConfig>> {
+/// The server's configuration for `protocol`: the run's certificate, TLS 1.3 and 1.2, its ALPN
+/// name ([`Protocol::alpn`]), and rustls's defaults otherwise (session tickets for resumption under TLS
+/// 1.3, a session cache for TLS 1.2's session IDs).
+pub(crate) fn server_config(protocol: Protocol) -> anyhow::Result<Arc<rustls::ServerConfig>> {
     let id = identity()?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(rustls::ALL_VERSIONS)
@@ -114,7 +115,7 @@ pub(crate) fn server_config() -> anyhow::Result<Arc<rustls::ServerConfig>> {
         .with_no_client_auth()
         .with_single_cert(vec![id.cert.clone()], id.key.clone_key())
         .context("the run's certificate")?;
-    config.alpn_protocols = vec![ALPN.to_vec()];
+    config.alpn_protocols = vec![protocol.alpn().to_vec()];
     Ok(Arc::new(config))
 }
 
@@ -150,9 +151,12 @@ impl Resumption {
     }
 }
 
-/// The client's configuration: trusts the run's certificate only, offers TLS 1.3 and 1.2 and
-/// ALPN `http/1.1`, and resumes or not.
-pub(crate) fn client_config(resumption: Resumption) -> anyhow::Result<Arc<rustls::ClientConfig>> {
+/// The client's configuration for `protocol`: trusts the run's certificate only, offers TLS 1.3
+/// and 1.2 and the protocol's ALPN name ([`Protocol::alpn`]), and resumes or not.
+pub(crate) fn client_config(
+    resumption: Resumption,
+    protocol: Protocol,
+) -> anyhow::Result<Arc<rustls::ClientConfig>> {
     let id = identity()?;
     let mut roots = rustls::RootCertStore::empty();
     roots
@@ -163,7 +167,7 @@ pub(crate) fn client_config(resumption: Resumption) -> anyhow::Result<Arc<rustls
         .context("TLS versions")?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    config.alpn_protocols = vec![ALPN.to_vec()];
+    config.alpn_protocols = vec![protocol.alpn().to_vec()];
     config.resumption = match resumption {
         Resumption::Off => rustls::client::Resumption::disabled(),
         Resumption::On => rustls::client::Resumption::default(),
@@ -184,9 +188,13 @@ pub(crate) fn server_name() -> ServerName<'static> {
 /// the connect, the handshake, and every read and write after.
 pub(crate) type Stream = rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>;
 
-/// Connects to `addr` and completes a handshake, with a full handshake every time.
+/// Connects to `addr` and completes a handshake for HTTP/1.1, with a full handshake every time.
 pub(crate) fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<Stream> {
-    connect_with(addr, timeout, client_config(Resumption::Off)?)
+    connect_with(
+        addr,
+        timeout,
+        client_config(Resumption::Off, Protocol::default())?,
+    )
 }
 
 /// [`connect`] with a configuration of the caller's.
@@ -271,10 +279,10 @@ fn invalid(e: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {e}"))
 }
 
-/// The tokio servers' acceptor on the run's certificate (tokio-rustls, as axum's and hyper's
-/// examples use it).
-pub(crate) fn acceptor() -> anyhow::Result<tokio_rustls::TlsAcceptor> {
-    Ok(tokio_rustls::TlsAcceptor::from(server_config()?))
+/// The tokio servers' acceptor on the run's certificate for `protocol` (tokio-rustls, as axum's
+/// and hyper's examples use it).
+pub(crate) fn acceptor(protocol: Protocol) -> anyhow::Result<tokio_rustls::TlsAcceptor> {
+    Ok(tokio_rustls::TlsAcceptor::from(server_config(protocol)?))
 }
 
 /// Completes the server's side of a handshake on an accepted connection, bounded by
@@ -299,7 +307,7 @@ mod tests {
     fn a_client_on_the_run_s_configuration_completes_a_handshake_and_resumes_when_asked() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let config = server_config().unwrap();
+        let config = server_config(Protocol::default()).unwrap();
         let server = std::thread::spawn(move || {
             for _ in 0..3 {
                 let (tcp, _) = listener.accept().unwrap();
@@ -312,13 +320,17 @@ mod tests {
             }
         });
         let kinds = |resumption| {
-            let config = client_config(resumption).unwrap();
+            let config = client_config(resumption, Protocol::default()).unwrap();
             let mut s = connect_with(addr, Duration::from_secs(5), config.clone()).unwrap();
             s.write_all(b"ping").unwrap();
             let mut b = [0u8; 4];
             s.read_exact(&mut b).unwrap();
             assert_eq!(&b, b"ping");
-            assert_eq!(s.conn.alpn_protocol(), Some(ALPN), "ALPN chose http/1.1");
+            assert_eq!(
+                s.conn.alpn_protocol(),
+                Some(&b"http/1.1"[..]),
+                "ALPN chose http/1.1"
+            );
             (config, s.conn.handshake_kind())
         };
         let (_, first) = kinds(Resumption::Off);
@@ -334,5 +346,38 @@ mod tests {
             Some(rustls::HandshakeKind::Resumed)
         );
         server.join().unwrap();
+    }
+
+    #[test]
+    fn each_side_offers_the_run_s_protocol_alone_and_a_client_of_another_fails_the_handshake() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = server_config(Protocol::default()).unwrap();
+        let server = std::thread::spawn(move || {
+            let (tcp, _) = listener.accept().unwrap();
+            let mut conn = rustls::ServerConnection::new(config).unwrap();
+            let mut tcp = tcp;
+            // The handshake fails on the server's side too; the alert goes out first.
+            while conn.is_handshaking() {
+                if conn.complete_io(&mut tcp).is_err() {
+                    let _ = conn.write_tls(&mut tcp);
+                    return true;
+                }
+            }
+            false
+        });
+        let h2 = Protocol::ALL
+            .into_iter()
+            .find(|p| p.alpn() == b"h2")
+            .unwrap();
+        let h2 = client_config(Resumption::Off, h2).unwrap();
+        let err = connect_with(addr, Duration::from_secs(5), h2)
+            .err()
+            .expect("an h2 client of an HTTP/1.1 server fails the handshake");
+        assert!(
+            format!("{err:#}").contains("NoApplicationProtocol"),
+            "{err:#}"
+        );
+        assert!(server.join().unwrap(), "the server failed it too");
     }
 }

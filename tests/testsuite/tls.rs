@@ -1,8 +1,9 @@
 //! `--tls` end to end: `check --tls` on every Rust TLS server and the Go peers, with the reason
 //! of a framework without TLS, full and resumed handshakes counted by the driver, the flags
 //! refused where TLS does not apply, every TLS server surviving plaintext, a garbage ClientHello
-//! and a client that stalls mid-handshake, `memory --tls` and `scale --tls`. Every run is a
-//! second or a few.
+//! and a client that stalls mid-handshake, `memory --tls` and `scale --tls`; HTTP/2 over TLS
+//! (`--protocol h2`) checked and loaded on every server that serves it. Every run is a second or
+//! a few.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -15,11 +16,16 @@ use framebench::options::{Options, Transport};
 use crate::common::{assert_one_line_error, run};
 
 /// The Rust servers that serve TLS, one per TLS integration: tokio-rustls under hyper (hyper,
-/// axum, warp, gotham's wrap), rustls on raw's own loop, and each framework's own (actix-tls,
-/// ntex-tls, salvo's, trillium-rustls, Rocket's, xitca-tls).
-const RUST_TLS: [&str; 11] = [
-    "raw", "hyper", "axum", "warp", "gotham", "actix", "ntex", "salvo", "trillium", "rocket",
-    "xitca",
+/// axum, warp, gotham's wrap), under poem's `Acceptor`, rustls on raw's own loop, and each
+/// framework's own (actix-tls, ntex-tls, salvo's, trillium-rustls, Rocket's, xitca-tls).
+const RUST_TLS: [&str; 12] = [
+    "raw", "hyper", "axum", "warp", "gotham", "poem", "actix", "ntex", "salvo", "trillium",
+    "rocket", "xitca",
+];
+
+/// The Rust servers that serve HTTP/2 over TLS (`--protocol h2`).
+const RUST_H2: [&str; 8] = [
+    "hyper", "axum", "warp", "poem", "salvo", "actix", "ntex", "rocket",
 ];
 
 fn stdout(out: &std::process::Output) -> String {
@@ -75,6 +81,103 @@ fn the_go_peers_serve_tls_through_crypto_tls() {
             .all(|r| r.contains(",tls") && r.split_whitespace().skip(3).all(|c| c == "ok")),
         "{text}"
     );
+    // HTTP/2 over TLS: net/http's, and Fiber's reason.
+    let out = run(&[
+        "check",
+        "go-nethttp",
+        "go-fiber",
+        "--tls",
+        "--protocol",
+        "h2",
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("go-nethttp "))
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r.contains("protocol=h2,tls")
+                && r.split_whitespace().skip(4).all(|c| c == "ok")),
+        "{text}"
+    );
+    assert!(
+        text.contains("– go-fiber h2: fasthttp, under Fiber, has no HTTP/2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_over_h2_passes_for_every_rust_server_that_serves_it_and_names_the_reason_of_one_that_does_not(
+) {
+    let mut args = vec!["check"];
+    args.extend(RUST_H2);
+    args.extend(["raw", "--tls", "--protocol", "h2"]);
+    let out = run(&args);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    for fw in RUST_H2 {
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{fw} ")))
+            .collect();
+        assert_eq!(rows.len(), 4, "four loopback variants: {text}");
+        assert!(
+            rows.iter().all(|r| r.contains("loopback h2")
+                && r.contains("protocol=h2,tls")
+                && !r.contains("FAIL")
+                && r.split_whitespace().skip(4).any(|c| c == "ok")),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("– raw h2: raw's TLS reference loop speaks HTTP/1.1 only"),
+        "raw's reason: {text}"
+    );
+}
+
+#[test]
+fn a_load_over_h2_writes_json_that_diff_reads_beside_h2c() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = |p: &str| dir.path().join(format!("{p}.json"));
+    for (protocol, tls) in [("h2c", None), ("h2", Some("--tls"))] {
+        let path = json(protocol);
+        let mut args = vec![
+            "load",
+            "--target",
+            "hyper",
+            "--protocol",
+            protocol,
+            "-c",
+            "2",
+            "-m",
+            "4",
+            "--duration",
+            "0.5",
+            "--warmup",
+            "0.1",
+            "--quiet",
+            "--json",
+        ];
+        args.push(path.to_str().unwrap());
+        args.extend(tls);
+        let out = run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let diff = run(&[
+        "diff",
+        json("h2").to_str().unwrap(),
+        json("h2").to_str().unwrap(),
+    ]);
+    let text = stdout(&diff);
+    assert!(diff.status.success(), "{text}");
+    assert!(text.contains("protocol=h2,tls,streams=4"), "{text}");
 }
 
 /// `load --tls` with a connection per request against hyper, resumption `on` or `off`: the
@@ -171,6 +274,18 @@ fn tls_flags_are_refused_where_they_do_not_apply() {
     ] {
         assert_one_line_error(&run(args), 2, "h2c is HTTP/2 in cleartext");
     }
+    for args in [
+        &["load", "--target", "hyper", "--protocol", "h2"][..],
+        &["check", "hyper", "--protocol", "h2"],
+        &["serve", "hyper", "--protocol", "h2"],
+    ] {
+        assert_one_line_error(&run(args), 2, "--protocol h2 is HTTP/2 over TLS");
+    }
+    assert_one_line_error(
+        &run(&["check", "--conformance", "--tls", "--protocol", "h2"]),
+        2,
+        "the HTTP/2 rules write frames on plain TCP",
+    );
     assert_one_line_error(
         &run(&["load", "--target", "hyper", "--tls-resumption", "on"]),
         2,

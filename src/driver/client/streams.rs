@@ -23,7 +23,6 @@
 //!   in flight counts as timed out. The run is bounded by its duration (or count).
 //! - The windows are [`crate::protocol::h2c::WINDOW`] and printed with every h2c result.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,7 +43,9 @@ pub(crate) type Sampler =
 
 /// What every connection task shares.
 struct Shared {
-    addr: SocketAddr,
+    peer: crate::transport::Peer,
+    /// The TLS client configuration (ALPN `h2`) under `--protocol h2`; none for h2c.
+    tls: Option<Arc<rustls::ClientConfig>>,
     instances: Arc<[Instance]>,
     /// Each instance's request head and body frames, built once before the load.
     requests: Vec<(http::Request<()>, Vec<Bytes>)>,
@@ -94,11 +95,18 @@ pub(crate) fn run(
         }
     };
     let record_from = spec.record_from(Instant::now());
+    let peer = crate::transport::Peer {
+        addr: spec.addr,
+        transport: match spec.tls {
+            Some(_) => crate::options::Transport::Tls,
+            None => crate::options::Transport::Tcp,
+        },
+    };
     let requests = match instances
         .iter()
         .map(|i| {
             Ok((
-                crate::protocol::h2c::head(spec.addr, i)?,
+                crate::protocol::h2c::head(peer, i)?,
                 crate::protocol::h2c::body_frames(i),
             ))
         })
@@ -108,7 +116,8 @@ pub(crate) fn run(
         Err(e) => return vec![ThreadResult::failed(spec.connections, format!("{e:#}"))],
     };
     let shared = Arc::new(Shared {
-        addr: spec.addr,
+        peer,
+        tls: spec.tls.clone(),
         instances,
         requests,
         streams: streams.max(1),
@@ -192,7 +201,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
         let connect_at = Instant::now();
         let (mut send, conn) = match tokio::time::timeout(
             shared.timeout,
-            crate::protocol::h2c::handshake(shared.addr),
+            crate::protocol::h2c::handshake(shared.peer, shared.tls.as_ref()),
         )
         .await
         {
@@ -203,7 +212,7 @@ async fn connection(shared: Arc<Shared>, index: usize) -> ThreadResult {
                 continue;
             }
             Err(_) => {
-                r.error("h2c connect timed out".into());
+                r.error("HTTP/2 connect timed out".into());
                 continue;
             }
         };

@@ -1,22 +1,27 @@
-//! HTTP/2 over cleartext with prior knowledge, the client side that checks: one connection
-//! ([`Client`]) that sends an oracle [`Instance`] as one stream and reads the whole answer,
-//! for `check --protocol h2c` and the driver's check before load. The load itself is
-//! `crate::driver::client::streams`. Both write a request the same way ([`head`],
-//! [`body_frames`]), on the h2 crate, the HTTP/2 under hyper's client (and oha's).
+//! HTTP/2, the client side that checks: over cleartext with prior knowledge (h2c), or over TLS
+//! with `h2` chosen by ALPN (h2): one connection ([`Client`]) that sends an oracle [`Instance`]
+//! as one stream and reads the whole answer, for `check --protocol h2c|h2` and the driver's
+//! check before load. The load itself is `crate::driver::client::streams`. Both write a request
+//! the same way ([`head`], [`body_frames`]), on the h2 crate, the HTTP/2 under hyper's client
+//! (and oha's), and connect the same way ([`handshake`]).
 //!
 //! The windows the client advertises are stated ([`WINDOW`]): h2load's and oha's default,
 //! 2^30 − 1 for each stream and for the connection, so that no answer waits on the client.
 
 pub(crate) mod rules;
 
-use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context as _};
 use bytes::{Bytes, BytesMut};
 use h2::client::SendRequest;
 
+use crate::options::{Protocol, Transport};
 use crate::oracle::{Expected, Instance, Method, Observed};
+use crate::transport::Peer;
 
 /// The stream and connection windows the client advertises: h2load's `-w 30 -W 30` default,
 /// which oha copies.
@@ -27,14 +32,19 @@ pub(crate) const WINDOW: u32 = (1 << 30) - 1;
 /// as trillium's 100, refuses the rest). After the SETTINGS, the server's limit holds.
 pub(crate) const INITIAL_STREAMS: usize = 100;
 
-/// The request head of `instance` for the server at `addr`: method, the absolute URI h2 takes
-/// its `:scheme`, `:authority` and `:path` from, the content type, and the length of a body
+/// The request head of `instance` for the server at `peer`: method, the absolute URI h2 takes
+/// its `:scheme` (`https` over TLS), `:authority` and `:path` from, the content type, and the length of a body
 /// sent whole. A chunked instance's body goes without a length, in several DATA frames: HTTP/2
 /// has no `Transfer-Encoding`, and that is its equivalent.
-pub(crate) fn head(addr: SocketAddr, instance: &Instance) -> anyhow::Result<http::Request<()>> {
+pub(crate) fn head(peer: Peer, instance: &Instance) -> anyhow::Result<http::Request<()>> {
     let mut builder = http::Request::builder()
         .method(instance.method.as_str())
-        .uri(format!("http://{addr}{}", instance.target));
+        .uri(format!(
+            "{}://{}{}",
+            peer.transport.scheme(),
+            peer.addr,
+            instance.target
+        ));
     if let Some(content_type) = instance.content_type {
         builder = builder.header(http::header::CONTENT_TYPE, content_type);
     }
@@ -69,12 +79,12 @@ pub(crate) fn body_frames(instance: &Instance) -> Vec<Bytes> {
 /// Sends `instance` on `send` and reads the whole answer (its window given back as it comes).
 pub(crate) async fn exchange(
     send: &mut SendRequest<Bytes>,
-    addr: SocketAddr,
+    peer: Peer,
     instance: &Instance,
 ) -> anyhow::Result<http::Response<Bytes>> {
     let frames = body_frames(instance);
     let mut ready = send.clone().ready().await?;
-    let (response, mut stream) = ready.send_request(head(addr, instance)?, frames.is_empty())?;
+    let (response, mut stream) = ready.send_request(head(peer, instance)?, frames.is_empty())?;
     let last = frames.len().saturating_sub(1);
     for (i, frame) in frames.into_iter().enumerate() {
         send_all(&mut stream, frame, i == last).await?;
@@ -111,68 +121,102 @@ pub(crate) async fn send_all(
     Ok(())
 }
 
-/// An h2c connection to `addr`, with the preface and the SETTINGS with [`WINDOW`] exchanged:
-/// where requests go, and the connection, which must be polled for any of them to move.
+/// What an HTTP/2 connection runs on: TCP (h2c), or TLS on TCP (h2).
+pub(crate) enum Io {
+    Tcp(tokio::net::TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
+}
+
+/// The TLS client configuration for h2 (ALPN `h2`, a full handshake each time), built once.
+pub(crate) fn tls_config() -> anyhow::Result<Arc<rustls::ClientConfig>> {
+    crate::transport::tls::client_config(crate::transport::tls::Resumption::Off, Protocol::H2)
+}
+
+/// An HTTP/2 connection to `peer`: over TLS (on `tls`, the client configuration, which must offer
+/// ALPN `h2`; [`tls_config`] when `None`) the server must choose `h2`; then the preface and
+/// the SETTINGS with [`WINDOW`] exchanged. Returns where requests go, and the connection, which
+/// must be polled for any of them to move.
 pub(crate) async fn handshake(
-    addr: SocketAddr,
-) -> anyhow::Result<(
-    SendRequest<Bytes>,
-    h2::client::Connection<tokio::net::TcpStream, Bytes>,
-)> {
+    peer: Peer,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+) -> anyhow::Result<(SendRequest<Bytes>, h2::client::Connection<Io, Bytes>)> {
+    let addr = peer.addr;
     let tcp = tokio::net::TcpStream::connect(addr)
         .await
         .with_context(|| format!("connect {addr}"))?;
     tcp.set_nodelay(true)?;
+    let io = match peer.transport {
+        Transport::Tcp => Io::Tcp(tcp),
+        Transport::Tls => {
+            let config = match tls {
+                Some(config) => Arc::clone(config),
+                None => tls_config()?,
+            };
+            let stream = tokio_rustls::TlsConnector::from(config)
+                .connect(crate::transport::tls::server_name(), tcp)
+                .await
+                .with_context(|| format!("TLS handshake with {addr}"))?;
+            let alpn = stream.get_ref().1.alpn_protocol();
+            anyhow::ensure!(
+                alpn == Some(b"h2"),
+                "{addr} chose ALPN {} where h2 was offered",
+                alpn.map_or("none".to_owned(), |p| String::from_utf8_lossy(p)
+                    .into_owned())
+            );
+            Io::Tls(Box::new(stream))
+        }
+    };
     h2::client::Builder::new()
         .initial_window_size(WINDOW)
         .initial_connection_window_size(WINDOW)
         .initial_max_send_streams(INITIAL_STREAMS)
-        .handshake::<_, Bytes>(tcp)
+        .handshake::<_, Bytes>(io)
         .await
-        .with_context(|| format!("h2c handshake with {addr}"))
+        .with_context(|| format!("HTTP/2 handshake with {addr}"))
 }
 
 /// [`handshake`], with the connection driven by a task of its own on the current runtime.
-pub(crate) async fn connect(addr: SocketAddr) -> anyhow::Result<SendRequest<Bytes>> {
-    let (send, conn) = handshake(addr).await?;
+pub(crate) async fn connect(peer: Peer) -> anyhow::Result<SendRequest<Bytes>> {
+    let (send, conn) = handshake(peer, None).await?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
     Ok(send)
 }
 
-/// One h2c connection for checks, on a runtime of its own: each call is one stream, bounded by
-/// its timeout.
+/// One HTTP/2 connection for checks, on a runtime of its own: each call is one stream, bounded
+/// by its timeout.
 pub(crate) struct Client {
     rt: tokio::runtime::Runtime,
     send: SendRequest<Bytes>,
-    addr: SocketAddr,
+    peer: Peer,
     timeout: Duration,
 }
 
 impl Client {
-    /// Connects to `addr`; every exchange (and the connect) must end within `timeout`.
-    pub(crate) fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<Client> {
+    /// Connects to `peer`; every exchange (and the connect) must end within `timeout`.
+    pub(crate) fn connect(peer: Peer, timeout: Duration) -> anyhow::Result<Client> {
+        let addr = peer.addr;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let send = rt
-            .block_on(async { tokio::time::timeout(timeout, connect(addr)).await })
-            .map_err(|_| anyhow!("h2c connect to {addr}: no answer in {timeout:?}"))??;
+            .block_on(async { tokio::time::timeout(timeout, connect(peer)).await })
+            .map_err(|_| anyhow!("HTTP/2 connect to {addr}: no answer in {timeout:?}"))??;
         Ok(Client {
             rt,
             send,
-            addr,
+            peer,
             timeout,
         })
     }
 
     /// Sends `instance` as one stream and reads the whole answer.
     pub(crate) fn send(&mut self, instance: &Instance) -> anyhow::Result<http::Response<Bytes>> {
-        let (send, addr, timeout) = (&mut self.send, self.addr, self.timeout);
+        let (send, peer, timeout) = (&mut self.send, self.peer, self.timeout);
         self.rt
-            .block_on(async { tokio::time::timeout(timeout, exchange(send, addr, instance)).await })
-            .map_err(|_| anyhow!("{}: no h2c answer in {timeout:?}", instance.target))?
+            .block_on(async { tokio::time::timeout(timeout, exchange(send, peer, instance)).await })
+            .map_err(|_| anyhow!("{}: no HTTP/2 answer in {timeout:?}", instance.target))?
     }
 }
 
@@ -190,18 +234,19 @@ impl super::Exchange for Client {
 /// connection: distinct operands or bodies for a computed scenario.
 const PRECHECKED: usize = 4;
 
-/// The check before a load over h2c: connects with prior knowledge and checks the answers to
+/// The check before a load over HTTP/2: connects (h2c with prior knowledge, h2 by ALPN) and
+/// checks the answers to
 /// the first [`PRECHECKED`] of `requests`, one stream each, against the oracle, and that none
 /// came before the wait its request asked for. Bounded by `timeout` per exchange.
 pub(crate) fn precheck(
-    addr: SocketAddr,
+    peer: Peer,
     expected: &Expected,
     requests: &[Instance],
     timeout: Duration,
 ) -> anyhow::Result<()> {
     use super::Exchange as _;
     anyhow::ensure!(!requests.is_empty(), "no request to send");
-    let mut client = Client::connect(addr, timeout).map_err(|e| anyhow!("{e:#}"))?;
+    let mut client = Client::connect(peer, timeout).map_err(|e| anyhow!("{e:#}"))?;
     for (i, instance) in requests.iter().take(PRECHECKED).enumerate() {
         let sent = std::time::Instant::now();
         let got = client
@@ -213,4 +258,62 @@ pub(crate) fn precheck(
             .map_err(|e| anyhow!("stream {}: {e}", 2 * i + 1))?;
     }
     Ok(())
+}
+
+impl tokio::io::AsyncRead for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Io {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Io::Tls(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Io::Tls(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Io::Tcp(s) => s.is_write_vectored(),
+            Io::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Io::Tls(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Tls(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
 }

@@ -29,7 +29,7 @@ pub(crate) const SUITE: Suite = Suite {
 fn begin(peer: crate::transport::Peer) -> Judgment {
     let addr = peer.addr;
     Box::new(move |_, stop| {
-        let stream_1 = Client::connect(addr, TIMEOUT).and_then(|mut c| hello(c.get("/")?));
+        let stream_1 = Client::connect(peer, TIMEOUT).and_then(|mut c| hello(c.get("/")?));
         let judged = [
             handshake(addr).map(drop),
             match handshake(addr) {
@@ -215,15 +215,19 @@ fn concurrent(addr: SocketAddr) -> Result<()> {
         .build()?;
     rt.block_on(async {
         tokio::time::timeout(TIMEOUT, async {
-            let send = crate::protocol::h2c::connect(addr).await?;
+            let send = crate::protocol::h2c::connect(crate::transport::Peer::tcp(addr)).await?;
             let instance = Instance::get("/");
             let mut streams = tokio::task::JoinSet::new();
             for _ in 0..STREAMS {
                 let (mut send, instance) = (send.clone(), instance.clone());
                 streams.spawn(async move {
-                    crate::protocol::h2c::exchange(&mut send, addr, &instance)
-                        .await
-                        .map(|res| Observed::from_response(&res))
+                    crate::protocol::h2c::exchange(
+                        &mut send,
+                        crate::transport::Peer::tcp(addr),
+                        &instance,
+                    )
+                    .await
+                    .map(|res| Observed::from_response(&res))
                 });
             }
             let mut answered = 0;

@@ -19,7 +19,7 @@ import (
 
 func main() {
 	opts, fx, tmpl, store := app.Setup(os.Args[1:])
-	if opts.Protocol == "h2c" {
+	if opts.Protocol == "h2c" || opts.Protocol == "h2" {
 		// fasthttp, under Fiber, speaks HTTP/1 only (ws is HTTP/1.1's upgrade at /ws).
 		app.Fail(2, fmt.Errorf("--protocol %s: fiber serves HTTP/1.1 only", opts.Protocol))
 	}
@@ -153,7 +153,7 @@ func main() {
 		// Fiber serves TLS on a listener of the caller's through crypto/tls's listener, as its
 		// docs show for `app.Listener`; fasthttp completes each handshake on the connection's
 		// own goroutine.
-		cfg, err := app.TLSConfig()
+		cfg, err := app.TLSConfig(opts.Protocol)
 		if err != nil {
 			app.Fail(1, err)
 		}

@@ -163,14 +163,17 @@ func main() {
 	}
 	if opts.TLS {
 		// crypto/tls as net/http's docs show it with a certificate held in memory: TLSConfig,
-		// then ServeTLS with no files. An empty TLSNextProto turns off the HTTP/2 that
-		// ServeTLS would otherwise offer by ALPN: HTTP/1.1 over TLS only.
-		cfg, err := app.TLSConfig()
+		// then ServeTLS with no files. Under --protocol h2, ServeTLS's own HTTP/2 serves what
+		// ALPN chose (h2, the only name offered); otherwise an empty TLSNextProto turns that
+		// HTTP/2 off: HTTP/1.1 over TLS only.
+		cfg, err := app.TLSConfig(opts.Protocol)
 		if err != nil {
 			app.Fail(1, err)
 		}
 		srv.TLSConfig = cfg
-		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		if opts.Protocol != "h2" {
+			srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		}
 	}
 	ln, err := opts.Listen()
 	if err != nil {

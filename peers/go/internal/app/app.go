@@ -43,8 +43,8 @@ type Options struct {
 	FD3      bool   // take the listening socket from file descriptor 3
 	Redis    string // redis://127.0.0.1:PORT for the redis scenario; empty: /get answers 503
 	Threads  int    // GOMAXPROCS; 0 leaves the runtime's default
-	Protocol string // http1, or h2c (HTTP/2 over cleartext with prior knowledge)
-	TLS      bool   // HTTP/1.1 over TLS, with the certificate framebench passes in the environment
+	Protocol string // http1, h2c (HTTP/2 over cleartext with prior knowledge), h2 (HTTP/2 over TLS) or ws
+	TLS      bool   // TLS, with the certificate framebench passes in the environment
 }
 
 // ParseOptions reads the command line: the same --threads, --logging, --io and --redis that
@@ -60,8 +60,8 @@ func ParseOptions(args []string) (Options, error) {
 	fs.BoolVar(&o.FD3, "fd3", false, "serve the listening socket passed as file descriptor 3")
 	fs.StringVar(&o.Redis, "redis", "", "redis://127.0.0.1:PORT for GET /get?key=")
 	fs.IntVar(&o.Threads, "threads", 0, "GOMAXPROCS (0: the runtime's default)")
-	fs.StringVar(&o.Protocol, "protocol", "http1", "http1, h2c (HTTP/2 with prior knowledge), or ws (HTTP/1.1, the WebSocket echo at /ws)")
-	fs.BoolVar(&o.TLS, "tls", false, "HTTP/1.1 over TLS, with the certificate in $"+CertEnv+" and $"+KeyEnv)
+	fs.StringVar(&o.Protocol, "protocol", "http1", "http1, h2c (HTTP/2 with prior knowledge), h2 (HTTP/2 over TLS, needs --tls), or ws (HTTP/1.1, the WebSocket echo at /ws)")
+	fs.BoolVar(&o.TLS, "tls", false, "TLS (HTTP/1.1, or HTTP/2 with --protocol h2), with the certificate in $"+CertEnv+" and $"+KeyEnv)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -71,11 +71,14 @@ func ParseOptions(args []string) (Options, error) {
 	if o.Logging != "off" && o.Logging != "sink" && o.Logging != "stdout" {
 		return o, fmt.Errorf("--logging %q: want off, sink or stdout", o.Logging)
 	}
-	if o.Protocol != "http1" && o.Protocol != "h2c" && o.Protocol != "ws" {
-		return o, fmt.Errorf("--protocol %q: want http1, h2c or ws", o.Protocol)
+	if o.Protocol != "http1" && o.Protocol != "h2c" && o.Protocol != "h2" && o.Protocol != "ws" {
+		return o, fmt.Errorf("--protocol %q: want http1, h2c, h2 or ws", o.Protocol)
 	}
-	if o.TLS && o.Protocol != "http1" {
-		return o, fmt.Errorf("--tls with --protocol %s: over TLS only HTTP/1.1 is served", o.Protocol)
+	if o.TLS && o.Protocol != "http1" && o.Protocol != "h2" {
+		return o, fmt.Errorf("--tls with --protocol %s: over TLS only HTTP/1.1 and h2 are served", o.Protocol)
+	}
+	if !o.TLS && o.Protocol == "h2" {
+		return o, fmt.Errorf("--protocol h2 is HTTP/2 over TLS: add --tls")
 	}
 	if o.IO != "memory" && o.IO != "disk" {
 		return o, fmt.Errorf("--io %q: want memory or disk", o.IO)
@@ -123,9 +126,13 @@ const (
 )
 
 // TLSConfig is the server's TLS configuration under --tls: the run's certificate from the
-// environment, TLS 1.2 and 1.3, ALPN http/1.1 only, and crypto/tls's defaults otherwise
-// (session tickets for resumption).
-func TLSConfig() (*tls.Config, error) {
+// environment, TLS 1.2 and 1.3, the run's protocol's ALPN name alone (h2 under --protocol h2,
+// else http/1.1), and crypto/tls's defaults otherwise (session tickets for resumption).
+func TLSConfig(protocol string) (*tls.Config, error) {
+	alpn := "http/1.1"
+	if protocol == "h2" {
+		alpn = "h2"
+	}
 	cert, err := tls.X509KeyPair([]byte(os.Getenv(CertEnv)), []byte(os.Getenv(KeyEnv)))
 	if err != nil {
 		return nil, fmt.Errorf("--tls: no certificate in $%s and $%s: %w", CertEnv, KeyEnv, err)
@@ -133,7 +140,7 @@ func TLSConfig() (*tls.Config, error) {
 	return &tls.Config{
 		Certificates: []tls.Certificate{cert},
 		MinVersion:   tls.VersionTLS12,
-		NextProtos:   []string{"http/1.1"},
+		NextProtos:   []string{alpn},
 	}, nil
 }
 
