@@ -29,6 +29,8 @@
 #   h2c          scripts/h2c-results.sh with 1 s cells after 0.5 s and 3 rounds (cut from 3 s
 #                after 1 s: the rounds' range, not the cell's length, is the interval; 15 min)
 #   vs-h2load    scripts/vs-h2load.sh (3 min)
+#   vs-tls       scripts/vs-tls.sh: the driver over TLS against wrk (https), h2load (h2) and
+#                openssl s_time (full and resumed handshakes) (vs-tls.md) (timings not yet measured)
 #   scaling      `scale --threads 1`, 1 s cells after 0.5 s (cut from 2 s after 1 s): scaling/2-cpus.*
 #                (10 min)
 #   seeds        scripts/seeds.sh with 3 s cells (cut from 5 s: 25 min) and scripts/pipeline.sh
@@ -39,7 +41,8 @@
 #                cells: delay.md (each cell against the ideal and the wait), delay.json, delay.svg
 #                (15 min)
 #   tls          `compare --transport tcp,tls`, keep-alive hello in 3 rounds (tls.*); full and resumed
-#                handshakes, a connection per request (tls-handshakes-*.md); `memory --tls` at 1,000
+#                handshakes, a connection per request (tls-handshakes-*.md); HTTP/2 over TLS at
+#                10 streams (tls-h2.*); `memory --tls` at 1,000
 #                idle connections (memory-tls.*) (timings not yet measured)
 #   ws           `compare --protocol ws`: steady, 16 in flight and 10 messages per connection, 3
 #                rounds each (ws-*.md, .json, .svg) (timings not yet measured)
@@ -54,7 +57,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PARTS=(fresh-clone results quick drift conformance h2c vs-h2load scaling seeds memory delay tls ws vs-wsload autobahn footprint)
+PARTS=(fresh-clone results quick drift conformance h2c vs-h2load vs-tls scaling seeds memory delay tls ws vs-wsload autobahn footprint)
 root=${CARGO_TARGET_DIR:-target}/publish
 
 # The full commit a generated Markdown file names within its first 30 lines, or nothing.
@@ -236,6 +239,11 @@ part_vs_h2load() {
   FRAMEBENCH=$bin scripts/vs-h2load.sh >"$out/vs-h2load.md"
 }
 
+part_vs_tls() {
+  build
+  FRAMEBENCH=$bin scripts/vs-tls.sh >"$out/vs-tls.md"
+}
+
 part_scaling() {
   build
   mkdir -p "$out/scaling"
@@ -272,6 +280,9 @@ part_tls() {
       --json "$out/tls-handshakes-$resumption.json" \
       --markdown "$out/tls-handshakes-$resumption.md" >/dev/null
   done
+  # HTTP/2 over TLS (ALPN h2), 10 streams per connection, beside h2c.md's cleartext cells.
+  "$bin" compare --tls --protocol h2 -m 10 --scenarios hello -c 10 -d 2s --warmup 0.5s \
+    --rounds 3 --json "$out/tls-h2.json" --markdown "$out/tls-h2.md" >/dev/null
   "$bin" memory --tls --connections 1000 --bodies none --json "$out/memory-tls.json" \
     --markdown "$out/memory-tls.md" --chart "$out/memory-tls.svg" >/dev/null
 }

@@ -48,24 +48,8 @@ fi
 # shellcheck source=scripts/lib/pinned-server.sh
 . scripts/lib/pinned-server.sh
 
-# The server's CPU time in ns and its sleeps: the sums over its threads of the first field of
-# schedstat (time on a CPU, from the scheduler's clock, so not rounded to ticks) and of
+# The server's sleeps: the sum over its threads (server_procs, scripts/lib/pinned-server.sh) of
 # voluntary_ctxt_switches (each a sleep in epoll_wait, or on a lock, that something had to wake).
-# A thread that exits during a run drops out of the sums (none does in these servers).
-# The server is `framebench serve` and its child processes (may-minihttp and the Go peers serve
-# from a child), less any redis-server child, which idles in a hello load.
-server_procs() {
-  local kids grandkids p
-  kids=$(pgrep -P "$server_pid" 2>/dev/null || true)
-  grandkids=$(for p in $kids; do pgrep -P "$p" 2>/dev/null || true; done)
-  for p in "$server_pid" $kids $grandkids; do
-    [[ $(cat /proc/"$p"/comm 2>/dev/null) == redis-server ]] || echo "$p"
-  done
-}
-server_ns() {
-  for p in $(server_procs); do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
-    awk '{ s += $1 } END { printf "%.0f", s }'
-}
 server_sleeps() {
   for p in $(server_procs); do cat /proc/"$p"/task/*/status 2>/dev/null; done |
     awk '$1 == "voluntary_ctxt_switches:" { s += $2 } END { printf "%.0f", s }'

@@ -33,3 +33,21 @@ stop_server() {
     server_pid=
   fi
 }
+
+# The server's processes and its CPU time in ns: `framebench serve` and its child processes
+# (may-minihttp and the Go peers serve from a child), less any redis-server child, which idles
+# in a hello load; the sum over their threads of the first field of schedstat (time on a CPU,
+# from the scheduler's clock, so not rounded to ticks). A thread that exits during a run drops
+# out of the sum (none does in these servers).
+server_procs() {
+  local kids grandkids p
+  kids=$(pgrep -P "$server_pid" 2>/dev/null || true)
+  grandkids=$(for p in $kids; do pgrep -P "$p" 2>/dev/null || true; done)
+  for p in "$server_pid" $kids $grandkids; do
+    [[ $(cat /proc/"$p"/comm 2>/dev/null) == redis-server ]] || echo "$p"
+  done
+}
+server_ns() {
+  for p in $(server_procs); do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
+    awk '{ s += $1 } END { printf "%.0f", s }'
+}

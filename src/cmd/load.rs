@@ -14,7 +14,7 @@ use crate::driver::{run_plan, LoadParams, Plan, Target};
 use crate::error::usage;
 use crate::fixtures::Fixtures;
 use crate::interrupt::interrupted;
-use crate::options::{Io, Logging, Options, Protocol};
+use crate::options::{Io, Logging, Options, Protocol, Transport};
 use crate::pinning::{self, Pinning};
 use crate::protocol::Shape;
 use crate::units::parse_duration;
@@ -360,16 +360,11 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let targets = if url_target {
         if args.opts.protocol.len() > 1 {
             return Err(crate::error::usage(
-                "a URL target speaks one protocol: give --protocol http1 or h2c",
+                "a URL target speaks one protocol: give --protocol http1, h2c or h2",
             ));
         }
-        if args.opts.transports() != [crate::options::Transport::Tcp] {
-            return Err(crate::error::usage(
-                "a URL target is loaded over TCP: framebench trusts only the certificate it \
-                 generates for the servers it starts",
-            ));
-        }
-        let addr = parse_url(&args.target, args.allow_remote)?;
+        let target = url_transport(&args.target, &args.opts.transports())?;
+        let addr = parse_url(&target, args.allow_remote)?;
         if !addr.ip().is_loopback() {
             eprintln!("warning: loading {addr}, another host, over the network (--allow-remote)");
         }
@@ -390,6 +385,30 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
         server_per_target: false,
     };
     execute(plan, &args.opts, "load")
+}
+
+/// A URL target's transport, checked against the run's, as the `http://` URL [`parse_url`]
+/// reads: `http://` over TCP, or `https://` with `--tls` when the server's certificate is in
+/// the environment ([`crate::transport::tls::CERT_ENV`]), which is the only one the client
+/// then trusts. `scripts/vs-tls.sh` hands one certificate to `serve --tls` and to the driver so.
+fn url_transport(target: &str, transports: &[Transport]) -> anyhow::Result<String> {
+    match (target.strip_prefix("https://"), transports) {
+        (None, [Transport::Tcp]) => Ok(target.to_owned()),
+        (None, _) => Err(crate::error::usage(
+            "an http:// target is loaded over TCP: leave --tls and --transport out, or give \
+             https:// with --tls",
+        )),
+        (Some(_), [Transport::Tls]) if !crate::transport::tls::from_env() => {
+            Err(crate::error::usage(format!(
+                "an https:// target needs the server's certificate: set ${} and ${} to the \
+                 PEM the server serves (scripts/vs-tls.sh does)",
+                crate::transport::tls::CERT_ENV,
+                crate::transport::tls::KEY_ENV
+            )))
+        }
+        (Some(rest), [Transport::Tls]) => Ok(format!("http://{rest}")),
+        (Some(_), _) => Err(crate::error::usage("an https:// target needs --tls")),
+    }
 }
 
 /// The scenarios named, or by default each protocol's first: hello, and echo under WebSocket.

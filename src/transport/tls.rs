@@ -35,6 +35,12 @@ pub(crate) const SERVER_NAME: &str = "localhost";
 /// loop.
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Whether the run's certificate comes from the environment ([`CERT_ENV`] and [`KEY_ENV`]), as
+/// a parent or a script set it, rather than being generated here.
+pub(crate) fn from_env() -> bool {
+    std::env::var_os(CERT_ENV).is_some() && std::env::var_os(KEY_ENV).is_some()
+}
+
 /// The run's certificate and its key, DER and PEM.
 pub(crate) struct Identity {
     cert: CertificateDer<'static>,
@@ -372,8 +378,7 @@ mod tests {
             .unwrap();
         let h2 = client_config(Resumption::Off, h2).unwrap();
         let err = connect_with(addr, Duration::from_secs(5), h2)
-            .err()
-            .expect("an h2 client of an HTTP/1.1 server fails the handshake");
+            .expect_err("an h2 client of an HTTP/1.1 server fails the handshake");
         assert!(
             format!("{err:#}").contains("NoApplicationProtocol"),
             "{err:#}"

@@ -299,8 +299,21 @@ fn tls_flags_are_refused_where_they_do_not_apply() {
     assert_one_line_error(
         &run(&["load", "--target", "http://127.0.0.1:9", "--tls"]),
         2,
-        "a URL target is loaded over TCP",
+        "an http:// target is loaded over TCP",
     );
+    assert_one_line_error(
+        &run(&["load", "--target", "https://127.0.0.1:9"]),
+        2,
+        "an https:// target needs --tls",
+    );
+    // Without the server's certificate in the environment the client could trust nothing.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_framebench"))
+        .args(["load", "--target", "https://127.0.0.1:9", "--tls"])
+        .env_remove("FRAMEBENCH_TLS_CERT_PEM")
+        .env_remove("FRAMEBENCH_TLS_KEY_PEM")
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, 2, "an https:// target needs the server's certificate");
 }
 
 /// Reads until the server closes the connection (or sends an alert and closes), within 5 s:

@@ -134,17 +134,22 @@ pub(crate) fn tls_config() -> anyhow::Result<Arc<rustls::ClientConfig>> {
 
 /// An HTTP/2 connection to `peer`: over TLS (on `tls`, the client configuration, which must offer
 /// ALPN `h2`; [`tls_config`] when `None`) the server must choose `h2`; then the preface and
-/// the SETTINGS with [`WINDOW`] exchanged. Returns where requests go, and the connection, which
-/// must be polled for any of them to move.
+/// the SETTINGS with [`WINDOW`] exchanged. Returns where requests go, the connection, which
+/// must be polled for any of them to move, and over TLS whether its handshake resumed a session.
 pub(crate) async fn handshake(
     peer: Peer,
     tls: Option<&Arc<rustls::ClientConfig>>,
-) -> anyhow::Result<(SendRequest<Bytes>, h2::client::Connection<Io, Bytes>)> {
+) -> anyhow::Result<(
+    SendRequest<Bytes>,
+    h2::client::Connection<Io, Bytes>,
+    Option<bool>,
+)> {
     let addr = peer.addr;
     let tcp = tokio::net::TcpStream::connect(addr)
         .await
         .with_context(|| format!("connect {addr}"))?;
     tcp.set_nodelay(true)?;
+    let mut resumed = None;
     let io = match peer.transport {
         Transport::Tcp => Io::Tcp(tcp),
         Transport::Tls => {
@@ -163,21 +168,24 @@ pub(crate) async fn handshake(
                 alpn.map_or("none".to_owned(), |p| String::from_utf8_lossy(p)
                     .into_owned())
             );
+            resumed =
+                Some(stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed));
             Io::Tls(Box::new(stream))
         }
     };
-    h2::client::Builder::new()
+    let (send, conn) = h2::client::Builder::new()
         .initial_window_size(WINDOW)
         .initial_connection_window_size(WINDOW)
         .initial_max_send_streams(INITIAL_STREAMS)
         .handshake::<_, Bytes>(io)
         .await
-        .with_context(|| format!("HTTP/2 handshake with {addr}"))
+        .with_context(|| format!("HTTP/2 handshake with {addr}"))?;
+    Ok((send, conn, resumed))
 }
 
 /// [`handshake`], with the connection driven by a task of its own on the current runtime.
 pub(crate) async fn connect(peer: Peer) -> anyhow::Result<SendRequest<Bytes>> {
-    let (send, conn) = handshake(peer, None).await?;
+    let (send, conn, _) = handshake(peer, None).await?;
     tokio::spawn(async move {
         let _ = conn.await;
     });

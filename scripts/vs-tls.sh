@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# The driver over TLS against the field's own TLS clients, each on the same server process with
+# the same pinning, alternating runs (best of ROUNDS per tool):
+#   - wrk over https: HTTP/1.1 keep-alive, against `load --tls`, at each of CONNS;
+#   - h2load over TLS, ALPN h2: against `load --tls --protocol h2`, CONNS × STREAMS;
+#   - `openssl s_time -new`: a new connection, a full handshake and `GET /` each, one at a time,
+#     against `load --tls -c 1 --requests-per-connection 1 --tls-resumption off`;
+#   - `openssl s_time -reuse -tls1_2`: the same with TLS 1.2 session-ID resumption, beside the
+#     driver's `--tls-resumption on` (TLS 1.3 tickets: s_time cannot resume under TLS 1.3).
+# The server and the driver share one certificate, made here by openssl with SAN localhost and
+# 127.0.0.1 and handed to both through FRAMEBENCH_TLS_CERT_PEM and FRAMEBENCH_TLS_KEY_PEM (the
+# driver trusts exactly it). Each row says how busy the server's core was under each tool: the
+# driver must be at least 0.97 × the witness where the server set the rate (busy ≥ 90 % under
+# both), and a row below that says which side was the limit. Output is Markdown for
+# docs/driver.md; the exit status is 0 whatever the ratios (a measurement, not a gate).
+#
+#   scripts/vs-tls.sh
+#   DURATION=2 ROUNDS=1 WRK_TARGETS=axum H2_TARGETS=hyper STIME_TARGETS=hyper scripts/vs-tls.sh
+#   FRAMEBENCH=target/release/framebench scripts/vs-tls.sh     # an existing binary (no build)
+#
+# Variables: FRAMEBENCH, DURATION (3: whole seconds), CONNS ("10 100"), STREAMS (10),
+# WRK_TARGETS ("raw actix axum"), H2_TARGETS ("hyper axum actix"), STIME_TARGETS ("raw hyper
+# actix"), THREADS (server workers, 1), SERVER_CPUS (0), CLIENT_CPUS (1), ROUNDS (3). A tool that
+# is missing skips its section with one line (FRAMEBENCH_REQUIRE names those that must be there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# shellcheck source=scripts/lib/optional-tool.sh
+. scripts/lib/optional-tool.sh
+if ! command -v openssl >/dev/null; then
+  echo "openssl is not installed: skipping (install it with: apt-get install -y openssl)"
+  exit 0
+fi
+if ! command -v taskset >/dev/null; then
+  echo "taskset is not installed: skipping (install it with: apt-get install -y util-linux)"
+  exit 0
+fi
+
+DURATION=${DURATION:-3}
+DURATION=${DURATION%s}
+[[ $DURATION =~ ^[1-9][0-9]*$ ]] ||
+  { echo "DURATION must be whole seconds (wrk and s_time take no fractions): $DURATION" >&2; exit 2; }
+CONNS=${CONNS:-10 100}
+STREAMS=${STREAMS:-10}
+WRK_TARGETS=${WRK_TARGETS:-raw actix axum}
+H2_TARGETS=${H2_TARGETS:-hyper axum actix}
+STIME_TARGETS=${STIME_TARGETS:-raw hyper actix}
+THREADS=${THREADS:-1}
+SERVER_CPUS=${SERVER_CPUS:-0}
+CLIENT_CPUS=${CLIENT_CPUS:-1}
+ROUNDS=${ROUNDS:-3}
+# shellcheck source=scripts/lib/pinned-server.sh
+. scripts/lib/pinned-server.sh
+
+# The run's certificate, for the server and the driver alike.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+  -addext "basicConstraints=critical,CA:FALSE" \
+  -keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>&1
+FRAMEBENCH_TLS_CERT_PEM=$(cat "$tmp/cert.pem")
+FRAMEBENCH_TLS_KEY_PEM=$(cat "$tmp/key.pem")
+export FRAMEBENCH_TLS_CERT_PEM FRAMEBENCH_TLS_KEY_PEM
+
+# measure CMD...: runs CMD (output to $tmp/out) and sets wall (seconds) and busy (the server's
+# CPU time over the wall time, %).
+measure() {
+  local before after t0 t1
+  before=$(server_ns)
+  t0=$(date +%s.%N)
+  "$@" >"$tmp/out" 2>&1 || { echo "$1 failed: $(tail -5 "$tmp/out")" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  after=$(server_ns)
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+  busy=$(awk -v a="$before" -v b="$after" -v w="$wall" 'BEGIN { printf "%.0f", 100 * (b - a) / 1e9 / w }')
+}
+
+# One driver run with extra flags: sets rps and busy, or exits if the cell did not end ok.
+run_driver() {
+  measure "$FRAMEBENCH" load --target "$url" --tls -d "${DURATION}s" --warmup 0s --quiet \
+    --client-cpus "$CLIENT_CPUS" --client-threads 1 --json "$tmp/drv.json" "$@"
+  grep -q '"kind": "ok"' "$tmp/drv.json" || { echo "driver run failed: $(cat "$tmp/out")" >&2; exit 1; }
+  rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | head -1 | awk '{ print $2 }')
+  # The share of its handshakes that resumed, where it counted them (a connection per request).
+  resumed=$(tr -d ' \n' <"$tmp/drv.json" | grep -o '"done":[0-9]*,"resumed":[0-9]*' | head -1 |
+    awk -F'[:,]' '{ printf "%.0f %%", ($2 > 0 ? 100 * $4 / $2 : 0) }')
+}
+
+run_wrk() {
+  measure taskset -c "$CLIENT_CPUS" "$wrk" -t 1 -c "$1" -d "${DURATION}s" "$url/"
+  rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/out")
+  ! grep -q 'Non-2xx\|Socket errors' "$tmp/out" || { echo "wrk: $(grep -E 'Non-2xx|Socket errors' "$tmp/out")" >&2; exit 1; }
+}
+
+run_h2load() {
+  measure taskset -c "$CLIENT_CPUS" "$h2load" -c "$1" -m "$2" -t 1 -D "$DURATION" "$url/"
+  read -r done ok < <(awk '/^requests:/ { print $6, $8 }' "$tmp/out")
+  [[ "$done" == "$ok" && "$done" -gt 0 ]] || { echo "h2load: $done done, $ok succeeded" >&2; exit 1; }
+  grep -q 'Application protocol: h2' "$tmp/out" || { echo "h2load did not negotiate h2: $(grep -i protocol "$tmp/out")" >&2; exit 1; }
+  rps=$(awk '/^finished in/ { gsub(",", ""); print $4 }' "$tmp/out")
+}
+
+# One s_time run (-new, or -reuse with TLS 1.2): sets rps (connections per wall second, which
+# s_time reports only in whole seconds) and resumed (the share of them s_time marked `r`, reused,
+# rather than `*`, new).
+run_stime() {
+  local mode=$1
+  shift
+  measure timeout $((DURATION + 30)) taskset -c "$CLIENT_CPUS" openssl s_time -connect "${url#https://}" \
+    -www / -time "$DURATION" "$mode" "$@"
+  local n
+  n=$(awk '/connections in [0-9.]+s;/ { print $1; exit }' "$tmp/out")
+  [[ -n "$n" && "$n" -gt 0 ]] || { echo "s_time: $(tail -3 "$tmp/out")" >&2; exit 1; }
+  rps=$(awk -v n="$n" -v w="$wall" 'BEGIN { printf "%.1f", n / w }')
+  resumed=$(grep -v connections "$tmp/out" | tr -cd 'r*' |
+    awk '{ r = gsub(/r/, ""); s = gsub(/\*/, ""); printf "%.0f %%", (r + s > 0 ? 100 * r / (r + s) : 0) }')
+}
+
+better() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+
+# The ratio cell and the verdict: ≥ 0.97 where the server was busy ≥ 90 % under both tools.
+judge() {
+  local ratio=$1 wb=$2 db=$3
+  if [[ $wb -ge 90 && $db -ge 90 ]]; then
+    if awk -v r="$ratio" 'BEGIN { exit !(r >= 0.97) }'; then echo "server-bound: ≥ 0.97"; else echo "server-bound: BELOW 0.97"; fi
+  else
+    echo "server below 90 %: the clients set the rate"
+  fi
+}
+
+# best_of WITNESS_RUN DRIVER_FLAGS... over ROUNDS alternating runs: sets best_w, best_d, and
+# each best run's server busy % and resumed share.
+best_of() {
+  local witness=$1
+  shift
+  best_w=0; best_d=0; busy_w=0; busy_d=0; res_w=–; res_d=–
+  for _ in $(seq "$ROUNDS"); do
+    resumed=–
+    eval "$witness"
+    if better "$rps" "$best_w"; then best_w=$rps; busy_w=$busy; res_w=$resumed; fi
+    run_driver "$@"
+    if better "$rps" "$best_d"; then best_d=$rps; busy_d=$busy; res_d=${resumed:-–}; fi
+  done
+}
+
+# row SERVER LOAD [resumed]: a table row; with a third argument, the resumed shares too.
+row() {
+  local ratio resumed=–
+  ratio=$(awk -v a="$best_d" -v b="$best_w" 'BEGIN { printf "%.3f", a / b }')
+  [[ -z "${3:-}" ]] || resumed="$res_w / $res_d"
+  printf '| %s | %s | %.0f | %.0f | %s | %s %% | %s %% | %s | %s |\n' "$1" "$2" "$best_w" "$best_d" "$ratio" \
+    "$busy_w" "$busy_d" "$resumed" "$(judge "$ratio" "$busy_w" "$busy_d")"
+}
+
+cmdline="DURATION=$DURATION CONNS=\"$CONNS\" STREAMS=$STREAMS WRK_TARGETS=\"$WRK_TARGETS\" H2_TARGETS=\"$H2_TARGETS\" STIME_TARGETS=\"$STIME_TARGETS\" THREADS=$THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS ROUNDS=$ROUNDS scripts/vs-tls.sh"
+commit=${FRAMEBENCH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+echo "<!-- generated by \`$cmdline\` at ${commit:0:7} on $(date -u +%Y-%m-%dT%H:%MZ); do not edit -->"
+echo "Measured at: $commit"
+echo
+echo "## driver vs wrk, h2load and openssl s_time, over TLS"
+echo
+echo "- command: \`$cmdline\`"
+echo "- environment: $(rustc -V 2>/dev/null || echo 'rustc ?') | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r) | $(openssl version)"
+echo "- server pinned to cpu $SERVER_CPUS with \`serve --tls --threads $THREADS\` (\`--protocol h2\` for h2load); each client pinned to cpu $CLIENT_CPUS, one thread; best of $ROUNDS alternating runs per tool, ${DURATION} s each; one ECDSA P-256 certificate made by openssl for the server and the driver"
+echo "- server busy: the server's CPU time (schedstat, all its threads) over each run's wall time, under the witness and under the driver"
+echo
+echo "| server | load | witness /s | driver /s | driver / witness | server busy, witness | server busy, driver | resumed, witness / driver | |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+
+if find_tool wrk FRAMEBENCH_WRK wrk >"$tmp/skip-wrk"; then
+  wrk=$tool
+  for target in $WRK_TARGETS; do
+    start_server "$target" "$SERVER_CPUS" "$THREADS" --tls
+    for c in $CONNS; do
+      best_of "run_wrk $c" -c "$c"
+      row "$target" "wrk https, c$c (req/s)"
+    done
+    stop_server
+  done
+else
+  skipped_wrk=1
+fi
+if find_tool h2load FRAMEBENCH_H2LOAD nghttp2-client >"$tmp/skip-h2load"; then
+  h2load=$tool
+  for target in $H2_TARGETS; do
+    start_server "$target" "$SERVER_CPUS" "$THREADS" --tls --protocol h2
+    for c in $CONNS; do
+      best_of "run_h2load $c $STREAMS" --protocol h2 -c "$c" -m "$STREAMS"
+      row "$target" "h2load h2, c$c × m$STREAMS (req/s)"
+    done
+    stop_server
+  done
+else
+  skipped_h2load=1
+fi
+for target in $STIME_TARGETS; do
+  start_server "$target" "$SERVER_CPUS" "$THREADS" --tls
+  best_of "run_stime -new" -c 1 --requests-per-connection 1 --tls-resumption off
+  row "$target" "s_time -new, full handshakes, c1 (conn/s)" resumed
+  best_of "run_stime -reuse -tls1_2" -c 1 --requests-per-connection 1 --tls-resumption on
+  row "$target" "s_time -reuse -tls1_2 / driver TLS 1.3 resumed, c1 (conn/s)" resumed
+  stop_server
+done
+echo
+[[ -z "${skipped_wrk:-}" ]] || { cat "$tmp/skip-wrk"; echo; }
+[[ -z "${skipped_h2load:-}" ]] || { cat "$tmp/skip-h2load"; echo; }
+echo "Each tool loads the same server process, one after the other; the best run of each counts. wrk and"
+echo "h2load count a request when its answer is read; s_time counts a connection when it has read the"
+echo "answer to its \`GET /\` (HTTP/1.0) and the server closed, and the driver, with a connection per"
+echo "request, when the answer is read. s_time -reuse resumes TLS 1.2 sessions by ID, which the driver"
+echo "does not offer: its row sets the driver's TLS 1.3 resumptions beside them, not the same handshake."
+echo "Resumed: the share of the best run's connections that resumed a session, as s_time marks them"
+echo "(\`r\`) and as the driver counts them (rustls's handshake kind)."
+echo "- server busy: the server's CPU time over the run's wall time; 90 % or more under both tools means"
+echo "  the server set the rate."
