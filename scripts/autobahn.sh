@@ -32,7 +32,9 @@ if [ -z "$py2" ]; then
 fi
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
-"$py2" -m pip install --quiet --disable-pip-version-check --no-python-version-warning 'virtualenv==20.15.1'
+# The interpreter's own pip may predate --no-python-version-warning (pyenv's 2.7.18 brings pip
+# 19.2.3, which refuses it): only the venv's pip, 20.3.4, is given that flag.
+"$py2" -m pip install --quiet --disable-pip-version-check 'virtualenv==20.15.1'
 "$py2" -m virtualenv --quiet "$venv"
 pip=("$venv/bin/pip" --quiet --disable-pip-version-check --no-python-version-warning)
 "${pip[@]}" install 'pip==20.3.4' 'setuptools==44.0.0' 'wheel==0.36.2'
