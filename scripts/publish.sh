@@ -263,25 +263,39 @@ part_memory() {
     --chart "$out/memory.svg" >/dev/null
 }
 
+# compare_cells ARGS...: `framebench compare ARGS`. Its exit 1 means a cell did not end ok (FAIL,
+# OPEN: actix's WebSocket churn, which keeps each closed connection open 0.5 s), and the files
+# show that cell with its reason: a finding to publish, so the part goes on, saying so on stderr.
+# Any other exit stops the publication.
+compare_cells() {
+  local rc=0
+  "$bin" compare "$@" || rc=$?
+  case $rc in
+    0) ;;
+    1) echo "publish.sh: a cell did not end ok, published as such: compare $*" >&2 ;;
+    *) return "$rc" ;;
+  esac
+}
+
 part_delay() {
   build
-  "$bin" compare --scenarios delay -c 200,1000,10000 -d 3s --warmup 0.5s --rounds 3 \
+  compare_cells --scenarios delay -c 200,1000,10000 -d 3s --warmup 0.5s --rounds 3 \
     --json "$out/delay.json" --markdown "$out/delay.md" --plot "$out/delay.svg" >/dev/null
 }
 
 part_tls() {
   build
-  "$bin" compare --transport tcp,tls --scenarios hello,json -c 10,100 -d 2s --warmup 0.5s \
+  compare_cells --transport tcp,tls --scenarios hello,json -c 10,100 -d 2s --warmup 0.5s \
     --rounds 3 --json "$out/tls.json" --markdown "$out/tls.md" --plot "$out/tls.svg" >/dev/null
   local resumption
   for resumption in off on; do
-    "$bin" compare --tls --tls-resumption "$resumption" --requests-per-connection 1 \
+    compare_cells --tls --tls-resumption "$resumption" --requests-per-connection 1 \
       --scenarios hello -c 10 -d 2s --warmup 0.5s --rounds 3 \
       --json "$out/tls-handshakes-$resumption.json" \
       --markdown "$out/tls-handshakes-$resumption.md" >/dev/null
   done
   # HTTP/2 over TLS (ALPN h2), 10 streams per connection, beside h2c.md's cleartext cells.
-  "$bin" compare --tls --protocol h2 -m 10 --scenarios hello -c 10 -d 2s --warmup 0.5s \
+  compare_cells --tls --protocol h2 -m 10 --scenarios hello -c 10 -d 2s --warmup 0.5s \
     --rounds 3 --json "$out/tls-h2.json" --markdown "$out/tls-h2.md" >/dev/null
   "$bin" memory --tls --connections 1000 --bodies none --json "$out/memory-tls.json" \
     --markdown "$out/memory-tls.md" --chart "$out/memory-tls.svg" >/dev/null
@@ -296,7 +310,7 @@ part_ws() {
       pipelined) flags=(--pipeline 16) ;;
       churn) flags=(--requests-per-connection 10) ;;
     esac
-    "$bin" compare --protocol ws -c 10,100 -d 2s --warmup 0.5s --rounds 3 "${flags[@]}" \
+    compare_cells --protocol ws -c 10,100 -d 2s --warmup 0.5s --rounds 3 "${flags[@]}" \
       --json "$out/ws-$shape.json" --markdown "$out/ws-$shape.md" --plot "$out/ws-$shape.svg" \
       >/dev/null
   done

@@ -1,11 +1,11 @@
-//! The loopback bench client: one persistent keep-alive connection, the requests encoded once
+//! The loopback bench client: one persistent keep-alive connection (over TCP or TLS), the requests encoded once
 //! (one for a fixed scenario, a ring of [`crate::cell::RING`] distinct ones for a query or body
 //! scenario, all of one length), and a read of exactly the response length learned from two
 //! checked warm-up responses, as hyper's `benches/pipeline.rs` does. Every read and write has a timeout, so a broken server fails the
 //! bench instead of hanging it.
 
 use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context as _};
@@ -14,10 +14,11 @@ use crate::fixtures::Fixtures;
 use crate::oracle::{Expected, Instance, Scenario};
 use crate::protocol::http1::{self, Checked, Connection};
 use crate::protocol::TIMEOUT;
+use crate::transport::{Conn, Peer};
 
 /// A keep-alive connection sending one scenario's requests over and over.
 pub struct KeepAlive {
-    stream: TcpStream,
+    stream: Conn,
     /// The ring of encoded requests, `stride` bytes each.
     requests: Vec<u8>,
     stride: usize,
@@ -46,9 +47,20 @@ impl KeepAlive {
         fixtures: &Fixtures,
         timeout: Duration,
     ) -> anyhow::Result<Self> {
+        Self::connect_to(Peer::tcp(addr), scenario, fixtures, timeout)
+    }
+
+    /// [`KeepAlive::connect_with_timeout`] to a server on either transport: over TLS, after a
+    /// full handshake.
+    pub fn connect_to(
+        peer: Peer,
+        scenario: &'static Scenario,
+        fixtures: &Fixtures,
+        timeout: Duration,
+    ) -> anyhow::Result<Self> {
         let expected = scenario.expected(fixtures)?;
         let instances = scenario.instances(crate::cell::RING);
-        let mut stream = http1::connect(addr, timeout)?;
+        let mut stream = Conn::connect(peer, timeout)?;
         let first = warm_up(&mut stream, &expected, &instances[..1], timeout)?;
         let second = warm_up(
             &mut stream,
@@ -111,9 +123,47 @@ impl KeepAlive {
     }
 }
 
+/// One request on a connection of its own, checked against the oracle: connect (over TLS, a full
+/// handshake), send the scenario's first request, check the answer, then close the writing half
+/// and read until the server closes too, so that the server has ended the connection before the
+/// caller opens the next one.
+pub fn one_request(
+    peer: Peer,
+    scenario: &'static Scenario,
+    fixtures: &Fixtures,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let expected = scenario.expected(fixtures)?;
+    let instances = scenario.instances(1);
+    let mut conn = Conn::connect(peer, timeout)?;
+    warm_up(&mut conn, &expected, &instances, timeout)?;
+    conn.shutdown_write().context("closing the connection")?;
+    let mut rest = Vec::new();
+    conn.read_to_end(&mut rest)
+        .context("waiting for the server to close")?;
+    if !rest.is_empty() {
+        bail!("{} bytes after the answer", rest.len());
+    }
+    Ok(())
+}
+
+/// `n` WebSocket messages of `scenario` (`echo`) on one upgraded connection, one in flight,
+/// every echo checked against the oracle; the connection is left to the server to end.
+pub fn echo_messages(
+    peer: Peer,
+    scenario: &'static Scenario,
+    fixtures: &Fixtures,
+    n: u64,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let expected = scenario.expected(fixtures)?;
+    let instances = scenario.instances(crate::cell::RING);
+    crate::protocol::ws::client::echoes(peer, &expected, &instances, n, timeout)
+}
+
 /// One checked warm-up exchange on the keep-alive connection.
 fn warm_up(
-    stream: &mut TcpStream,
+    stream: &mut Conn,
     expected: &Expected,
     request: &[Instance],
     timeout: Duration,

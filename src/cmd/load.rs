@@ -283,14 +283,17 @@ pub(crate) fn params(opts: &LoadOpts, default_duration: Duration) -> anyhow::Res
             )));
         }
     }
-    // The run's shaping protocol: the one with streams when the run has one (its cells take
-    // --streams, and no flag of HTTP/1.1's connection shape), else the default.
-    let shaping = opts
-        .protocol
-        .iter()
-        .copied()
-        .find(|p| p.multiplexed())
-        .unwrap_or_default();
+    // The run's shaping protocol: its one protocol (a URL target's, `ws` included), else the
+    // one with streams when the run has one (its cells take --streams, and no flag of
+    // HTTP/1.1's connection shape), else the default.
+    let shaping = match opts.protocol.as_slice() {
+        [one] => *one,
+        all => all
+            .iter()
+            .copied()
+            .find(|p| p.multiplexed())
+            .unwrap_or_default(),
+    };
     let shape = Shape {
         pipeline: opts.pipeline.into(),
         streams: opts.streams.iter().copied().max().unwrap_or(1).into(),
@@ -360,7 +363,7 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let targets = if url_target {
         if args.opts.protocol.len() > 1 {
             return Err(crate::error::usage(
-                "a URL target speaks one protocol: give --protocol http1, h2c or h2",
+                "a URL target speaks one protocol: give --protocol http1, h2c, h2 or ws",
             ));
         }
         let target = url_transport(&args.target, &args.opts.transports())?;
@@ -384,6 +387,14 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
         params: params(&args.opts, Duration::from_secs(10))?,
         server_per_target: false,
     };
+    if plan.cells() == 0 {
+        // Every scenario named is one the target's protocol does not carry (`echo` is
+        // WebSocket's alone): a load of nothing would end 0 and measure nothing.
+        return Err(crate::error::usage(format!(
+            "nothing to load: {} carries none of the scenarios named",
+            plan.params.protocol
+        )));
+    }
     execute(plan, &args.opts, "load")
 }
 
@@ -509,10 +520,19 @@ pub(crate) fn execute(plan: Plan, opts: &LoadOpts, command: &str) -> anyhow::Res
         eprintln!("interrupted: child servers stopped");
         return Ok(ExitCode::from(130));
     }
-    Ok(if report.failures().is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    let failures = report.failures();
+    Ok(match failures.first() {
+        None => ExitCode::SUCCESS,
+        Some(first) => {
+            // The table on stdout names every one; this line reaches a script that keeps only
+            // stderr.
+            let more = match failures.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            eprintln!("a cell did not end ok: {first}{more}");
+            ExitCode::from(1)
+        }
     })
 }
 

@@ -129,12 +129,13 @@ fn count(summary: &Summary) -> anyhow::Result<Option<Count>> {
         bail!("its `Ir` has no value for the new run");
     };
     if module.starts_with("callgrind_loopback::") {
-        // `<framework>_n<N>`
+        // `<framework>_n<N>`; the function `hello__tls` is the column `hello/tls`.
         let Some((fw, n)) = id.rsplit_once("_n") else {
             return Ok(None);
         };
+        let column = function.replacen("__", "/", 1);
         return Ok(Some(Count {
-            key: format!("loopback-raw/{function}/{n}"),
+            key: format!("loopback-raw/{column}/{n}"),
             framework: registry_name(REGISTRY.iter().map(|e| e.name), fw).to_owned(),
             instructions: total,
         }));
@@ -167,7 +168,7 @@ fn loopback_per_request(counts: Vec<Option<Count>>) -> Vec<Count> {
     for c in counts {
         match c.key.strip_prefix("loopback-raw/") {
             Some(rest) => {
-                if let Some((scenario, n)) = rest.split_once('/') {
+                if let Some((scenario, n)) = rest.rsplit_once('/') {
                     if let Ok(n) = n.parse::<u64>() {
                         runs.entry((c.framework.clone(), scenario.to_owned()))
                             .or_default()
@@ -261,6 +262,39 @@ mod tests {
         assert!(parse(&summary("7", "other::bench", "x_y", r#"{"new": 1}"#))
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_tls_function_is_a_column_of_its_scenario_and_pairs_its_two_runs() {
+        let run = |function: &str, id: &str, ir: u64| {
+            parse(&summary(
+                "7",
+                &format!("callgrind_loopback::loopback::{function}"),
+                id,
+                &format!(r#"{{"new": {ir}}}"#),
+            ))
+            .unwrap()
+        };
+        let per = loopback_per_request(vec![
+            run("hello", "raw_n20", 1_000),
+            run("hello", "raw_n220", 21_000),
+            run("hello__tls", "raw_n20", 5_000),
+            run("hello__tls", "raw_n220", 65_000),
+            run("hello__tls_connect", "raw_n4", 4_000_000),
+            run("hello__tls_connect", "raw_n12", 12_000_000),
+        ]);
+        let got: Vec<(&str, f64)> = per
+            .iter()
+            .map(|c| (c.key.as_str(), c.instructions))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("loopback/hello", 100.0),
+                ("loopback/hello/tls", 300.0),
+                ("loopback/hello/tls_connect", 1_000_000.0)
+            ]
+        );
     }
 
     #[test]

@@ -11,6 +11,8 @@
 
 pub(crate) mod tls;
 
+pub use tls::{use_seed, SEED_ENV};
+
 use std::fmt;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -34,6 +36,11 @@ impl Peer {
             addr,
             transport: Transport::Tcp,
         }
+    }
+
+    /// A server on `transport`.
+    pub fn new(addr: SocketAddr, transport: Transport) -> Peer {
+        Peer { addr, transport }
     }
 }
 
