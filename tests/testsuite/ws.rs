@@ -455,6 +455,48 @@ fn load_over_websocket_runs_steady_pipelined_and_churning_and_diff_reads_it() {
     );
 }
 
+/// A server started apart, loaded by URL (as scripts/vs-wsload.sh does): the load speaks
+/// WebSocket to it. It once loaded the URL as HTTP/1.1, which carries no `echo`, ran no cell
+/// and exited 0.
+#[test]
+fn a_url_target_is_loaded_over_websocket() {
+    let _measuring = crate::common::measuring();
+    let server = start("raw");
+    let url = format!("http://{}", server.addr());
+    let json = framebench::results::target_dir().join("tmp/ws-url.json");
+    std::fs::create_dir_all(json.parent().unwrap()).unwrap();
+    let path = json.to_str().unwrap();
+    let out = crate::common::run(&[
+        "load",
+        "--target",
+        &url,
+        "--protocol",
+        "ws",
+        "-c",
+        "2",
+        "-d",
+        "300ms",
+        "--warmup",
+        "100ms",
+        "--quiet",
+        "--json",
+        path,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cells = file["detail"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 1, "{file}");
+    assert_eq!(cells[0]["scenario"], "echo", "{}", cells[0]);
+    assert_eq!(cells[0]["status"]["kind"], "ok", "{}", cells[0]);
+    assert!(cells[0]["rps"].as_f64().unwrap() > 0.0, "{}", cells[0]);
+}
+
 #[test]
 fn websocket_flags_are_refused_where_they_do_not_apply() {
     use crate::common::{assert_one_line_error, run};
