@@ -110,9 +110,27 @@ pub(crate) fn draw_load(cells: &[CellResult], path: &Path, title: &str) -> anyho
     if panels.is_empty() {
         bail!("nothing to plot: no cell was measured successfully");
     }
-    let size = (1400, 50 + 460 * panels.len() as u32);
+    let most = panels.iter().map(|p| p.series.len()).max().unwrap_or(0);
+    let size = if most > LEGEND_INSIDE {
+        // A legend of its own beside the plots, each panel tall enough for its lines.
+        let tall = (LEGEND_TOP + LEGEND_ROW * most as u32 + 20).max(PANEL_HEIGHT);
+        (1400 + LEGEND_WIDTH, 50 + tall * panels.len() as u32)
+    } else {
+        (1400, 50 + PANEL_HEIGHT * panels.len() as u32)
+    };
     to_file(path, size, &LoadFigure { panels, title })
 }
+
+/// A panel's height when its legends fit inside its charts.
+const PANEL_HEIGHT: u32 = 460;
+/// The most lines a chart's legend holds inside the chart; with more (`compare --transport
+/// tcp,tls` over every framework draws 40), one legend goes beside both charts, where it covers
+/// no line.
+const LEGEND_INSIDE: usize = 20;
+/// The width of the legend beside the charts, its top margin and its row height.
+const LEGEND_WIDTH: u32 = 380;
+const LEGEND_TOP: u32 = 40;
+const LEGEND_ROW: u32 = 16;
 
 /// The load sweep's figure: a title over one row per scenario.
 struct LoadFigure<'a> {
@@ -139,15 +157,53 @@ fn draw_load_panel<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
     panel: &LoadPanel,
 ) -> anyhow::Result<()> {
-    let (left, right) = area.split_horizontally(760);
-    draw_throughput(&left, panel)?;
-    draw_latency(&right, panel)
+    let inside = panel.series.len() <= LEGEND_INSIDE;
+    let (plots, legend) = if inside {
+        (area.clone(), None)
+    } else {
+        let (plots, legend) = area.split_horizontally(1400);
+        (plots, Some(legend))
+    };
+    let (left, right) = plots.split_horizontally(760);
+    draw_throughput(&left, panel, inside)?;
+    draw_latency(&right, panel, inside)?;
+    match legend {
+        Some(legend) => draw_legend_beside(&legend, panel),
+        None => Ok(()),
+    }
+}
+
+/// One legend for both charts of `panel`, in its own column: each line's colour and label (the
+/// latency chart's label, which adds the connection count its percentiles are from).
+fn draw_legend_beside<DB: Backend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &LoadPanel,
+) -> anyhow::Result<()> {
+    for (i, s) in panel.series.iter().enumerate() {
+        let y = (LEGEND_TOP + LEGEND_ROW * i as u32) as i32;
+        let color = Palette99::pick(i).to_rgba();
+        area.draw(&PathElement::new(
+            vec![(8, y), (32, y)],
+            color.stroke_width(2),
+        ))
+        .map_err(plot_error)?;
+        area.draw(&Circle::new((20, y), 3, color.filled()))
+            .map_err(plot_error)?;
+        area.draw(&Text::new(
+            s.latency_label(),
+            (40, y - 7),
+            (FONT, 12).into_font(),
+        ))
+        .map_err(plot_error)?;
+    }
+    Ok(())
 }
 
 /// Requests per second against connections, one line per series.
 fn draw_throughput<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
     panel: &LoadPanel,
+    legend: bool,
 ) -> anyhow::Result<()> {
     let conns = &panel.conns;
     let max_rps = panel
@@ -184,15 +240,19 @@ fn draw_throughput<DB: Backend>(
         .draw()
         .map_err(plot_error)?;
     for (i, s) in panel.series.iter().enumerate() {
-        draw_line(&mut chart, &load_line(i, &s.rps, s.label.clone()), true)?;
+        draw_line(&mut chart, &load_line(i, &s.rps, s.label.clone()), legend)?;
     }
-    draw_legend(&mut chart, SeriesLabelPosition::LowerLeft)
+    if legend {
+        draw_legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
+    }
+    Ok(())
 }
 
 /// Each series' latency percentiles at its largest connection count, on a log scale.
 fn draw_latency<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
     panel: &LoadPanel,
+    legend: bool,
 ) -> anyhow::Result<()> {
     let lat_values = || {
         panel
@@ -228,10 +288,13 @@ fn draw_latency<DB: Backend>(
         draw_line(
             &mut chart,
             &load_line(i, &s.latency, s.latency_label()),
-            true,
+            legend,
         )?;
     }
-    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    if legend {
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+    }
+    Ok(())
 }
 
 /// The latency chart's x axis is the index into the percentiles: label the whole indices.
@@ -282,4 +345,38 @@ fn draw_legend<'a, DB: Backend + 'a, CT: CoordTranslate>(
         .position(position)
         .draw()
         .map_err(plot_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of 40 lines (every framework over TCP and TLS): the legend goes beside the charts,
+    /// which widens the figure, and every label is drawn. FRAMEBENCH_KEEP_CHART=PATH keeps the
+    /// drawing to look at.
+    #[test]
+    fn forty_lines_get_a_legend_beside_the_charts() {
+        let mut cells = Vec::new();
+        for i in 0..40 {
+            let mut c = CellResult::of_url("hello", 10, Status::Ok);
+            c.target = format!("fw{i:02}");
+            c.requests = 1000;
+            c.rps = 1000.0 * (i + 1) as f64;
+            cells.push(c);
+        }
+        let panels = load_panels(&cells);
+        assert_eq!(panels[0].series.len(), 40);
+        let path = std::env::var_os("FRAMEBENCH_KEEP_CHART")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::env::temp_dir().join("framebench-forty-lines.svg"));
+        draw_load(&cells, &path, "forty lines").unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            svg.contains(&format!("width=\"{}\"", 1400 + LEGEND_WIDTH)),
+            "wider"
+        );
+        for i in 0..40 {
+            assert!(svg.contains(&format!("fw{i:02} (c=10)")), "label {i}");
+        }
+    }
 }
