@@ -387,14 +387,6 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
         params: params(&args.opts, Duration::from_secs(10))?,
         server_per_target: false,
     };
-    if plan.cells() == 0 {
-        // Every scenario named is one the target's protocol does not carry (`echo` is
-        // WebSocket's alone): a load of nothing would end 0 and measure nothing.
-        return Err(crate::error::usage(format!(
-            "nothing to load: {} carries none of the scenarios named",
-            plan.params.protocol
-        )));
-    }
     execute(plan, &args.opts, "load")
 }
 

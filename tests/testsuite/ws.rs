@@ -406,33 +406,7 @@ fn load_over_websocket_runs_steady_pipelined_and_churning_and_diff_reads_it() {
         ("churn", &["--requests-per-connection", "10"][..]),
     ] {
         let json = dir.join(format!("{name}.json"));
-        let mut args = vec![
-            "load",
-            "--target",
-            "axum",
-            "--protocol",
-            "ws",
-            "-c",
-            "4",
-            "-d",
-            "300ms",
-            "--warmup",
-            "100ms",
-            "--quiet",
-            "--json",
-        ];
-        let path = json.to_str().unwrap().to_owned();
-        args.push(&path);
-        args.extend(flags);
-        let out = crate::common::run(&args);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "{name}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let file: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let (text, file) = ws_load("axum", "4", flags, &json);
         let cell = &file["detail"]["cells"][0];
         assert_eq!(cell["status"]["kind"], "ok", "{name}: {cell}");
         assert_eq!(cell["scenario"], "echo", "{name}: {cell}");
@@ -445,7 +419,7 @@ fn load_over_websocket_runs_steady_pipelined_and_churning_and_diff_reads_it() {
             // Keep-alive connections upgraded before the window.
             assert_eq!(upgrades, 0, "{name}: {cell}");
         }
-        files.push(path);
+        files.push(json.to_str().unwrap().to_owned());
     }
     let out = crate::common::run(&["diff", &files[0], &files[1]]);
     assert!(
@@ -453,6 +427,38 @@ fn load_over_websocket_runs_steady_pipelined_and_churning_and_diff_reads_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `load --protocol ws` of `target` at `conns` connections for 300 ms, with `flags`, its JSON
+/// written to `json`: asserts it ended 0, and returns its stdout and the file.
+fn ws_load(target: &str, conns: &str, flags: &[&str], json: &Path) -> (String, serde_json::Value) {
+    let path = json.to_str().unwrap();
+    let mut args = vec![
+        "load",
+        "--target",
+        target,
+        "--protocol",
+        "ws",
+        "-c",
+        conns,
+        "-d",
+        "300ms",
+        "--warmup",
+        "100ms",
+        "--quiet",
+        "--json",
+        path,
+    ];
+    args.extend(flags);
+    let out = crate::common::run(&args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{target} {flags:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    (text, file)
 }
 
 /// A server started apart, loaded by URL (as scripts/vs-wsload.sh does): the load speaks
@@ -465,31 +471,7 @@ fn a_url_target_is_loaded_over_websocket() {
     let url = format!("http://{}", server.addr());
     let json = framebench::results::target_dir().join("tmp/ws-url.json");
     std::fs::create_dir_all(json.parent().unwrap()).unwrap();
-    let path = json.to_str().unwrap();
-    let out = crate::common::run(&[
-        "load",
-        "--target",
-        &url,
-        "--protocol",
-        "ws",
-        "-c",
-        "2",
-        "-d",
-        "300ms",
-        "--warmup",
-        "100ms",
-        "--quiet",
-        "--json",
-        path,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let file: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (_, file) = ws_load(&url, "2", &[], &json);
     let cells = file["detail"]["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 1, "{file}");
     assert_eq!(cells[0]["scenario"], "echo", "{}", cells[0]);
