@@ -1,7 +1,8 @@
 # Sourced by the scripts that load one `framebench serve` pinned to a CPU (vs-wrk.sh,
 # vs-h2load.sh, server-profile.sh), from the repository's root. Sets FRAMEBENCH (a release build, built here
 # when unset) and tmp (a directory removed on exit, with the server stopped), and defines
-# start_server and stop_server.
+# start_server and stop_server, and measure and judge for the scripts that say whether the server
+# or the client set a rate.
 
 if [[ -z "${FRAMEBENCH:-}" ]]; then
   cargo build --release --quiet
@@ -50,4 +51,27 @@ server_procs() {
 server_ns() {
   for p in $(server_procs); do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
     awk '{ s += $1 } END { printf "%.0f", s }'
+}
+
+# measure CMD...: runs CMD (output to $tmp/out) and sets wall (seconds) and busy (the server's
+# CPU time over the wall time, %).
+measure() {
+  local before after t0 t1
+  before=$(server_ns)
+  t0=$(date +%s.%N)
+  "$@" >"$tmp/out" 2>&1 || { echo "$1 failed: $(tail -5 "$tmp/out")" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  after=$(server_ns)
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+  busy=$(awk -v a="$before" -v b="$after" -v w="$wall" 'BEGIN { printf "%.0f", 100 * (b - a) / 1e9 / w }')
+}
+
+# The ratio cell and the verdict: ≥ 0.97 where the server was busy ≥ 90 % under both tools.
+judge() {
+  local ratio=$1 wb=$2 db=$3
+  if [[ $wb -ge 90 && $db -ge 90 ]]; then
+    if awk -v r="$ratio" 'BEGIN { exit !(r >= 0.97) }'; then echo "server-bound: ≥ 0.97"; else echo "server-bound: BELOW 0.97"; fi
+  else
+    echo "server below 90 %: the clients set the rate"
+  fi
 }
