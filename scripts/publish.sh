@@ -150,6 +150,12 @@ for other in "$root"/*/; do
     exit 1
   fi
 done
+# A publication skips nothing: every tool framebench knows is required, so that a missing one
+# stops its part rather than publishing a skip line (the autobahn part of c7b6f81's publication
+# once wrote "wstest not found" for every server and was marked done, as FRAMEBENCH_WSTEST was not
+# exported). wstest is found the way .ci/run finds it; fresh-clone.sh hides every tool itself.
+eval "$(scripts/autobahn.sh)"
+export FRAMEBENCH_REQUIRE=all
 state=$root/$commit
 out=$state/generated
 mkdir -p "$out" "$state/done"

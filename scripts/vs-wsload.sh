@@ -91,9 +91,9 @@ for target in $TARGETS; do
     done
     ratio=$(awk -v a="$best_drv" -v b="$best_ws" 'BEGIN { printf "%.3f", a / b }')
     # The server's CPU per message under each client (busy share over the rate): where they
-    # differ by more than a quarter, the two clients asked different work of the server (wsload
-    # writes each message with its own syscall, the driver a connection's whole pipeline in one),
-    # and the ratio is not about the clients alone.
+    # differ by more than a quarter, the two clients asked different work of the server (at 16 in
+    # flight wsload writes each message with its own syscall, the driver a connection's whole
+    # pipeline in one), and the ratio is not about the clients alone.
     read -r us_ws us_drv apart < <(awk -v bw="$busy_ws" -v rw="$best_ws" -v bd="$busy_drv" -v rd="$best_drv" \
       'BEGIN { w = bw * 1e4 / rw; d = bd * 1e4 / rd; printf "%.2f %.2f %d\n", w, d, (w > 1.25 * d || d > 1.25 * w) }')
     verdict=$(judge "$ratio" "$busy_ws" "$busy_drv")
@@ -117,9 +117,11 @@ echo "the oracle."
 echo "- server busy: the server's CPU time (schedstat, all its threads) over the run's wall time; 90 %"
 echo "  or more under both clients means the server set the rate, and only there does the 0.97 bar apply."
 echo "- server µs per message: the server's CPU per echoed message under each client. Where they differ by"
-echo "  more than a quarter the clients asked different work of it: wsload writes each message with a"
-echo "  syscall of its own and the driver writes a connection's messages in flight together, so the"
-echo "  server reads and echoes them in one go; such a row's ratio measures that, not the clients."
+echo "  more than a quarter, the two clients asked different work of the server, and the row's ratio is"
+echo "  not about the clients alone. At 16 in flight the cause is known: wsload writes each message with"
+echo "  a syscall of its own, and the driver writes a connection's messages in flight in one, which the"
+echo "  server then reads and echoes in one go. At one in flight both write a message per syscall, and"
+echo "  the cause of a gap there is not established."
 echo
 if [[ $bound -eq 0 ]]; then
   echo "No row had the server busy 90 % or more under both clients: the clients set every rate here."
