@@ -127,8 +127,11 @@ row() {
   local ratio resumed=–
   ratio=$(awk -v a="$best_d" -v b="$best_w" 'BEGIN { printf "%.3f", a / b }')
   [[ -z "${3:-}" ]] || resumed="$res_w / $res_d"
-  printf '| %s | %s | %.0f | %.0f | %s | %s %% | %s %% | %s | %s |\n' "$1" "$2" "$best_w" "$best_d" "$ratio" \
-    "$busy_w" "$busy_d" "$resumed" "$(judge "$ratio" "$busy_w" "$busy_d")"
+  local us_w us_d
+  us_w=$(cost "$busy_w" "$best_w")
+  us_d=$(cost "$busy_d" "$best_d")
+  printf '| %s | %s | %.0f | %.0f | %s | %s %% | %s %% | %s / %s | %s | %s |\n' "$1" "$2" "$best_w" "$best_d" \
+    "$ratio" "$busy_w" "$busy_d" "$us_w" "$us_d" "$resumed" "$(judge "$ratio" "$busy_w" "$busy_d" "$us_w" "$us_d")"
 }
 
 cmdline="DURATION=$DURATION CONNS=\"$CONNS\" STREAMS=$STREAMS WRK_TARGETS=\"$WRK_TARGETS\" H2_TARGETS=\"$H2_TARGETS\" STIME_TARGETS=\"$STIME_TARGETS\" THREADS=$THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS ROUNDS=$ROUNDS H2_ROUNDS=$H2_ROUNDS scripts/vs-tls.sh"
@@ -143,8 +146,8 @@ echo "- environment: $(rustc -V 2>/dev/null || echo 'rustc ?') | $(grep -m1 'mod
 echo "- server pinned to cpu $SERVER_CPUS with \`serve --tls --threads $THREADS\` (\`--protocol h2\` for h2load); each client pinned to cpu $CLIENT_CPUS, one thread; best of $ROUNDS alternating runs per tool ($H2_ROUNDS for h2load), ${DURATION} s each; one ECDSA P-256 certificate made by openssl for the server and the driver"
 echo "- server busy: the server's CPU time (schedstat, all its threads) over each run's wall time, under the witness and under the driver"
 echo
-echo "| server | load | witness /s | driver /s | driver / witness | server busy, witness | server busy, driver | resumed, witness / driver | |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+echo "| server | load | witness /s | driver /s | driver / witness | server busy, witness | server busy, driver | server µs per answer, witness / driver | resumed, witness / driver | |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 
 if find_tool wrk FRAMEBENCH_WRK wrk >"$tmp/skip-wrk"; then
   wrk=$tool
@@ -192,3 +195,6 @@ echo "Resumed: the share of the best run's connections that resumed a session, a
 echo "(\`r\`) and as the driver counts them (rustls's handshake kind)."
 echo "- server busy: the server's CPU time over the run's wall time; 90 % or more under both tools means"
 echo "  the server set the rate."
+echo "- server µs per answer: the server's CPU per response (per connection in the s_time rows) under"
+echo "  each tool. Where the two differ by more than a quarter, the tools asked different work of the"
+echo "  server, and the row is marked not comparable rather than judged against 0.97."

@@ -90,16 +90,9 @@ for target in $TARGETS; do
       if better "$rate" "$best_drv"; then best_drv=$rate; busy_drv=$busy; fi
     done
     ratio=$(awk -v a="$best_drv" -v b="$best_ws" 'BEGIN { printf "%.3f", a / b }')
-    # The server's CPU per message under each client (busy share over the rate): where they
-    # differ by more than a quarter, the two clients asked different work of the server (at 16 in
-    # flight wsload writes each message with its own syscall, the driver a connection's whole
-    # pipeline in one), and the ratio is not about the clients alone.
-    read -r us_ws us_drv apart < <(awk -v bw="$busy_ws" -v rw="$best_ws" -v bd="$busy_drv" -v rd="$best_drv" \
-      'BEGIN { w = bw * 1e4 / rw; d = bd * 1e4 / rd; printf "%.2f %.2f %d\n", w, d, (w > 1.25 * d || d > 1.25 * w) }')
-    verdict=$(judge "$ratio" "$busy_ws" "$busy_drv")
-    if [[ $apart == 1 && $verdict == server-bound* ]]; then
-      verdict="server busy under both, but its work per message differs: not comparable"
-    fi
+    us_ws=$(cost "$busy_ws" "$best_ws")
+    us_drv=$(cost "$busy_drv" "$best_drv")
+    verdict=$(judge "$ratio" "$busy_ws" "$busy_drv" "$us_ws" "$us_drv")
     printf '| %s | %s × %s | %.0f | %.0f | %s | %s %% | %s %% | %s / %s | %s |\n' "$target" "$CONNS" "$p" \
       "$best_ws" "$best_drv" "$ratio" "$busy_ws" "$busy_drv" "$us_ws" "$us_drv" "$verdict"
     case $verdict in
@@ -124,9 +117,9 @@ echo "  server then reads and echoes in one go. At one in flight both write a me
 echo "  the cause of a gap there is not established."
 echo
 if [[ $bound -eq 0 ]]; then
-  echo "No row had the server busy 90 % or more under both clients: the clients set every rate here."
+  echo "No row had the server set the rate with the same work under both clients, so none is judged."
 elif [[ $below -eq 0 ]]; then
-  echo "Where the server set the rate ($bound row(s)), the driver is at least 0.97 × wsload."
+  echo "Where the server set the rate with the same work under both clients ($bound row(s)), the driver is at least 0.97 × wsload."
 else
-  echo "Where the server set the rate ($bound row(s)), the driver is below 0.97 × wsload in $below."
+  echo "Where the server set the rate with the same work under both clients ($bound row(s)), the driver is below 0.97 × wsload in $below."
 fi
