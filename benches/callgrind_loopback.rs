@@ -17,6 +17,11 @@
 //!   (the client resumes nothing): instructions per new TLS connection, handshake, request and
 //!   close together. Less `hello__tls`, it is what a handshake costs.
 //!
+//! Under `--protocol ws`, `echo__ws`: N echoed messages on one upgraded connection (the server
+//! counts its echoes, not its responses: `serve --protocol ws --max-requests N`), so that the
+//! upgrade cancels with startup: instructions per echoed message, for every framework whose
+//! echo counts (`COUNTS_MESSAGES`).
+//!
 //! Both sides derive the certificate from one fixed seed ([`TLS_SEED`],
 //! `framebench::transport::SEED_ENV`): an Ed25519 key, which signs deterministically, so that
 //! the counts repeat. The loads' certificate is ECDSA P-256; docs/methodology/tls.md says so.
@@ -32,10 +37,10 @@ use gungraun::{
     BinaryBenchmarkGroup, Command,
 };
 
-use framebench::bench::client::{one_request, KeepAlive};
+use framebench::bench::client::{echo_messages, one_request, KeepAlive};
 use framebench::fixtures::Fixtures;
 use framebench::frameworks::REGISTRY;
-use framebench::options::{Options, Transport};
+use framebench::options::{Options, Protocol, Transport};
 use framebench::oracle;
 use framebench::tools::Tool;
 use framebench::transport::Peer;
@@ -124,6 +129,23 @@ fn connecting_client(k: u64) {
     }
 }
 
+/// Sends `n` WebSocket messages on one upgraded connection, each echo checked.
+fn ws_client(n: u64) {
+    let fixtures = Fixtures::load_default().expect("fixtures");
+    let scenario = oracle::loopback_scenario("echo").expect("echo");
+    wait_for_server();
+    echo_messages(peer(Transport::Tcp), scenario, &fixtures, n, CLIENT_TIMEOUT)
+        .unwrap_or_else(|e| panic!("WebSocket echo: {e:#}"));
+}
+
+fn ws_n1() {
+    ws_client(N1);
+}
+
+fn ws_n2() {
+    ws_client(N2);
+}
+
 fn client_n1() {
     client(Transport::Tcp, N1);
 }
@@ -148,22 +170,31 @@ fn tls_k2() {
     connecting_client(K2);
 }
 
-/// The frameworks counted over `transport`: those whose server counts requests and serves it.
-fn frameworks(transport: Transport) -> Vec<&'static str> {
+/// The frameworks counted under `protocol` over `transport`: those that serve it and whose
+/// server counts what the cell counts (messages under `ws`, else requests).
+fn frameworks(protocol: Protocol, transport: Transport) -> Vec<&'static str> {
     let options = Options {
+        protocol,
         transport,
         ..Options::default()
     };
     REGISTRY
         .iter()
-        .filter(|e| e.loopback && e.counts_requests && e.lacks(&options).is_none())
+        .filter(|e| {
+            let counts = if protocol == Protocol::Ws {
+                e.counts_messages
+            } else {
+                e.counts_requests
+            };
+            e.loopback && counts && e.lacks(&options).is_none()
+        })
         .map(|e| e.name)
         .collect()
 }
 
 /// The server under callgrind, with the same frozen clock and fixed random seed as the
 /// in-process counts when libfaketime is installed (`config` said once when it is not).
-fn command(framework: &str, transport: Transport, n: u64) -> Command {
+fn command(framework: &str, protocol: Protocol, transport: Transport, n: u64) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_framebench"));
     cmd.args(["serve", framework, "--threads", "1"])
         .args(["--addr", &addr().to_string()])
@@ -172,6 +203,9 @@ fn command(framework: &str, transport: Transport, n: u64) -> Command {
         // clock its spin never ends, and the count would be its idle polling, not its work.
         .env("FRAMEBENCH_RAW_NO_SPIN", "1")
         .setup_parallel(true);
+    if protocol == Protocol::Ws {
+        cmd.args(["--protocol", "ws"]);
+    }
     if transport == Transport::Tls {
         cmd.arg("--tls")
             .env(framebench::transport::SEED_ENV, TLS_SEED.to_string());
@@ -182,34 +216,48 @@ fn command(framework: &str, transport: Transport, n: u64) -> Command {
     cmd.build()
 }
 
-/// One cell: `framework`'s server under callgrind for `n` requests over `transport`, loaded by
-/// `client`.
-fn bench(framework: &str, transport: Transport, n: u64, client: fn()) -> Bench {
+/// One cell: `framework`'s server under callgrind for `n` requests (messages under `ws`),
+/// loaded by `client`.
+fn bench(
+    framework: &str,
+    (protocol, transport): (Protocol, Transport),
+    n: u64,
+    client: fn(),
+) -> Bench {
     let id = framework.replace('-', "_");
     Bench::new(format!("{id}_n{n}"))
-        .command(command(framework, transport, n))
+        .command(command(framework, protocol, transport, n))
         .setup(client)
         .clone()
 }
 
 fn setup_group(group: &mut BinaryBenchmarkGroup) {
+    let http = (Protocol::default(), Transport::Tcp);
+    let tls = (Protocol::default(), Transport::Tls);
+    let ws = (Protocol::Ws, Transport::Tcp);
     // A function `a__b` reads as the column `a/b` in `framebench report`.
     let mut hello = BinaryBenchmark::new("hello");
-    for fw in frameworks(Transport::Tcp) {
-        hello.bench(bench(fw, Transport::Tcp, N1, client_n1));
-        hello.bench(bench(fw, Transport::Tcp, N2, client_n2));
+    for fw in frameworks(http.0, http.1) {
+        hello.bench(bench(fw, http, N1, client_n1));
+        hello.bench(bench(fw, http, N2, client_n2));
     }
     group.binary_benchmark(hello);
     let mut over_tls = BinaryBenchmark::new("hello__tls");
     let mut connect = BinaryBenchmark::new("hello__tls_connect");
-    for fw in frameworks(Transport::Tls) {
-        over_tls.bench(bench(fw, Transport::Tls, N1, tls_n1));
-        over_tls.bench(bench(fw, Transport::Tls, N2, tls_n2));
-        connect.bench(bench(fw, Transport::Tls, K1, tls_k1));
-        connect.bench(bench(fw, Transport::Tls, K2, tls_k2));
+    for fw in frameworks(tls.0, tls.1) {
+        over_tls.bench(bench(fw, tls, N1, tls_n1));
+        over_tls.bench(bench(fw, tls, N2, tls_n2));
+        connect.bench(bench(fw, tls, K1, tls_k1));
+        connect.bench(bench(fw, tls, K2, tls_k2));
     }
     group.binary_benchmark(over_tls);
     group.binary_benchmark(connect);
+    let mut echo = BinaryBenchmark::new("echo__ws");
+    for fw in frameworks(ws.0, ws.1) {
+        echo.bench(bench(fw, ws, N1, ws_n1));
+        echo.bench(bench(fw, ws, N2, ws_n2));
+    }
+    group.binary_benchmark(echo);
 }
 
 binary_benchmark_group!(

@@ -71,6 +71,10 @@ pub trait Framework: Sized + 'static {
     /// Whether its server counts responses for `serve --max-requests`
     /// ([`crate::server::limit`]), which the loopback callgrind bench needs.
     const COUNTS_REQUESTS: bool = false;
+    /// Whether its WebSocket echo counts the messages it echoes for `serve --protocol ws
+    /// --max-requests` ([`crate::server::limit::Counted::Messages`]), which the loopback
+    /// callgrind bench's `echo/ws` cells need.
+    const COUNTS_MESSAGES: bool = false;
     /// A floor or reference measured for comparison (null, null-hyper010, raw), not a framework.
     const BASELINE: bool = false;
     /// Whether each worker thread holds one connection at a time (hyper 0.10's pool: iron,
@@ -249,6 +253,8 @@ pub struct Entry {
     pub loopback: bool,
     /// See [`Framework::COUNTS_REQUESTS`].
     pub counts_requests: bool,
+    /// See [`Framework::COUNTS_MESSAGES`].
+    pub counts_messages: bool,
     /// See [`Framework::TOOL`].
     pub tool: Option<Tool>,
     /// See [`Framework::BASELINE`].
@@ -301,6 +307,7 @@ impl Entry {
             in_process: F::IN_PROCESS,
             loopback: F::LOOPBACK,
             counts_requests: F::COUNTS_REQUESTS,
+            counts_messages: F::COUNTS_MESSAGES,
             tool: F::TOOL,
             baseline: F::BASELINE,
             thread_per_connection: F::THREAD_PER_CONNECTION,

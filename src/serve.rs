@@ -151,20 +151,30 @@ pub(crate) fn announce(
     let _ = std::io::stdout().flush();
 }
 
-/// Installs the `--max-requests` limit for `framework`, before its app is built.
-pub(crate) fn install_limit(framework: &str, max: u64) -> anyhow::Result<()> {
-    if !crate::frameworks::find(framework).is_some_and(|e| e.counts_requests) {
+/// Installs the `--max-requests` limit for `framework`, before its app is built: its responses,
+/// or under `--protocol ws` the messages its echo sends back.
+pub(crate) fn install_limit(
+    framework: &str,
+    protocol: crate::options::Protocol,
+    max: u64,
+) -> anyhow::Result<()> {
+    let counted = protocol.counted();
+    let (what, counts): (_, fn(&crate::framework::Entry) -> bool) = match counted {
+        limit::Counted::Messages => ("messages", |e| e.counts_messages),
+        limit::Counted::Responses => ("requests", |e| e.counts_requests),
+    };
+    if !crate::frameworks::find(framework).is_some_and(counts) {
         let counting: Vec<_> = crate::frameworks::REGISTRY
             .iter()
-            .filter(|e| e.counts_requests)
+            .filter(|e| counts(e))
             .map(|e| e.name)
             .collect();
         return Err(crate::error::usage(format!(
-            "{framework} does not count requests; --max-requests works with: {}",
+            "{framework} does not count {what}; --max-requests works with: {}",
             counting.join(", ")
         )));
     }
-    limit::install(max)
+    limit::install(max, counted)
         .map(|_| ())
         .map_err(|e| crate::error::usage(format!("{e:#}")))
 }

@@ -147,6 +147,20 @@ pub fn one_request(
     Ok(())
 }
 
+/// `n` WebSocket messages of `scenario` (`echo`) on one upgraded connection, one in flight,
+/// every echo checked against the oracle; the connection is left to the server to end.
+pub fn echo_messages(
+    peer: Peer,
+    scenario: &'static Scenario,
+    fixtures: &Fixtures,
+    n: u64,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let expected = scenario.expected(fixtures)?;
+    let instances = scenario.instances(crate::cell::RING);
+    crate::protocol::ws::client::echoes(peer, &expected, &instances, n, timeout)
+}
+
 /// One checked warm-up exchange on the keep-alive connection.
 fn warm_up(
     stream: &mut Conn,

@@ -29,8 +29,8 @@ pub struct ServeArgs {
     stats: Option<PathBuf>,
     #[command(flatten)]
     server: ServerArgs,
-    /// Exit by itself after this many requests (for `cargo bench --bench
-    /// callgrind_loopback`).
+    /// Exit by itself after this many requests, or with --protocol ws this many echoed
+    /// messages (for `cargo bench --bench callgrind_loopback`).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     max_requests: Option<u64>,
     #[command(flatten)]
@@ -78,10 +78,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         crate::transport::tls::identity()?;
     }
     if let Some(max) = max_requests {
-        install_limit(name, max)?;
+        install_limit(name, options.protocol, max)?;
     } else if stats.is_some() && entry.counts_requests {
         // The same counting hook as --max-requests, with no limit: the count for --stats.
-        crate::server::limit::install(u64::MAX)?;
+        crate::server::limit::install(u64::MAX, crate::server::limit::Counted::Responses)?;
     }
     let fixtures = crate::fixtures::Fixtures::load_default()?;
     // The redis scenario's Redis, alive as long as the server.

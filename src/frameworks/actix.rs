@@ -103,6 +103,7 @@ impl Framework for Actix {
         server: "`HttpServer` with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] =
         &[
             (Protocol::H2c, Support::Supported("`HttpServer::listen_auto_h2c` (actix-web's `http2` feature; h2 driven by actix's own dispatcher): it peeks for the preface on every connection, under `--protocol h2c` only")),
@@ -181,13 +182,14 @@ async fn ws_echo(req: HttpRequest, body: web::Payload) -> actix_web::Result<Http
         .max_frame_size(16 << 20)
         .aggregate_continuations()
         .max_continuation_size(16 << 20);
+    let limit = crate::server::limit::active();
     actix_web::rt::spawn(async move {
         while let Some(Ok(msg)) = stream.recv().await {
-            let sent = match msg {
-                AggregatedMessage::Text(text) => session.text(text).await,
-                AggregatedMessage::Binary(bin) => session.binary(bin).await,
-                AggregatedMessage::Ping(payload) => session.pong(&payload).await,
-                AggregatedMessage::Pong(_) => Ok(()),
+            let (sent, echoed) = match msg {
+                AggregatedMessage::Text(text) => (session.text(text).await, true),
+                AggregatedMessage::Binary(bin) => (session.binary(bin).await, true),
+                AggregatedMessage::Ping(payload) => (session.pong(&payload).await, false),
+                AggregatedMessage::Pong(_) => (Ok(()), false),
                 AggregatedMessage::Close(reason) => {
                     let _ = session.close(reason).await;
                     return;
@@ -195,6 +197,9 @@ async fn ws_echo(req: HttpRequest, body: web::Payload) -> actix_web::Result<Http
             };
             if sent.is_err() {
                 return;
+            }
+            if let (true, Some(limit)) = (echoed, limit) {
+                limit.record_message();
             }
         }
         let _ = session.close(None).await;

@@ -86,6 +86,7 @@ macro_rules! axum_app {
             const ABOUT: About = $about;
             const PER_CORE: bool = true;
             const COUNTS_REQUESTS: bool = true;
+            const COUNTS_MESSAGES: bool = true;
             const PROTOCOLS: &'static [(Protocol, Support)] = &[
                 (Protocol::H2c, Support::Supported("`axum::serve` (hyper-util's auto builder: it reads the preface on every connection, HTTP/1.1 ones too)")),
                 (Protocol::H2, Support::Supported("hyper's `http2::Builder` on each tokio-rustls stream (what `low-level-rustls`'s auto builder runs once ALPN chose `h2`)")),
@@ -197,13 +198,18 @@ macro_rules! axum_app {
             ws.on_upgrade(echo)
         }
 
+        /// Under `serve --protocol ws --max-requests` each echoed message is counted.
         async fn echo(mut socket: $axum::extract::ws::WebSocket) {
             use $axum::extract::ws::Message;
+            let limit = crate::server::limit::active();
             while let Some(Ok(msg)) = socket.recv().await {
-                if matches!(msg, Message::Text(_) | Message::Binary(_))
-                    && socket.send(msg).await.is_err()
-                {
-                    return;
+                if matches!(msg, Message::Text(_) | Message::Binary(_)) {
+                    if socket.send(msg).await.is_err() {
+                        return;
+                    }
+                    if let Some(limit) = limit {
+                        limit.record_message();
+                    }
                 }
             }
         }

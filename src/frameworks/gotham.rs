@@ -109,6 +109,7 @@ where
 impl Framework for Gotham {
     const NAME: &'static str = "gotham";
     const CRATE: &'static str = "gotham";
+    const COUNTS_MESSAGES: bool = true;
     const VERSION_PREFIX: &'static str = "0.8.";
     const ABOUT: About = About {
         crate_label: None,

@@ -84,6 +84,7 @@ impl Framework for Hyper {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const COUNTS_MESSAGES: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("hyper `http2::Builder` connections on a listener of their own, HTTP/2 only")),
         (Protocol::H2, Support::Supported("hyper `http2::Builder` on each tokio-rustls stream, ALPN `h2` only")),

@@ -65,6 +65,7 @@ impl Framework for Hyper014 {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+    const COUNTS_MESSAGES: bool = true;
     // Its `http2` feature brings h2 0.3, which the default build already has (actix-http's).
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("hyper 0.14's `http2` feature and `Server::builder(..).http2_only(true)` under `--protocol h2c` (h2 0.3); `http1_only(true)` otherwise")),

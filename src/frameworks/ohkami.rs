@@ -85,6 +85,7 @@ impl Framework for OhkamiApp {
         server: "`Ohkami::howl_with` on the listener, tokio with `--threads` workers",
     };
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Unsupported("its parser accepts `HTTP/1.1` only (its README: \"use some reverse proxy to do with HTTP/2\")")),
         (Protocol::Ws, Support::Supported("ohkami's `ws` feature: `WebSocketContext::upgrade` (mews); it takes `Connection: Upgrade` as the whole header only")),
@@ -228,16 +229,23 @@ fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
 async fn ws_echo(ctx: ohkami::ws::WebSocketContext<'_>) -> ohkami::ws::WebSocket {
     use ohkami::ws::Message;
     ctx.upgrade(|mut conn| async move {
+        let limit = crate::server::limit::active();
         loop {
             match conn.recv().await {
                 Ok(Some(Message::Text(text))) => {
                     if conn.send(Message::Text(text)).await.is_err() {
                         break;
                     }
+                    if let Some(limit) = limit {
+                        limit.record_message();
+                    }
                 }
                 Ok(Some(Message::Binary(bin))) => {
                     if conn.send(Message::Binary(bin)).await.is_err() {
                         break;
+                    }
+                    if let Some(limit) = limit {
+                        limit.record_message();
                     }
                 }
                 Ok(Some(Message::Close(frame))) => {

@@ -98,6 +98,7 @@ impl Framework for Poem {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`poem::Server` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
         (Protocol::H2, Support::Supported("`poem::Server` (the auto builder) on the TLS stream, once ALPN chose `h2`")),
@@ -190,9 +191,15 @@ async fn ws_echo(ws: poem::web::websocket::WebSocket) -> impl poem::IntoResponse
     use futures_util::{SinkExt as _, StreamExt as _};
     use poem::web::websocket::Message;
     ws.on_upgrade(|mut socket| async move {
+        let limit = crate::server::limit::active();
         while let Some(Ok(msg)) = socket.next().await {
-            if matches!(msg, Message::Text(_) | Message::Binary(_)) && socket.send(msg).await.is_err() {
-                break;
+            if matches!(msg, Message::Text(_) | Message::Binary(_)) {
+                if socket.send(msg).await.is_err() {
+                    break;
+                }
+                if let Some(limit) = limit {
+                    limit.record_message();
+                }
             }
         }
     })

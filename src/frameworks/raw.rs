@@ -144,6 +144,7 @@ impl Framework for Raw {
         "hand-written HTTP/1.1 responder on non-blocking sockets, one mio event loop per server thread: the loopback reference (not a proven ceiling: docs/methodology/loopback.md, \"Raw past the quick compare\")",
     );
     const COUNTS_REQUESTS: bool = true;
+    const COUNTS_MESSAGES: bool = true;
     const BASELINE: bool = true;
     const IN_PROCESS: bool = false;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
@@ -352,7 +353,7 @@ fn event_loop<W: Wire>(
     listener: MioListener,
     routes: &Routes,
     stop: &AtomicBool,
-    limit: Option<&Limit>,
+    limit: Option<&'static Limit>,
     tls: Option<&Arc<rustls::ServerConfig>>,
 ) -> anyhow::Result<()> {
     let mut events = Events::with_capacity(1024);
@@ -490,7 +491,7 @@ fn drive<W: Wire>(
     conn: &mut Conn<W>,
     routes: &Routes,
     date: &[u8],
-    limit: Option<&Limit>,
+    limit: Option<&'static Limit>,
 ) -> std::io::Result<bool> {
     loop {
         // Read until the socket is empty, the client has closed, or too much waits unsent.
@@ -544,7 +545,7 @@ fn drive<W: Wire>(
 
 /// Appends the answer to every complete request in the buffer to `out`, then keeps the rest;
 /// on an upgraded connection, the echo of every complete frame ([`answer_ws`]).
-fn answer<W>(conn: &mut Conn<W>, routes: &Routes, date: &[u8], limit: Option<&Limit>) {
+fn answer<W>(conn: &mut Conn<W>, routes: &Routes, date: &[u8], limit: Option<&'static Limit>) {
     if conn.ws.is_some() {
         return answer_ws(conn);
     }
@@ -583,7 +584,7 @@ fn answer<W>(conn: &mut Conn<W>, routes: &Routes, date: &[u8], limit: Option<&Li
             match ws_upgrade(&conn.buf[start..head_end]) {
                 Upgrade::Accept(switching) => {
                     conn.out.extend_from_slice(&switching);
-                    conn.ws = Some(ws::Echo::default());
+                    conn.ws = Some(ws::Echo::new(limit));
                     conn.buf.copy_within(next..conn.filled, 0);
                     conn.filled -= next;
                     if let Some(limit) = limit {

@@ -91,6 +91,7 @@ impl Framework for Salvo {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     // Fairness: with the feature on, every connection (HTTP/1.1 ones too) starts with a read
     // that looks for the HTTP/2 preface, as hyper-util's auto builder does under axum and poem;
     // HTTP/1.1 callgrind counts before and after are in docs/methodology/http2.md.
@@ -220,9 +221,15 @@ impl Listener for Bound {
 async fn ws_echo(req: &mut salvo::Request, res: &mut salvo::Response) -> Result<(), salvo::http::StatusError> {
     salvo::websocket::WebSocketUpgrade::new()
         .upgrade(req, res, |mut ws| async move {
+            let limit = crate::server::limit::active();
             while let Some(Ok(msg)) = ws.recv().await {
-                if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
-                    return;
+                if msg.is_text() || msg.is_binary() {
+                    if ws.send(msg).await.is_err() {
+                        return;
+                    }
+                    if let Some(limit) = limit {
+                        limit.record_message();
+                    }
                 }
             }
         })

@@ -87,6 +87,7 @@ impl Framework for Trillium {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     const NOTE: &'static str = "no keep-alive timeout";
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`trillium_tokio` (trillium-http's own HTTP/2: it reads the preface on every connection, HTTP/1.1 ones too)")),
@@ -204,9 +205,15 @@ fn ws_echo() -> trillium_websockets::WebSocket<impl trillium_websockets::WebSock
     use futures_util::StreamExt as _;
     use trillium_websockets::{Message, WebSocketConn};
     trillium_websockets::websocket(|mut conn: WebSocketConn| async move {
+        let limit = crate::server::limit::active();
         while let Some(Ok(msg)) = conn.next().await {
-            if matches!(msg, Message::Text(_) | Message::Binary(_)) && conn.send(msg).await.is_err() {
-                break;
+            if matches!(msg, Message::Text(_) | Message::Binary(_)) {
+                if conn.send(msg).await.is_err() {
+                    break;
+                }
+                if let Some(limit) = limit {
+                    limit.record_message();
+                }
             }
         }
     })

@@ -18,11 +18,18 @@ pub(crate) fn accept_key(key: Option<&[u8]>, upgrade: Option<&[u8]>) -> Option<S
 
 /// Echoes every text and binary message on the upgraded connection `io` until the client
 /// closes; tungstenite answers a ping and a Close itself, on the next read.
+/// Under `serve --protocol ws --max-requests` each echoed message is counted.
 pub(crate) async fn echo<S: AsyncRead + AsyncWrite + Unpin>(io: S) {
+    let limit = crate::server::limit::active();
     let mut ws = WebSocketStream::from_raw_socket(io, Role::Server, None).await;
     while let Some(Ok(msg)) = ws.next().await {
-        if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
-            return;
+        if msg.is_text() || msg.is_binary() {
+            if ws.send(msg).await.is_err() {
+                return;
+            }
+            if let Some(limit) = limit {
+                limit.record_message();
+            }
         }
     }
 }

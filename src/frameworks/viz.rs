@@ -104,6 +104,7 @@ impl Framework for Viz {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`viz::Server` with hyper-util's auto builder (always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
         (Protocol::Ws, Support::Supported("viz's `websocket` feature: the `WebSocket` extractor and `on_upgrade` (tokio-tungstenite)")),
@@ -204,9 +205,15 @@ async fn ws_echo(mut req: Request) -> viz::Result<viz::Response> {
     use viz::RequestExt as _;
     let ws = req.extract::<viz::types::WebSocket>().await?;
     Ok(ws.on_upgrade(|mut socket| async move {
+        let limit = crate::server::limit::active();
         while let Some(Ok(msg)) = socket.next().await {
-            if (msg.is_text() || msg.is_binary()) && socket.send(msg).await.is_err() {
-                break;
+            if msg.is_text() || msg.is_binary() {
+                if socket.send(msg).await.is_err() {
+                    break;
+                }
+                if let Some(limit) = limit {
+                    limit.record_message();
+                }
             }
         }
     }))

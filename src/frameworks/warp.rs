@@ -106,9 +106,15 @@ fn app(config: &Config) -> App {
         .map(|ws: warp::ws::Ws| {
             ws.on_upgrade(|mut socket| async move {
                 use futures_util::{SinkExt as _, StreamExt as _};
+                let limit = crate::server::limit::active();
                 while let Some(Ok(msg)) = socket.next().await {
-                    if (msg.is_text() || msg.is_binary()) && socket.send(msg).await.is_err() {
-                        break;
+                    if msg.is_text() || msg.is_binary() {
+                        if socket.send(msg).await.is_err() {
+                            break;
+                        }
+                        if let Some(limit) = limit {
+                            limit.record_message();
+                        }
                     }
                 }
             })
@@ -145,6 +151,7 @@ impl Framework for Warp {
     };
     const PER_CORE: bool = true;
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("`warp::serve` (hyper-util's auto builder, always built: it reads the preface on every connection, HTTP/1.1 ones too)")),
         (Protocol::H2, Support::Supported("hyper's `http2::Builder` on each tokio-rustls stream (what `warp::serve`'s auto builder runs once ALPN chose `h2`)")),

@@ -118,6 +118,7 @@ impl Framework for Xitca {
         server: "`xitca_web::HttpServer` (xitca-server) on the listener with `--threads` workers, each a current-thread tokio runtime",
     };
     const COUNTS_REQUESTS: bool = true;
+   const COUNTS_MESSAGES: bool = true;
     const PROTOCOLS: &'static [(Protocol, Support)] = &[
         (Protocol::H2c, Support::Supported("xitca-web's `http2` feature; `HttpServer::h2c_prior_knowledge` under `--protocol h2c` only")),
         (Protocol::H2, Support::Unsupported("framebench has not wired its TLS server to HTTP/2: its TLS path is xitca-http with the `http1` feature only")),
@@ -209,13 +210,17 @@ impl Framework for Xitca {
 /// answers a ping and a Close itself, and pings an idle client every 15 s.
 async fn ws_echo(mut ws: xitca_web::handler::websocket::WebSocket) -> xitca_web::handler::websocket::WebSocket {
     use xitca_web::handler::websocket::Message;
-    ws.on_msg(|tx, msg| {
+    let limit = crate::server::limit::active();
+    ws.on_msg(move |tx, msg| {
         Box::pin(async move {
-            let _ = match msg {
-                Message::Text(text) => tx.text(text.into_inner()).await,
-                Message::Binary(bin) => tx.binary(bin).await,
-                Message::Continuation(item) => tx.continuation(item).await,
+            let (sent, echoed) = match msg {
+                Message::Text(text) => (tx.text(text.into_inner()).await, true),
+                Message::Binary(bin) => (tx.binary(bin).await, true),
+                Message::Continuation(item) => (tx.continuation(item).await, false),
             };
+            if let (Ok(_), true, Some(limit)) = (sent, echoed, limit) {
+                limit.record_message();
+            }
         })
     });
     ws

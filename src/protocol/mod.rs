@@ -115,6 +115,17 @@ impl Protocol {
         }
     }
 
+    /// What `serve --max-requests` counts under it: the messages echoed on an upgraded
+    /// connection (WebSocket), else the responses.
+    pub(crate) fn counted(self) -> crate::server::limit::Counted {
+        match self {
+            Protocol::Ws => crate::server::limit::Counted::Messages,
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => {
+                crate::server::limit::Counted::Responses
+            }
+        }
+    }
+
     /// Refuses the flags that belong to the other protocols' connection shape, with the line
     /// that says which flag to use instead. `churn` is `--requests-per-connection`.
     pub(crate) fn check_shape(self, shape: Shape, churn: bool) -> Result<(), &'static str> {

@@ -10,7 +10,7 @@ use super::read::{Count, Timing};
 use super::{is_baseline, ordered, scenario_header, table};
 use crate::env::Environment;
 use crate::interval::{self, Estimate};
-use crate::oracle::SCENARIOS;
+use crate::oracle::{MESSAGES, SCENARIOS};
 use crate::paired::{Delta, Kind};
 use crate::units::{fmt_count, fmt_ns};
 use std::collections::BTreeMap;
@@ -370,7 +370,10 @@ pub(super) fn write_counts(out: &mut String, counts: &[Count], only: &str) {
              per request once the connection is up. `hello/tls_connect`: one request on each \
              of K new TLS connections, a full handshake each, so per connection (handshake, \
              request and close); less `hello/tls`, a handshake. The TLS cells' certificate is \
-             Ed25519 from a fixed seed, the same in every run (docs/methodology/tls.md).",
+             Ed25519 from a fixed seed, so that they repeat (docs/methodology/tls.md). \
+             `echo/ws`: N 32-byte messages echoed on one upgraded WebSocket connection \
+             (`--protocol ws`, the server counting its echoes), so per message; `—` where a \
+             framework's echo does not count its messages (`COUNTS_MESSAGES`).",
         ),
     ] {
         if prefix != only {
@@ -392,7 +395,7 @@ pub(super) fn write_counts(out: &mut String, counts: &[Count], only: &str) {
                 let measurable = if prefix == "in_process" {
                     e.in_process
                 } else {
-                    e.loopback && e.counts_requests
+                    e.loopback && (e.counts_requests || e.counts_messages)
                 };
                 !measurable && !e.baseline
             })
@@ -415,7 +418,7 @@ pub(super) fn count_table(out: &mut String, cells: &[&Count]) {
     let mut keys: Vec<String> = cells.iter().map(|c| column(&c.key)).collect();
     keys.dedup();
     let mut columns: Vec<String> = Vec::new();
-    for s in SCENARIOS {
+    for s in SCENARIOS.iter().chain(MESSAGES) {
         for k in &keys {
             if k.split('/').next() == Some(s.name) && !columns.contains(k) {
                 columns.push(k.clone());

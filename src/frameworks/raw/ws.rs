@@ -11,6 +11,7 @@
 //! subprotocol, and no limit on a message as a whole beyond [`MAX_FRAME`] per frame.
 
 use crate::protocol::ws::frame::{self, Opcode, Role, Utf8Stream, Violation};
+use crate::server::limit::Limit;
 
 /// The largest frame raw takes, which its read buffer grows to hold: Autobahn's largest
 /// message, 16 MiB in one frame (its 9.x cases).
@@ -23,6 +24,8 @@ pub(super) struct Echo {
     message: Option<Opcode>,
     /// UTF-8 across the frames of a text message.
     text: Utf8Stream,
+    /// `serve --max-requests`: counts each message echoed whole.
+    limit: Option<&'static Limit>,
 }
 
 /// What [`Echo::frames`] did with a buffer.
@@ -36,6 +39,14 @@ pub(super) enum Echoed {
 }
 
 impl Echo {
+    /// A new upgraded connection, counting its messages into `limit` when one is set.
+    pub(super) fn new(limit: Option<&'static Limit>) -> Echo {
+        Echo {
+            limit,
+            ..Echo::default()
+        }
+    }
+
     /// Echoes every complete frame at the start of `buf` into `out`.
     pub(super) fn frames(&mut self, buf: &mut [u8], out: &mut Vec<u8>) -> Echoed {
         let mut at = 0;
@@ -98,6 +109,9 @@ impl Echo {
                 }
                 self.message = (!fin).then_some(kind);
                 frame::put_frame(out, fin, opcode, payload, None);
+                if let (true, Some(limit)) = (fin, self.limit) {
+                    limit.record_message();
+                }
             }
             Opcode::Ping => frame::put_frame(out, true, Opcode::Pong, payload, None),
             Opcode::Pong => {}

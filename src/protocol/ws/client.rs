@@ -56,6 +56,33 @@ impl Client {
         Ok(Client { conn, buf })
     }
 
+    /// Connects and upgrades at the path of the messages `requests`.
+    fn for_messages(
+        peer: Peer,
+        requests: &[Instance],
+        timeout: Duration,
+    ) -> anyhow::Result<Client> {
+        let first = requests.first().context("no message to send")?;
+        Client::connect(peer, &first.target, timeout)
+    }
+
+    /// The next message, checked against `expected` as the echo of `instance`, the `k`th of
+    /// `of`.
+    fn check_echo(
+        &mut self,
+        expected: &Expected,
+        instance: &Instance,
+        k: usize,
+        of: usize,
+    ) -> anyhow::Result<()> {
+        let echo = self
+            .receive()
+            .with_context(|| format!("echo {k} of {of}"))?;
+        expected
+            .check_instance(instance, &observed(echo))
+            .with_context(|| format!("echo {k} of {of}"))
+    }
+
     /// Sends `payload` as one masked frame of `opcode`.
     pub(crate) fn send(&mut self, opcode: Opcode, payload: &[u8]) -> anyhow::Result<()> {
         let mut out = Vec::with_capacity(payload.len() + 14);
@@ -136,21 +163,34 @@ pub(crate) fn precheck(
     depth: usize,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let first = requests.first().context("no message to send")?;
-    let mut client = Client::connect(peer, &first.target, timeout)?;
+    let mut client = Client::for_messages(peer, requests, timeout)?;
     let sent: Vec<&Instance> = requests.iter().cycle().take(depth.max(1)).collect();
     for instance in &sent {
         client.send(Opcode::Text, &instance.body)?;
     }
     for (k, instance) in sent.iter().enumerate() {
-        let echo = client
-            .receive()
-            .with_context(|| format!("echo {} of {}", k + 1, sent.len()))?;
-        expected
-            .check_instance(instance, &observed(echo))
-            .with_context(|| format!("echo {} of {}", k + 1, sent.len()))?;
+        client.check_echo(expected, instance, k + 1, sent.len())?;
     }
     client.close()
+}
+
+/// The loopback callgrind cell's client: one upgraded connection, `n` messages of `requests` in
+/// turn, one in flight, every echo checked against `expected`. It ends without a close
+/// handshake: the server under `--max-requests` stops by itself after its `n`th echo.
+pub(crate) fn echoes(
+    peer: Peer,
+    expected: &Expected,
+    requests: &[Instance],
+    n: u64,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let mut client = Client::for_messages(peer, requests, timeout)?;
+    let n = n as usize;
+    for (k, instance) in requests.iter().cycle().take(n).enumerate() {
+        client.send(Opcode::Text, &instance.body)?;
+        client.check_echo(expected, instance, k + 1, n)?;
+    }
+    Ok(())
 }
 
 /// `check`'s loopback client: each message on a new upgraded connection, closed after its
