@@ -79,25 +79,30 @@ echo "| server | conns × in flight | wsload msg/s | driver msg/s | driver / wsl
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
 
 below=0
+near=0
 bound=0
 for target in $TARGETS; do
   start_server "$target" "$SERVER_CPUS" "$THREADS"
   for p in $PIPELINES; do
     best_ws=0; best_drv=0; busy_ws=0; busy_drv=0
+    pair_reset
     for _ in $(seq "$ROUNDS"); do
       run_wsload "$p"
+      ws=$rate
       if better "$rate" "$best_ws"; then best_ws=$rate; busy_ws=$busy; fi
       run_driver "$p"
       if better "$rate" "$best_drv"; then best_drv=$rate; busy_drv=$busy; fi
+      pair "$ws" "$rate"
     done
     ratio=$(awk -v a="$best_drv" -v b="$best_ws" 'BEGIN { printf "%.3f", a / b }')
     us_ws=$(cost "$busy_ws" "$best_ws")
     us_drv=$(cost "$busy_drv" "$best_drv")
-    verdict=$(judge "$ratio" "$busy_ws" "$busy_drv" "$us_ws" "$us_drv")
+    verdict=$(judge "$ratio" "$busy_ws" "$busy_drv" "$us_ws" "$us_drv" "$pair_lo" "$pair_hi")
     printf '| %s | %s × %s | %.0f | %.0f | %s | %s %% | %s %% | %s / %s | %s |\n' "$target" "$CONNS" "$p" \
       "$best_ws" "$best_drv" "$ratio" "$busy_ws" "$busy_drv" "$us_ws" "$us_drv" "$verdict"
     case $verdict in
       "server-bound: ≥ 0.97") bound=$((bound + 1)) ;;
+      "server-bound: ≈"*) bound=$((bound + 1)); near=$((near + 1)) ;;
       "server-bound: BELOW"*) bound=$((bound + 1)); below=$((below + 1)) ;;
     esac
   done
@@ -116,11 +121,15 @@ echo "  not about the clients alone. At 16 in flight the cause is known: wsload 
 echo "  a syscall of its own, and the driver writes a connection's messages in flight in one, which the"
 echo "  server then reads and echoes in one go. At one in flight both write a message per syscall, and"
 echo "  the cause of a gap there is not established."
+echo "- BELOW 0.97 only where the data separates the row from the bar: its best runs' ratio and the ratio"
+echo "  of every paired round below it; where some round reached it, the row reads ≈ 0.97 with the range."
 echo
 if [[ $bound -eq 0 ]]; then
   echo "No row had the server set the rate with the same work under both clients, so none is judged."
-elif [[ $below -eq 0 ]]; then
+elif [[ $below -eq 0 && $near -eq 0 ]]; then
   echo "Where the server set the rate with the same work under both clients ($bound row(s)), the driver is at least 0.97 × wsload."
+elif [[ $below -eq 0 ]]; then
+  echo "Where the server set the rate with the same work under both clients ($bound row(s)), the driver is at least 0.97 × wsload in $((bound - near)); in $near the best runs put it below and some paired round at or above, so the data does not separate it from the bar."
 else
   echo "Where the server set the rate with the same work under both clients ($bound row(s)), the driver is below 0.97 × wsload in $below."
 fi

@@ -1,8 +1,8 @@
 # Sourced by the scripts that load one `framebench serve` pinned to a CPU (vs-wrk.sh,
 # vs-h2load.sh, server-profile.sh), from the repository's root. Sets FRAMEBENCH (a release build, built here
 # when unset) and tmp (a directory removed on exit, with the server stopped), and defines
-# start_server and stop_server, and measure and judge for the scripts that say whether the server
-# or the client set a rate.
+# start_server and stop_server, and measure, with cost, pair and judge (scripts/lib/judge.sh) for
+# the scripts that say whether the server or the client set a rate.
 
 if [[ -z "${FRAMEBENCH:-}" ]]; then
   cargo build --release --quiet
@@ -66,24 +66,6 @@ measure() {
   busy=$(awk -v a="$before" -v b="$after" -v w="$wall" 'BEGIN { printf "%.0f", 100 * (b - a) / 1e9 / w }')
 }
 
-# cost BUSY RATE: the server's CPU in µs per answer (a response, an echoed message, a
-# connection served): its busy share (%) over the rate (/s).
-cost() { awk -v b="$1" -v r="$2" 'BEGIN { printf "%.2f", b * 1e4 / r }'; }
-
-# judge RATIO BUSY_W BUSY_D COST_W COST_D: the verdict on driver / witness. The 0.97 bar applies
-# where the server set the rate under both tools (busy ≥ 90 %) and did the same work per answer
-# under both (costs within a quarter of each other): a client that writes differently (one
-# syscall per message against a batch) changes what the server does, and then the ratio is
-# about that, not about the clients.
-judge() {
-  local ratio=$1 wb=$2 db=$3 cw=$4 cd=$5
-  if [[ $wb -lt 90 || $db -lt 90 ]]; then
-    echo "server below 90 %: the clients set the rate"
-  elif awk -v w="$cw" -v d="$cd" 'BEGIN { exit !(w > 1.25 * d || d > 1.25 * w) }'; then
-    echo "server busy under both, but its CPU per answer differs: not comparable"
-  elif awk -v r="$ratio" 'BEGIN { exit !(r >= 0.97) }'; then
-    echo "server-bound: ≥ 0.97"
-  else
-    echo "server-bound: BELOW 0.97"
-  fi
-}
+# cost, pair and judge: scripts/lib/judge.sh.
+# shellcheck source=scripts/lib/judge.sh
+. "$(dirname "${BASH_SOURCE[0]}")/judge.sh"
