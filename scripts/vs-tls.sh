@@ -11,7 +11,7 @@
 # 127.0.0.1 and handed to both through FRAMEBENCH_TLS_CERT_PEM and FRAMEBENCH_TLS_KEY_PEM (the
 # driver trusts exactly it). Each row says how busy the server's core was under each tool: the
 # driver must be at least 0.97 × the witness where the server set the rate (busy ≥ 90 % under
-# both) with the same CPU per answer under both (`judge`, scripts/lib/pinned-server.sh), and a
+# both) with the same CPU per answer under both (`judge`, scripts/lib/judge.sh), and a
 # row that misses either says so. Output is Markdown for
 # docs/driver.md; the exit status is 0 whatever the ratios (a measurement, not a gate).
 #

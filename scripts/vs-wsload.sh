@@ -5,7 +5,7 @@
 # of each and the ratio driver / wsload. Output is Markdown, with the environment, for
 # docs/driver.md. Each row says how busy the server's core was under each client; the driver must
 # be at least 0.97 × wsload where the server set the rate (busy ≥ 90 % under both) with the same
-# CPU per message under both (`judge`, scripts/lib/pinned-server.sh); the last line
+# CPU per message under both (`judge`, scripts/lib/judge.sh); the last line
 # says whether it is, and the exit status is 0 either way (a measurement, not a gate).
 #
 #   scripts/vs-wsload.sh                    # release build, raw axum, c = 10, pipeline 1 and 16
