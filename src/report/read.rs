@@ -283,7 +283,10 @@ pub(super) fn results_of(
     for c in counts {
         let mut parts = c.key.split('/');
         let (bench, scenario, variant) = match (parts.next(), parts.next(), parts.next()) {
-            (Some(b), Some(s), Some(log)) => (b, s, format!("log={log}")),
+            // In-process keys end in their log mode; loopback ones in a variant of their own
+            // (`tls`, `tls_connect`), which read as `log=tls` until 7271ca5's publication.
+            (Some("in_process"), Some(s), Some(log)) => ("in_process", s, format!("log={log}")),
+            (Some(b), Some(s), Some(variant)) => (b, s, variant.to_owned()),
             (Some(b), Some(s), None) => (b, s, String::new()),
             _ => continue,
         };
@@ -330,4 +333,42 @@ fn allocs_of(
     let report = crate::allocs::report::Report::from_results(results)
         .with_context(|| format!("reading {}", path.display()))?;
     Ok(report.cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{results_of, Count};
+
+    /// An in-process count's variant is its log mode; a loopback count's is its own variant
+    /// (`tls`, `tls_connect`), not a log mode, and a bare loopback key has none.
+    #[test]
+    fn count_variants_name_log_modes_only_in_process() {
+        let count = |key: &str| Count {
+            key: key.into(),
+            framework: "axum".into(),
+            instructions: 1.0,
+        };
+        let counts = [
+            count("in_process/hello/off"),
+            count("loopback/hello/tls_connect"),
+            count("loopback/hello"),
+        ];
+        let window = crate::provenance::Window::since(std::time::SystemTime::now());
+        let provenance = crate::provenance::Provenance::here(window);
+        let machine = crate::env::Environment::current();
+        let results = results_of(&[], &counts, &[], provenance, &machine);
+        let variants: Vec<(&str, &str)> = results
+            .figures
+            .iter()
+            .map(|f| (f.bench.as_str(), f.variant.as_str()))
+            .collect();
+        assert_eq!(
+            variants,
+            [
+                ("callgrind/in_process", "log=off"),
+                ("callgrind/loopback", "tls_connect"),
+                ("callgrind/loopback", ""),
+            ]
+        );
+    }
 }

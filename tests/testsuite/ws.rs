@@ -429,6 +429,23 @@ fn load_over_websocket_runs_steady_pipelined_and_churning_and_diff_reads_it() {
     );
 }
 
+/// The driver's steady load reaches every WebSocket server: each cell ends ok, with answers.
+/// ntex 3.12.3 answers the upgrade with `Transfer-Encoding: chunked` on its `101`, which the
+/// driver once read as a body to wait for: its cells read 0 req/s, `ok`, in three publications.
+#[test]
+fn the_driver_loads_every_websocket_server() {
+    let _measuring = crate::common::measuring();
+    let dir = framebench::results::target_dir().join("tmp/ws-load-each");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ws_servers() {
+        let json = dir.join(format!("{name}.json"));
+        let (_, file) = ws_load(name, "2", &[], &json);
+        let cell = &file["detail"]["cells"][0];
+        assert_eq!(cell["status"]["kind"], "ok", "{name}: {cell}");
+        assert!(cell["requests"].as_u64().unwrap() > 0, "{name}: {cell}");
+    }
+}
+
 /// `load --protocol ws` of `target` at `conns` connections for 300 ms, with `flags`, its JSON
 /// written to `json`: asserts it ended 0, and returns its stdout and the file.
 fn ws_load(target: &str, conns: &str, flags: &[&str], json: &Path) -> (String, serde_json::Value) {

@@ -418,9 +418,13 @@ impl<'a> Worker<'a> {
             {
                 self.result.ignored_close += 1;
                 self.close(poll, i);
+                let after = if self.spec.protocol == crate::options::Protocol::Ws {
+                    "the WebSocket close handshake"
+                } else {
+                    "answering `Connection: close`"
+                };
                 self.error(format!(
-                    "the server kept the connection open for {:.1} s after answering \
-                     `Connection: close`",
+                    "the server kept the connection open for {:.1} s after {after}",
                     self.close_wait().as_secs_f64()
                 ));
                 continue;

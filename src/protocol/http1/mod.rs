@@ -46,7 +46,9 @@ pub(crate) fn parse_response(
         builder = builder.header(h.name, h.value);
     }
     let rest = &buf[head_len..];
-    let (body, used) = if chunked {
+    let (body, used) = if res.code.is_some_and(bodyless) {
+        (Vec::new(), 0)
+    } else if chunked {
         match dechunk(rest)? {
             Some((body, used)) => (body, used),
             None => return Ok(None),
@@ -56,11 +58,6 @@ pub(crate) fn parse_response(
             return Ok(None);
         }
         (rest[..len].to_vec(), len)
-    } else if res
-        .code
-        .is_some_and(|c| c == 204 || c == 304 || (100..200).contains(&c))
-    {
-        (Vec::new(), 0)
     } else if eof {
         (rest.to_vec(), rest.len())
     } else {
@@ -70,6 +67,14 @@ pub(crate) fn parse_response(
         .body(Bytes::from(body))
         .map_err(|e| anyhow!("bad response: {e}"))?;
     Ok(Some((response, head_len + used)))
+}
+
+/// Whether a response with `status` ends at the empty line after its head, whatever its
+/// headers say (RFC 9112 §6.3, rule 1): every 1xx, 204 and 304. ntex 3.12.3 sends its `101` to a
+/// WebSocket upgrade with `Transfer-Encoding: chunked`; read as a chunked body, that answer never
+/// ends.
+fn bodyless(status: u16) -> bool {
+    status == 204 || status == 304 || (100..200).contains(&status)
 }
 
 fn dechunk(mut buf: &[u8]) -> anyhow::Result<Option<(Vec<u8>, usize)>> {
@@ -509,6 +514,9 @@ pub(crate) fn frame_fast(data: &[u8]) -> anyhow::Result<Option<(u16, usize)>> {
         Err(e) => bail!("malformed response head: {e}"),
     };
     let status = res.code.unwrap_or(0);
+    if bodyless(status) {
+        return Ok(Some((status, head)));
+    }
     let mut length = None;
     for h in res.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
@@ -533,7 +541,6 @@ pub(crate) fn frame_fast(data: &[u8]) -> anyhow::Result<Option<(u16, usize)>> {
     }
     let body = match length {
         Some(n) => n,
-        None if status == 204 || status == 304 || (100..200).contains(&status) => 0,
         None => bail!("response without Content-Length or chunked framing"),
     };
     if data.len() < head + body {
@@ -556,6 +563,26 @@ mod tests {
         assert_eq!(frame_fast(&c[..c.len() - 2]).unwrap(), None);
         assert!(frame_fast(b"HTTP/1.1 200 OK\r\n\r\nbody").is_err());
         assert!(frame_fast(b"garbage\r\n\r\n").is_err());
+    }
+
+    /// A 1xx, 204 or 304 ends at its head, whatever framing headers it carries: ntex 3.12.3's
+    /// `101` to a WebSocket upgrade says `Transfer-Encoding: chunked`, and the frames follow.
+    #[test]
+    fn a_bodyless_status_ends_at_its_head_whatever_its_headers() {
+        let ntex = b"HTTP/1.1 101 Switching Protocols\r\ntransfer-encoding: chunked\r\n\
+                     connection: upgrade\r\nupgrade: websocket\r\n\r\n";
+        let frames = [ntex.as_slice(), b"\x81\x02hi"].concat();
+        assert_eq!(frame_fast(&frames).unwrap(), Some((101, ntex.len())));
+        let (r, n) = parse_response(&frames, false).unwrap().unwrap();
+        assert_eq!((r.status().as_u16(), r.body().len(), n), (101, 0, ntex.len()));
+        for head in [
+            &b"HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\n"[..],
+            b"HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ] {
+            let next = [head, b"HTTP/1.1 200 OK\r\n"].concat();
+            assert_eq!(frame_fast(&next).unwrap().map(|f| f.1), Some(head.len()));
+            assert_eq!(parse_response(&next, false).unwrap().map(|f| f.1), Some(head.len()));
+        }
     }
 
     #[test]
