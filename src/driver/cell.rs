@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::stats::{self, rate_spread, Bound, CellResult, Latency, PerConnection, Status};
 use super::{intervals, threads, LoadParams, Run, Target};
 use crate::interrupt::interrupted;
-use crate::options::{Protocol, Transport};
+use crate::options::Transport;
 use crate::oracle::Scenario;
 
 impl CellResult {
@@ -163,21 +163,13 @@ impl CellResult {
         self.status = if let Some(c) = run.crashed {
             Status::Crashed(c)
         } else if m.ignored_close > 0 {
-            let wait = params.timeout.min(Duration::from_millis(500)).as_secs_f64();
-            Status::IgnoredClose(if params.protocol == Protocol::Ws {
-                format!(
-                    "the server kept {} connections open for {wait:.1} s after the WebSocket \
-                     close handshake, where RFC 6455 §7.1.1 has it close the TCP connection \
-                     first (a churn load cannot measure it)",
-                    m.ignored_close
-                )
-            } else {
-                format!(
-                    "the server ignored `Connection: close` on {} connections: it kept each \
-                     open for {wait:.1} s after its answer (a churn load cannot measure it)",
-                    m.ignored_close
-                )
-            })
+            Status::IgnoredClose(format!(
+                "the server kept {} connections open for {:.1} s each after {} (a churn load \
+                 cannot measure it)",
+                m.ignored_close,
+                params.timeout.min(Duration::from_millis(500)).as_secs_f64(),
+                params.protocol.closing_exchange()
+            ))
         } else if let Some(e) = &m.first_mismatch {
             Status::Failing(format!(
                 "{} of {} sampled responses differ from the oracle: {e}",

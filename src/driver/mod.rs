@@ -10,12 +10,12 @@
 //! environment ([`output`]) and can be drawn ([`plot`]). Before a run, [`make_room`] raises the
 //! open-file limit for its connections.
 
+mod cell;
 pub(crate) mod client;
 pub(crate) mod hdrlog;
 pub(crate) mod intervals;
 pub(crate) mod merge;
 pub(crate) mod output;
-mod cell;
 mod params;
 mod plan;
 pub(crate) mod rounds;

@@ -331,6 +331,17 @@ impl Protocol {
         self == Protocol::Ws
     }
 
+    /// What a churning connection's last exchange is, after which the server closes it: the
+    /// load's words for a server that keeps the connection open instead.
+    pub(crate) fn closing_exchange(self) -> &'static str {
+        match self {
+            // RFC 6455 §7.1.1: after the close handshake the server closes the TCP connection
+            // first.
+            Protocol::Ws => "the WebSocket close handshake",
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => "answering `Connection: close`",
+        }
+    }
+
     /// The load client's framing of what a connection read ([`Framed`]).
     pub(crate) fn frame_answer(self, data: &[u8]) -> anyhow::Result<Framed> {
         match self {

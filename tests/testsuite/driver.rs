@@ -559,7 +559,7 @@ fn churn_counts_connects_and_catches_a_server_that_ignores_close() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("ignored `Connection: close`"),
+        text.contains("open for 0.5 s each after answering `Connection: close`"),
         "the reason is given: {text}"
     );
     // With pipelining it is refused in one line.

@@ -418,14 +418,10 @@ impl<'a> Worker<'a> {
             {
                 self.result.ignored_close += 1;
                 self.close(poll, i);
-                let after = if self.spec.protocol == crate::options::Protocol::Ws {
-                    "the WebSocket close handshake"
-                } else {
-                    "answering `Connection: close`"
-                };
                 self.error(format!(
-                    "the server kept the connection open for {:.1} s after {after}",
-                    self.close_wait().as_secs_f64()
+                    "the server kept the connection open for {:.1} s after {}",
+                    self.close_wait().as_secs_f64(),
+                    self.spec.protocol.closing_exchange()
                 ));
                 continue;
             }

@@ -574,14 +574,20 @@ mod tests {
         let frames = [ntex.as_slice(), b"\x81\x02hi"].concat();
         assert_eq!(frame_fast(&frames).unwrap(), Some((101, ntex.len())));
         let (r, n) = parse_response(&frames, false).unwrap().unwrap();
-        assert_eq!((r.status().as_u16(), r.body().len(), n), (101, 0, ntex.len()));
+        assert_eq!(
+            (r.status().as_u16(), r.body().len(), n),
+            (101, 0, ntex.len())
+        );
         for head in [
             &b"HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\n"[..],
             b"HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
         ] {
             let next = [head, b"HTTP/1.1 200 OK\r\n"].concat();
             assert_eq!(frame_fast(&next).unwrap().map(|f| f.1), Some(head.len()));
-            assert_eq!(parse_response(&next, false).unwrap().map(|f| f.1), Some(head.len()));
+            assert_eq!(
+                parse_response(&next, false).unwrap().map(|f| f.1),
+                Some(head.len())
+            );
         }
     }
 
