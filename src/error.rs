@@ -108,6 +108,48 @@ pub fn usage_line(e: &clap::Error) -> String {
     line
 }
 
+/// Installs the panic hook of the `framebench` binary: a panic on any thread but the main one is
+/// printed as one line (the thread, where, and the message), and only the first at each place
+/// in the code, never with a backtrace, whatever `RUST_BACKTRACE` says; the main thread keeps
+/// the default hook.
+///
+/// The other threads are mostly the servers' own: a framework's worker that panics on hostile
+/// input (xitca-web 0.8.1 on invalid UTF-8 under Autobahn, 72 times in one publication's run)
+/// is a finding the check reports as its outcome, and the default hook under `RUST_BACKTRACE=1`
+/// printed some 20 lines of trace for each into `check --conformance`'s output. A panic of
+/// framebench's own on the main thread is a bug, and its trace is what a report of it needs.
+pub fn one_line_thread_panics() {
+    let default = std::panic::take_hook();
+    let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+    std::panic::set_hook(Box::new(move |info| {
+        let thread = std::thread::current();
+        if thread.name() == Some("main") {
+            return default(info);
+        }
+        let at = info
+            .location()
+            .map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+        if !seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(at.clone())
+        {
+            return;
+        }
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(a panic without a message)".to_owned());
+        eprintln!(
+            "thread '{}' panicked{at}: {} (later panics there are not printed)",
+            thread.name().unwrap_or("unnamed"),
+            message.replace('\n', " ")
+        );
+    }));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

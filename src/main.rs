@@ -100,6 +100,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    framebench::error::one_line_thread_panics();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {

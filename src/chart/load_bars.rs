@@ -36,7 +36,10 @@ fn panels(cells: &[CellResult]) -> Vec<Panel> {
                     scenario,
                     Panel {
                         title: key,
-                        axis: "requests per second (pale: the server did not set it)".into(),
+                        axis: format!(
+                            "{} per second (pale: the server did not set it)",
+                            c.protocol.unit().plural
+                        ),
                         higher_is_better: true,
                         format: |v| format!("{:.0}k", v / 1e3),
                         bars: Vec::new(),

@@ -46,6 +46,8 @@ impl Series {
 /// One row of the figure: a scenario, the connection counts, its series.
 struct LoadPanel {
     scenario: String,
+    /// What its rate counts: requests, or WebSocket messages.
+    unit: crate::protocol::Unit,
     conns: Vec<usize>,
     series: Vec<Series>,
 }
@@ -65,6 +67,7 @@ fn load_panels(cells: &[CellResult]) -> Vec<LoadPanel> {
             |p| p.scenario == c.scenario,
             || LoadPanel {
                 scenario: c.scenario.clone(),
+                unit: c.protocol.unit(),
                 conns: conns.clone(),
                 series: Vec::new(),
             },
@@ -199,7 +202,7 @@ fn draw_legend_beside<DB: Backend>(
     Ok(())
 }
 
-/// Requests per second against connections, one line per series.
+/// Requests (or messages) per second against connections, one line per series.
 fn draw_throughput<DB: Backend>(
     area: &DrawingArea<DB, Shift>,
     panel: &LoadPanel,
@@ -213,7 +216,10 @@ fn draw_throughput<DB: Backend>(
         .fold(1.0f64, f64::max);
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!("{}: requests per second vs connections", panel.scenario),
+            format!(
+                "{}: {} per second vs connections",
+                panel.scenario, panel.unit.plural
+            ),
             (FONT, 18),
         )
         .margin(15)
@@ -232,7 +238,7 @@ fn draw_throughput<DB: Backend>(
     chart
         .configure_mesh()
         .x_desc("connections")
-        .y_desc("req/s")
+        .y_desc(format!("{}/s", panel.unit.short))
         .x_labels(conns.len().max(2))
         .x_label_formatter(&conn_label)
         .y_label_formatter(&|v| format!("{v:.0}"))

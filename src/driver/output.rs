@@ -71,7 +71,10 @@ impl Report {
                 None => format!("{:?} per cell", p.duration),
             },
             match p.rate {
-                Some(r) => format!(", constant rate {r} req/s (latency from intended send time)"),
+                Some(r) => format!(
+                    ", constant rate {r} {}/s (latency from intended send time)",
+                    p.protocol.unit().short
+                ),
                 None => ", closed loop".into(),
             },
             p.protocol.conditions(p.pipeline),
@@ -99,13 +102,17 @@ impl Report {
                 crate::options::Transport::Tcp => String::new(),
             }.as_str()
             + match p.requests_per_connection {
-            Some(1) => "\nchurn: a new connection for every request (`Connection: close`); \
-                        connects and connect time are in the details, apart from the latency"
-                .to_owned(),
+            Some(1) => format!(
+                "\nchurn: a new connection for every {} ({}); connects and connect time are \
+                 in the details, apart from the latency",
+                p.protocol.unit().singular,
+                p.protocol.churn_close(true)
+            ),
             Some(n) => format!(
-                "\nchurn: each connection closed after {n} requests (the last with \
-                 `Connection: close`) and reopened; connects and connect time are in the \
-                 details, apart from the latency"
+                "\nchurn: each connection closed after {n} {} ({}) and reopened; connects and \
+                 connect time are in the details, apart from the latency",
+                p.protocol.unit().plural,
+                p.protocol.churn_close(false)
             ),
             None => String::new(),
         }
@@ -181,7 +188,8 @@ impl Report {
     pub(crate) fn terminal(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "{}", self.header());
-        let mut table = Table::new(COLUMNS);
+        let unit = self.params.protocol.unit();
+        let mut table = Table::new(COLUMNS.map(|(h, a)| (unit.heading(h), a)));
         for c in &self.cells {
             // A skipped or unsupported cell measured nothing: dashes, not zeros.
             if let Status::NotRun(_) = c.status {
@@ -323,7 +331,7 @@ impl Report {
             .collect()
     }
 
-    /// Markdown: the environment, a req/s table per scenario (rows: target and variant;
+    /// Markdown: the environment, a rate table per scenario (rows: target and variant;
     /// columns: connections), as the seed articles lay theirs out, then every detail.
     pub(crate) fn markdown(&self) -> String {
         let mut s = String::new();
@@ -367,10 +375,16 @@ impl Report {
         scenarios
     }
 
-    /// One scenario's requests per second: a row per target and variant, a column per
-    /// connection count.
+    /// One scenario's requests (or WebSocket messages) per second: a row per target and
+    /// variant, a column per connection count.
     fn write_rps_table(&self, s: &mut String, scenario: &str, conns: &[usize]) {
-        let _ = writeln!(s, "#### `{scenario}`: requests per second\n");
+        let unit = crate::protocol::Unit::of(
+            self.cells
+                .iter()
+                .filter(|c| c.scenario == scenario)
+                .map(|c| c.protocol),
+        );
+        let _ = writeln!(s, "#### `{scenario}`: {} per second\n", unit.plural);
         let mut table = Table::new(
             [("target", Align::Left), ("variant", Align::Left)]
                 .into_iter()
@@ -397,7 +411,8 @@ impl Report {
     /// Every figure of every cell, then the failures.
     fn write_details(&self, s: &mut String) {
         let _ = writeln!(s, "#### Details\n");
-        let mut table = Table::new(DETAILS);
+        let unit = self.params.protocol.unit();
+        let mut table = Table::new(DETAILS.map(|(h, a)| (unit.heading(h), a)));
         for c in &self.cells {
             let p = &c.per_connection;
             table.row([
@@ -648,6 +663,52 @@ mod tests {
             "server CPU 13.0 µs per request",
         ] {
             assert!(lines[0].contains(want), "{} lacks {want}", lines[0]);
+        }
+    }
+
+    /// A WebSocket load counts messages, and its churn ends with the close handshake: its
+    /// tables, headings and header say so, and an HTTP load's keep their requests.
+    #[test]
+    fn a_websocket_report_counts_messages() {
+        // By name, as the command line gives it: only the protocol module names a variant.
+        let report = |name: &str| {
+            let protocol = <crate::options::Protocol as clap::ValueEnum>::from_str(name, false)
+                .expect("a protocol");
+            let mut params = LoadParams::for_tests();
+            params.protocol = protocol;
+            params.requests_per_connection = Some(10);
+            let mut c = CellResult::of_url("hello", 10, Status::Ok);
+            c.protocol = protocol;
+            c.rps = 1000.0;
+            Report {
+                environment: Environment::current(),
+                params,
+                cells: vec![c],
+                run: RunInfo::default(),
+            }
+        };
+        let ws = report("ws");
+        let text = ws.markdown() + &ws.terminal();
+        for want in [
+            "`hello`: messages per second",
+            "| msg/s |",
+            "server user/msg",
+            "msg/conn min/mean/max",
+            "after 10 messages (then the WebSocket close handshake)",
+        ] {
+            assert!(text.contains(want), "lacks {want}:\n{text}");
+        }
+        assert!(
+            !text.contains("req/s") && !text.contains("Connection: close"),
+            "{text}"
+        );
+        let http = report("http1").markdown();
+        for want in [
+            "`hello`: requests per second",
+            "| req/s |",
+            "after 10 requests (the last with `Connection: close`)",
+        ] {
+            assert!(http.contains(want), "lacks {want}:\n{http}");
         }
     }
 }

@@ -27,6 +27,34 @@ use crate::oracle::{Expected, Instance, Observed};
 /// connect, every read and every write of the checks and of the benches' client.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What a load counts under a protocol ([`Protocol::unit`]): its words for one exchange, and
+/// the short form that column headings and axes use (`req/s`, `msg/s`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unit {
+    pub(crate) singular: &'static str,
+    pub(crate) plural: &'static str,
+    pub(crate) short: &'static str,
+}
+
+impl Unit {
+    /// A heading written for requests (`req/s`, `server user/req`, `req/conn min/mean/max`), in
+    /// this unit.
+    pub(crate) fn heading(self, requests: &str) -> String {
+        requests.replace("req", self.short)
+    }
+
+    /// The unit of cells of these protocols: theirs, or requests' when there are none or they
+    /// mix.
+    pub(crate) fn of(mut protocols: impl Iterator<Item = Protocol>) -> Unit {
+        let first = protocols.next().unwrap_or_default();
+        if protocols.all(|p| p == first) {
+            first.unit()
+        } else {
+            Protocol::default().unit()
+        }
+    }
+}
+
 /// A connection's shape: how many requests it has in flight at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Shape {
@@ -339,6 +367,33 @@ impl Protocol {
             // first.
             Protocol::Ws => "the WebSocket close handshake",
             Protocol::Http1 | Protocol::H2c | Protocol::H2 => "answering `Connection: close`",
+        }
+    }
+
+    /// How a churning connection ends, in the load's header: the `Connection: close` on its last
+    /// request (`alone`: the only one), or the WebSocket close handshake after its last message.
+    pub(crate) fn churn_close(self, alone: bool) -> &'static str {
+        match self {
+            Protocol::Ws => "then the WebSocket close handshake",
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 if alone => "`Connection: close`",
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => "the last with `Connection: close`",
+        }
+    }
+
+    /// What one exchange under it is, where a rate or a per-exchange figure names it: a message
+    /// echoed on an upgraded connection (WebSocket), else a request answered.
+    pub(crate) fn unit(self) -> Unit {
+        match self {
+            Protocol::Ws => Unit {
+                singular: "message",
+                plural: "messages",
+                short: "msg",
+            },
+            Protocol::Http1 | Protocol::H2c | Protocol::H2 => Unit {
+                singular: "request",
+                plural: "requests",
+                short: "req",
+            },
         }
     }
 

@@ -528,3 +528,49 @@ fn websocket_flags_are_refused_where_they_do_not_apply() {
         "--streams is HTTP/2's",
     );
 }
+
+/// A server's worker thread that panics prints one line, and once per place in the code, never
+/// a backtrace, even under `RUST_BACKTRACE=1` (`framebench::error::one_line_thread_panics`):
+/// xitca-web 0.8.1 unwraps a text message's UTF-8, and under Autobahn the default hook printed
+/// 72 backtraces into `check --conformance`'s output. The server still echoes afterwards.
+#[cfg(feature = "xitca")]
+#[test]
+fn a_servers_panicking_worker_prints_one_line_once() {
+    use std::io::BufRead as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(crate::common::BIN)
+        .args(["serve", "xitca", "--protocol", "ws"])
+        .env("RUST_BACKTRACE", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr: SocketAddr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("{line}"))
+        .parse()
+        .unwrap();
+    for _ in 0..3 {
+        let mut s = upgraded(addr);
+        s.write_all(&frame(0x81, &[0xCE, 0xBA, 0xFF])).unwrap();
+        // A Close or the end of the stream: nothing else is read.
+        let _ = read_frame(&mut s);
+    }
+    echoes(&mut upgraded(addr), "still here");
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let panics: Vec<&str> = stderr.lines().filter(|l| l.contains("panicked")).collect();
+    assert_eq!(panics.len(), 1, "{stderr}");
+    assert!(
+        panics[0].contains("xitca-web-0.8.1/src/handler/types/websocket.rs"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("stack backtrace"), "{stderr}");
+}
