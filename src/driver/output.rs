@@ -378,12 +378,7 @@ impl Report {
     /// One scenario's requests (or WebSocket messages) per second: a row per target and
     /// variant, a column per connection count.
     fn write_rps_table(&self, s: &mut String, scenario: &str, conns: &[usize]) {
-        let unit = crate::protocol::Unit::of(
-            self.cells
-                .iter()
-                .filter(|c| c.scenario == scenario)
-                .map(|c| c.protocol),
-        );
+        let unit = self.params.protocol.unit();
         let _ = writeln!(s, "#### `{scenario}`: {} per second\n", unit.plural);
         let mut table = Table::new(
             [("target", Align::Left), ("variant", Align::Left)]

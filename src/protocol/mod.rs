@@ -42,17 +42,6 @@ impl Unit {
     pub(crate) fn heading(self, requests: &str) -> String {
         requests.replace("req", self.short)
     }
-
-    /// The unit of cells of these protocols: theirs, or requests' when there are none or they
-    /// mix.
-    pub(crate) fn of(mut protocols: impl Iterator<Item = Protocol>) -> Unit {
-        let first = protocols.next().unwrap_or_default();
-        if protocols.all(|p| p == first) {
-            first.unit()
-        } else {
-            Protocol::default().unit()
-        }
-    }
 }
 
 /// A connection's shape: how many requests it has in flight at once.
