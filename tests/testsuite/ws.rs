@@ -574,3 +574,52 @@ fn a_servers_panicking_worker_prints_one_line_once() {
     );
     assert!(!stderr.contains("stack backtrace"), "{stderr}");
 }
+
+/// `--autobahn all` runs 9.* as a `wstest` run of its own: when that run fails (here a stand-in
+/// `wstest` that fails it and reports one case for the other), the row still counts the other
+/// run's cases, and a note names the cases it did not count. No real Autobahn is needed.
+#[test]
+fn a_failed_run_of_9_leaves_the_other_cases_counted_and_named() {
+    let dir = framebench::results::target_dir().join("tmp/autobahn-parts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("wstest");
+    // Called as `wstest -m fuzzingclient -s DIR/SERVER/PART/fuzzingclient.json`.
+    std::fs::write(
+        &fake,
+        r#"#!/bin/sh
+part=$(dirname "$4")
+[ "$(basename "$part")" = 9 ] && exit 1
+agent=$(basename "$(dirname "$part")")
+printf '{"%s": {"1.1.1": {"behavior": "OK", "behaviorClose": "OK"}}}' "$agent" >"$part/index.json"
+"#,
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_framebench"))
+        .args([
+            "check",
+            "--conformance",
+            "--protocol",
+            "ws",
+            "--autobahn",
+            "all",
+            "raw",
+        ])
+        .env("FRAMEBENCH_WSTEST", &fake)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row: Vec<&str> = text
+        .lines()
+        .find(|l| l.starts_with("raw "))
+        .unwrap_or_else(|| panic!("no raw row: {text}"))
+        .split_whitespace()
+        .collect();
+    // framework, ok, non-strict, informational, unimplemented, failed, cases
+    assert_eq!(row, ["raw", "1", "0", "0", "0", "0", "1"], "{text}");
+    assert!(
+        text.contains("raw: cases 9.* not counted: wstest failed"),
+        "{text}"
+    );
+}
