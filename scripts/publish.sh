@@ -40,7 +40,8 @@
 #   delay        `compare --scenarios delay` at 200, 1,000 and 10,000 connections, 3 rounds of 3 s
 #                cells: delay.md (each cell against the ideal and the wait), delay.json, delay.svg
 #                (15 min)
-#   tls          `compare --transport tcp,tls`, keep-alive hello in 3 rounds (tls.*); full and resumed
+#   tls          `compare --transport tcp,tls`, keep-alive hello and json in 3 rounds (tls.*, its chart
+#                a panel of bars per transport and connection count); full and resumed
 #                handshakes, a connection per request (tls-handshakes-*.md); HTTP/2 over TLS at
 #                10 streams (tls-h2.*); `memory --tls` at 1,000
 #                idle connections (memory-tls.*) (timings not yet measured)
@@ -293,7 +294,7 @@ part_delay() {
 part_tls() {
   build
   compare_cells --transport tcp,tls --scenarios hello,json -c 10,100 -d 2s --warmup 0.5s \
-    --rounds 3 --json "$out/tls.json" --markdown "$out/tls.md" --plot "$out/tls.svg" >/dev/null
+    --rounds 3 --json "$out/tls.json" --markdown "$out/tls.md" --bars "$out/tls.svg" >/dev/null
   local resumption
   for resumption in off on; do
     compare_cells --tls --tls-resumption "$resumption" --requests-per-connection 1 \

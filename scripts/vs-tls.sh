@@ -19,7 +19,7 @@
 #   DURATION=2 ROUNDS=1 WRK_TARGETS=axum H2_TARGETS=hyper STIME_TARGETS=hyper scripts/vs-tls.sh
 #   FRAMEBENCH=target/release/framebench scripts/vs-tls.sh     # an existing binary (no build)
 #
-# Variables: FRAMEBENCH, DURATION (3: whole seconds), CONNS ("10 100"), STREAMS (10),
+# Variables: FRAMEBENCH, DURATION (3: whole seconds), H2_DURATION (DURATION + 2), CONNS ("10 100"), STREAMS (10),
 # WRK_TARGETS ("raw actix axum"), H2_TARGETS ("hyper axum actix"), STIME_TARGETS ("raw hyper
 # actix"), THREADS (server workers, 1), SERVER_CPUS (0), CLIENT_CPUS (1), ROUNDS (3), H2_ROUNDS (ROUNDS + 2). A tool that
 # is missing skips its section with one line (FRAMEBENCH_REQUIRE names those that must be there).
@@ -51,8 +51,15 @@ SERVER_CPUS=${SERVER_CPUS:-0}
 CLIENT_CPUS=${CLIENT_CPUS:-1}
 ROUNDS=${ROUNDS:-3}
 # HTTP/2 rows vary more between runs (actix at c100 × m10: 0.83 to 1.04 × h2load over four
-# best-of-3 runs), so they take more rounds.
+# best-of-3 runs), so they take more rounds. Their runs are longer too: at c100 × m10 one
+# server's CPU per answer moves by up to a third between 3 s runs under the same tool (how its
+# 1,000 streams happen to batch), and less over 5 s runs.
 H2_ROUNDS=${H2_ROUNDS:-$((ROUNDS + 2))}
+H2_DURATION=${H2_DURATION:-$((DURATION + 2))}
+H2_DURATION=${H2_DURATION%s}
+[[ $H2_DURATION =~ ^[1-9][0-9]*$ ]] || { echo "H2_DURATION must be whole seconds: $H2_DURATION" >&2; exit 2; }
+# The current section's run length: DURATION, or H2_DURATION for h2load's.
+dur=$DURATION
 # shellcheck source=scripts/lib/pinned-server.sh
 . scripts/lib/pinned-server.sh
 
@@ -67,7 +74,7 @@ export FRAMEBENCH_TLS_CERT_PEM FRAMEBENCH_TLS_KEY_PEM
 
 # One driver run with extra flags: sets rps and busy, or exits if the cell did not end ok.
 run_driver() {
-  measure "$FRAMEBENCH" load --target "$url" --tls -d "${DURATION}s" --warmup 0s --quiet \
+  measure "$FRAMEBENCH" load --target "$url" --tls -d "${dur}s" --warmup 0s --quiet \
     --client-cpus "$CLIENT_CPUS" --client-threads 1 --json "$tmp/drv.json" "$@"
   grep -q '"kind": "ok"' "$tmp/drv.json" || { echo "driver run failed: $(cat "$tmp/out")" >&2; exit 1; }
   rps=$(grep -o '"rps": [0-9.e+]*' "$tmp/drv.json" | head -1 | awk '{ print $2 }')
@@ -83,7 +90,7 @@ run_wrk() {
 }
 
 run_h2load() {
-  measure taskset -c "$CLIENT_CPUS" "$h2load" -c "$1" -m "$2" -t 1 -D "$DURATION" "$url/"
+  measure taskset -c "$CLIENT_CPUS" "$h2load" -c "$1" -m "$2" -t 1 -D "$dur" "$url/"
   read -r done ok < <(awk '/^requests:/ { print $6, $8 }' "$tmp/out")
   [[ "$done" == "$ok" && "$done" -gt 0 ]] || { echo "h2load: $done done, $ok succeeded" >&2; exit 1; }
   grep -q 'Application protocol: h2' "$tmp/out" || { echo "h2load did not negotiate h2: $(grep -i protocol "$tmp/out")" >&2; exit 1; }
@@ -108,21 +115,24 @@ run_stime() {
 
 better() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
 
+# per_answer: the last run's server writes per answer (per connection in the s_time rows).
+per_answer() { awk -v n="$writes" -v r="$rps" -v w="$wall" 'BEGIN { printf "%.2f", (r * w > 0 ? n / (r * w) : 0) }'; }
+
 # best_of ROUNDS WITNESS_RUN DRIVER_FLAGS... over ROUNDS alternating runs: sets best_w, best_d,
-# and each best run's server busy % and resumed share.
+# and each best run's server busy %, server writes per answer and resumed share.
 best_of() {
   local rounds=$1 witness=$2
   shift 2
-  best_w=0; best_d=0; busy_w=0; busy_d=0; res_w=–; res_d=–
+  best_w=0; best_d=0; busy_w=0; busy_d=0; wr_w=0; wr_d=0; res_w=–; res_d=–
   pair_reset
   local w
   for _ in $(seq "$rounds"); do
     resumed=–
     eval "$witness"
     w=$rps
-    if better "$rps" "$best_w"; then best_w=$rps; busy_w=$busy; res_w=$resumed; fi
+    if better "$rps" "$best_w"; then best_w=$rps; busy_w=$busy; wr_w=$(per_answer); res_w=$resumed; fi
     run_driver "$@"
-    if better "$rps" "$best_d"; then best_d=$rps; busy_d=$busy; res_d=${resumed:-–}; fi
+    if better "$rps" "$best_d"; then best_d=$rps; busy_d=$busy; wr_d=$(per_answer); res_d=${resumed:-–}; fi
     pair "$w" "$rps"
   done
 }
@@ -135,11 +145,11 @@ row() {
   local us_w us_d
   us_w=$(cost "$busy_w" "$best_w")
   us_d=$(cost "$busy_d" "$best_d")
-  printf '| %s | %s | %.0f | %.0f | %s | %s %% | %s %% | %s / %s | %s | %s |\n' "$1" "$2" "$best_w" "$best_d" \
-    "$ratio" "$busy_w" "$busy_d" "$us_w" "$us_d" "$resumed" "$(judge "$ratio" "$busy_w" "$busy_d" "$us_w" "$us_d" "$pair_lo" "$pair_hi")"
+  printf '| %s | %s | %.0f | %.0f | %s | %s %% | %s %% | %s / %s | %s / %s | %s | %s |\n' "$1" "$2" "$best_w" "$best_d" \
+    "$ratio" "$busy_w" "$busy_d" "$us_w" "$us_d" "$wr_w" "$wr_d" "$resumed" "$(judge "$ratio" "$busy_w" "$busy_d" "$us_w" "$us_d" "$pair_lo" "$pair_hi")"
 }
 
-cmdline="DURATION=$DURATION CONNS=\"$CONNS\" STREAMS=$STREAMS WRK_TARGETS=\"$WRK_TARGETS\" H2_TARGETS=\"$H2_TARGETS\" STIME_TARGETS=\"$STIME_TARGETS\" THREADS=$THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS ROUNDS=$ROUNDS H2_ROUNDS=$H2_ROUNDS scripts/vs-tls.sh"
+cmdline="DURATION=$DURATION H2_DURATION=$H2_DURATION CONNS=\"$CONNS\" STREAMS=$STREAMS WRK_TARGETS=\"$WRK_TARGETS\" H2_TARGETS=\"$H2_TARGETS\" STIME_TARGETS=\"$STIME_TARGETS\" THREADS=$THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS ROUNDS=$ROUNDS H2_ROUNDS=$H2_ROUNDS scripts/vs-tls.sh"
 commit=${FRAMEBENCH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 echo "<!-- generated by \`$cmdline\` at ${commit:0:7} on $(date -u +%Y-%m-%dT%H:%MZ); do not edit -->"
 echo "Measured at: $commit"
@@ -148,11 +158,12 @@ echo "## driver vs wrk, h2load and openssl s_time, over TLS"
 echo
 echo "- command: \`$cmdline\`"
 echo "- environment: $(rustc -V 2>/dev/null || echo 'rustc ?') | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) | $(nproc) cores | Linux $(uname -r) | $(openssl version)"
-echo "- server pinned to cpu $SERVER_CPUS with \`serve --tls --threads $THREADS\` (\`--protocol h2\` for h2load); each client pinned to cpu $CLIENT_CPUS, one thread; best of $ROUNDS alternating runs per tool ($H2_ROUNDS for h2load), ${DURATION} s each; one ECDSA P-256 certificate made by openssl for the server and the driver"
+echo "- server pinned to cpu $SERVER_CPUS with \`serve --tls --threads $THREADS\` (\`--protocol h2\` for h2load); each client pinned to cpu $CLIENT_CPUS, one thread; best of $ROUNDS alternating runs per tool, ${DURATION} s each ($H2_ROUNDS of ${H2_DURATION} s for h2load); one ECDSA P-256 certificate made by openssl for the server and the driver"
 echo "- server busy: the server's CPU time (schedstat, all its threads) over each run's wall time, under the witness and under the driver"
+echo "- server writes per answer: its write calls (/proc/PID/io syscw) over the answers of the best run, under each tool"
 echo
-echo "| server | load | witness /s | driver /s | driver / witness | server busy, witness | server busy, driver | server µs per answer, witness / driver | resumed, witness / driver | |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| server | load | witness /s | driver /s | driver / witness | server busy, witness | server busy, driver | server µs per answer, witness / driver | server writes per answer, witness / driver | resumed, witness / driver | |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 
 if find_tool wrk FRAMEBENCH_WRK wrk >"$tmp/skip-wrk"; then
   wrk=$tool
@@ -169,6 +180,7 @@ else
 fi
 if find_tool h2load FRAMEBENCH_H2LOAD nghttp2-client >"$tmp/skip-h2load"; then
   h2load=$tool
+  dur=$H2_DURATION
   for target in $H2_TARGETS; do
     start_server "$target" "$SERVER_CPUS" "$THREADS" --tls --protocol h2
     for c in $CONNS; do
@@ -177,6 +189,7 @@ if find_tool h2load FRAMEBENCH_H2LOAD nghttp2-client >"$tmp/skip-h2load"; then
     done
     stop_server
   done
+  dur=$DURATION
 else
   skipped_h2load=1
 fi
@@ -203,6 +216,9 @@ echo "  the server set the rate."
 echo "- server µs per answer: the server's CPU per response (per connection in the s_time rows) under"
 echo "  each tool. Where the two differ by more than a quarter, the tools asked different work of the"
 echo "  server, and the row is marked not comparable rather than judged against 0.97."
+echo "- server writes per answer: fewer means the server answered in larger batches, which makes each"
+echo "  answer cheaper; a gap here beside a gap in CPU per answer says the two tools shaped the load"
+echo "  differently."
 echo "- BELOW 0.97 only where the data separates the row from the bar: its best runs' ratio and the ratio"
 echo "  of every paired round (the two tools' runs of one round, back to back) below it; where some round"
 echo "  reached it, the row reads ≈ 0.97 with the paired rounds' range."

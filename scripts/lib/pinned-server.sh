@@ -53,15 +53,25 @@ server_ns() {
     awk '{ s += $1 } END { printf "%.0f", s }'
 }
 
-# measure CMD...: runs CMD (output to $tmp/out) and sets wall (seconds) and busy (the server's
-# CPU time over the wall time, %).
+# The server's write-family system calls so far (write, writev, sendmsg: /proc/PID/io's syscw),
+# summed as server_ns sums its CPU time. How many answers a write carries says how a client's
+# load shaped the server's batches.
+server_writes() {
+  for p in $(server_procs); do cat /proc/"$p"/io 2>/dev/null; done |
+    awk '/^syscw:/ { s += $2 } END { printf "%.0f", s }'
+}
+
+# measure CMD...: runs CMD (output to $tmp/out) and sets wall (seconds), busy (the server's
+# CPU time over the wall time, %) and writes (the server's write calls during it).
 measure() {
-  local before after t0 t1
+  local before after t0 t1 w0
   before=$(server_ns)
+  w0=$(server_writes)
   t0=$(date +%s.%N)
   "$@" >"$tmp/out" 2>&1 || { echo "$1 failed: $(tail -5 "$tmp/out")" >&2; exit 1; }
   t1=$(date +%s.%N)
   after=$(server_ns)
+  writes=$(($(server_writes) - w0))
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
   busy=$(awk -v a="$before" -v b="$after" -v w="$wall" 'BEGIN { printf "%.0f", 100 * (b - a) / 1e9 / w }')
 }
