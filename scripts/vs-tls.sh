@@ -37,10 +37,15 @@ if ! command -v taskset >/dev/null; then
   exit 0
 fi
 
+# whole_seconds NAME: the variable NAME without a trailing `s`, or exit 2 unless whole seconds
+# (wrk, h2load and s_time take no fractions).
+whole_seconds() {
+  local v=${!1%s}
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "$1 must be whole seconds (wrk, h2load and s_time take no fractions): ${!1}" >&2; exit 2; }
+  printf -v "$1" '%s' "$v"
+}
 DURATION=${DURATION:-3}
-DURATION=${DURATION%s}
-[[ $DURATION =~ ^[1-9][0-9]*$ ]] ||
-  { echo "DURATION must be whole seconds (wrk and s_time take no fractions): $DURATION" >&2; exit 2; }
+whole_seconds DURATION
 CONNS=${CONNS:-10 100}
 STREAMS=${STREAMS:-10}
 WRK_TARGETS=${WRK_TARGETS:-raw actix axum}
@@ -56,8 +61,7 @@ ROUNDS=${ROUNDS:-3}
 # rounds), and by less over 5 s runs.
 H2_ROUNDS=${H2_ROUNDS:-$((ROUNDS + 2))}
 H2_DURATION=${H2_DURATION:-$((DURATION + 2))}
-H2_DURATION=${H2_DURATION%s}
-[[ $H2_DURATION =~ ^[1-9][0-9]*$ ]] || { echo "H2_DURATION must be whole seconds: $H2_DURATION" >&2; exit 2; }
+whole_seconds H2_DURATION
 # The current section's run length: DURATION, or H2_DURATION for h2load's.
 dur=$DURATION
 # shellcheck source=scripts/lib/pinned-server.sh
