@@ -30,7 +30,7 @@
 #                after 1 s: the rounds' range, not the cell's length, is the interval; 15 min)
 #   vs-h2load    scripts/vs-h2load.sh (3 min)
 #   vs-tls       scripts/vs-tls.sh: the driver over TLS against wrk (https), h2load (h2) and
-#                openssl s_time (full and resumed handshakes) (vs-tls.md) (timings not yet measured)
+#                openssl s_time (full and resumed handshakes) (vs-tls.md) (9 min)
 #   scaling      `scale --threads 1`, 1 s cells after 0.5 s (cut from 2 s after 1 s): scaling/2-cpus.*
 #                (10 min)
 #   seeds        scripts/seeds.sh with 3 s cells (cut from 5 s: 25 min) and scripts/pipeline.sh
@@ -44,12 +44,12 @@
 #                a panel of bars per transport and connection count); full and resumed
 #                handshakes, a connection per request (tls-handshakes-*.md); HTTP/2 over TLS at
 #                10 streams (tls-h2.*); `memory --tls` at 1,000
-#                idle connections (memory-tls.*) (timings not yet measured)
+#                idle connections (memory-tls.*) (30 min)
 #   ws           `compare --protocol ws`: steady, 16 in flight and 10 messages per connection, 3
-#                rounds each (ws-*.md, .json, .svg) (timings not yet measured)
-#   vs-wsload    scripts/vs-wsload.sh: the driver against the gorilla witness (vs-wsload.md)
+#                rounds each (ws-*.md, .json, .svg) (15 min)
+#   vs-wsload    scripts/vs-wsload.sh: the driver against the gorilla witness (vs-wsload.md) (2 min)
 #   autobahn     `check --conformance --protocol ws --autobahn all`: Autobahn|Testsuite's every case
-#                against every WebSocket echo (autobahn.md; its HTML stays under target/)
+#                against every WebSocket echo (autobahn.md; its HTML stays under target/) (42 min)
 #   footprint    scripts/footprint.sh: footprint.md, .json, .svg (45 min); kept, not rerun, while
 #                Cargo.lock, Cargo.toml and src/frameworks/ are unchanged since the commit its
 #                file names; when they changed, it runs first and alone, whichever parts were
