@@ -56,9 +56,9 @@ SERVER_CPUS=${SERVER_CPUS:-0}
 CLIENT_CPUS=${CLIENT_CPUS:-1}
 ROUNDS=${ROUNDS:-3}
 # HTTP/2 rows vary more between runs (actix at c100 × m10: 0.83 to 1.04 × h2load over four
-# best-of-3 runs), so they take more rounds. Their runs are longer too: at c100 × m10 hyper's
-# CPU per answer moved from 8.1 to 12.8 µs between 3 s runs under h2load alone (7 Dec, eight
-# rounds), and by less over 5 s runs.
+# best-of-3 runs), so they take more rounds. Their runs are longer too: at c100 × m10 a
+# server's CPU per answer moves between 3 s runs under h2load alone, and less over 5 s runs;
+# `H2_TARGETS=hyper CONNS=100 H2_ROUNDS=8 H2_DURATION=3 scripts/vs-tls.sh` shows the spread.
 H2_ROUNDS=${H2_ROUNDS:-$((ROUNDS + 2))}
 H2_DURATION=${H2_DURATION:-$((DURATION + 2))}
 whole_seconds H2_DURATION
